@@ -1,0 +1,110 @@
+"""Shared by the ranking-reading checks (superlative, ranking_prefix).
+
+Build-time argument validation and the phrases their failure reasons are made of. Everything
+here reads a Ranking in O(1) per name except the failure-path hints, which scan once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from groundplane_otel._numbers import as_fraction, from_fraction, is_number, matches
+from groundplane_otel.facts import Ranking
+
+__all__ = [
+    "extreme",
+    "near_miss",
+    "offset",
+    "quote_names",
+    "require_bool",
+    "require_name",
+    "score_owner",
+    "standing",
+]
+
+_LIST_LIMIT = 10
+
+
+def require_name(builder: str, param: str, value: object, *, optional: bool = False) -> None:
+    """A fact or field name must be a non-empty string (or None when ``optional``)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value:
+        allowed = "a non-empty string or None" if optional else "a non-empty string"
+        raise TypeError(f"{builder}: {param} must be {allowed}, got {value!r}")
+
+
+def require_bool(builder: str, param: str, value: object) -> None:
+    """A flag must be a real bool: 0, 1 and "yes" are refused rather than coerced."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{builder}: {param} must be True or False, got {value!r}")
+
+
+def quote_names(names: Sequence[Any], limit: int = _LIST_LIMIT) -> str:
+    """``'a', 'b', 'c'``; past ``limit`` names, ``…, (+N more)``."""
+    shown = ", ".join(repr(name) for name in names[:limit])
+    if len(names) > limit:
+        shown += f", … (+{len(names) - limit} more)"
+    return shown
+
+
+def extreme(ranking: Ranking) -> str:
+    """``argmax`` or ``argmin``: what "best" means for this ranking."""
+    return "argmax" if ranking.higher_is_better else "argmin"
+
+
+def standing(ranking: Ranking, name: Hashable) -> str:
+    """``'north' ranked #2 at 0.0412`` (``, tied with …`` when it shares its score)."""
+    position = ranking.position_of(name)
+    if position is None:
+        return f"{name!r} was never ranked"
+    score = ranking.items[position][1]
+    text = f"{name!r} ranked #{ranking.rank_of(name)} at {score!r}"
+    start, end = ranking.block_of(position)
+    if end - start > 1:
+        others = [ranking.items[i][0] for i in range(start, end) if i != position]
+        text += f", tied with {quote_names(others)}"
+    return text
+
+
+def near_miss(ranking: Ranking, claimed: Any) -> str:
+    """A hint when an unranked claim loosely equals a ranked name (``"101"`` vs ``101``).
+
+    Names compare type-strictly and case-sensitively; saying which ranked name the claim was
+    probably meant to be tells the reader the data is fine and the spelling is not.
+    """
+    for name, _ in ranking.items:
+        if type(name) is type(claimed):
+            if isinstance(name, str) and name != claimed and name.casefold() == claimed.casefold():
+                return f"; {name!r} is ranked, and names compare case-sensitively"
+            continue
+        try:
+            loose = bool(name == claimed) or str(name) == str(claimed)
+        except Exception:  # an exotic __eq__/__str__ must not mask the real failure
+            loose = False
+        if loose:
+            return f"; {name!r} ({type(name).__name__}) is ranked, and names compare type-strictly"
+    return ""
+
+
+def offset(claimed: int | float, computed: int | float) -> str:
+    """The signed difference claimed − computed: ``+490``, ``-0.0043``."""
+    try:
+        diff = from_fraction(as_fraction(claimed) - as_fraction(computed))
+    except ValueError:  # the difference of two huge floats can overflow a float
+        return "beyond float range"
+    if isinstance(diff, int):
+        return f"{diff:+d}"
+    return f"{diff:+.6g}"
+
+
+def score_owner(ranking: Ranking, claimed: Any, exclude: Hashable) -> str:
+    """``; 0.0412 is the score of 'north' (ranked #2)`` when the claim is another name's score."""
+    if not is_number(claimed):
+        return ""
+    skip = ranking.position_of(exclude)
+    for position, (name, score) in enumerate(ranking.items):
+        if position != skip and matches(claimed, score):
+            return f"; {claimed!r} is the score of {name!r} (ranked #{ranking.rank_of(name)})"
+    return ""

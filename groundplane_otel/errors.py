@@ -1,0 +1,134 @@
+"""The failures groundplane_otel raises, and the one warning it emits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from groundplane_otel.facts import Provenance
+    from groundplane_otel.report import Report
+
+__all__ = [
+    "MISSING",
+    "ClaimsUnsupported",
+    "FactBoundaryError",
+    "SparseColumnWarning",
+    "UnregisteredFact",
+    "UnsupportedClaim",
+]
+
+
+class _Missing:
+    """Marks a declared output field the model did not emit at all (distinct from ``None``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+class FactBoundaryError(Exception):
+    """Base class of every groundplane failure."""
+
+
+class SparseColumnWarning(UserWarning):
+    """A Table column is missing in some rows and ``on_missing="skip"`` dropped them."""
+
+
+class UnregisteredFact(FactBoundaryError, KeyError):
+    """A fact name was read that the registry does not hold."""
+
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        self.name = name
+        self.known = sorted(known)
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        if self.known:
+            return f"fact {self.name!r} is not registered; registered facts: {self.known}"
+        return f"fact {self.name!r} is not registered; registry is empty"
+
+
+def _json_safe(value: Any) -> Any:
+    """Return ``value`` if strict JSON can encode it, else its ``repr``."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+class UnsupportedClaim(FactBoundaryError):
+    """The model's output claims something the registered facts do not support.
+
+    ``code`` is a low-cardinality reason code (``wrong_winner``, ``tie_flattened`` …) used in
+    telemetry; it never carries content.
+    """
+
+    def __init__(
+        self,
+        field: str,
+        claimed: Any,
+        supported: Any,
+        *,
+        fact: str | None = None,
+        provenance: Provenance | None = None,
+        reason: str = "",
+        code: str = "unsupported",
+    ) -> None:
+        self.field = field
+        self.claimed = claimed
+        self.supported = supported
+        self.fact = fact
+        self.provenance = provenance
+        self.reason = reason
+        self.code = code
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        parts = [
+            f"unsupported claim in field {self.field!r}: model said {self.claimed!r}, "
+            f"registered facts support {self.supported!r}"
+        ]
+        if self.fact is not None:
+            parts.append(f"fact={self.fact!r}")
+        if self.provenance is not None:
+            parts.append(f"provenance={self.provenance}")
+        if self.reason:
+            parts.append(self.reason)
+        return " | ".join(parts)
+
+    def __str__(self) -> str:
+        return self._message()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The six public fields, with anything strict JSON cannot encode replaced by its repr."""
+        provenance = None if self.provenance is None else str(self.provenance)
+        return {
+            "field": _json_safe(self.field),
+            "claimed": _json_safe(self.claimed),
+            "supported": _json_safe(self.supported),
+            "fact": self.fact,
+            "provenance": provenance,
+            "reason": self.reason,
+        }
+
+
+class ClaimsUnsupported(FactBoundaryError):
+    """Raised by ``mode="all"``: every unsupported claim at once, in ``.report``."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(report.to_text())
+
+    def __str__(self) -> str:
+        return self.report.to_text()
+

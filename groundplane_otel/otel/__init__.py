@@ -1,0 +1,1 @@
+"""The OpenTelemetry layer: capture facts from tool spans, guard LLM output spans."""

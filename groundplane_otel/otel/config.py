@@ -1,0 +1,146 @@
+"""The guard's declarations: which tool feeds which fact, which spans a boundary guards.
+
+Built in code or loaded from a policy file (``policy.py``); validated when constructed, so a
+misconfiguration fails at startup, never at request time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from groundplane_otel.checks._base import NamedCheck
+
+__all__ = ["BoundarySpec", "FactKind", "FactSpec", "GuardConfig", "Limits", "MatchSpec", "Mode"]
+
+FactKind = Literal["ranking", "table", "domain", "value"]
+Mode = Literal["enforce", "observe"]
+FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value")
+MODES: tuple[Mode, ...] = ("enforce", "observe")
+
+
+@dataclass(frozen=True, slots=True)
+class FactSpec:
+    """A tool whose result becomes the fact ``name``.
+
+    ``path`` (dotted) locates the payload inside the tool result (e.g. ``"rows"``).
+    ranking: rows of objects ranked by ``score`` keyed by ``key``, or a ``{name: score}`` object.
+    table: rows keyed by ``key``; ``exhaustive=False`` marks a truncated result.
+    domain: a list of names, or rows whose ``key`` column is the name.
+    value: the payload as is. ``arguments``: only calls whose arguments include these.
+    """
+
+    name: str
+    tool: str
+    kind: FactKind = "value"
+    key: str | None = None
+    score: str | None = None
+    higher_is_better: bool = True
+    exhaustive: bool = True
+    path: str | None = None
+    label: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"fact name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.tool, str) or not self.tool:
+            raise ValueError(f"fact {self.name!r}: tool must be a non-empty string")
+        if self.kind not in FACT_KINDS:
+            raise ValueError(
+                f"fact {self.name!r}: kind must be one of {FACT_KINDS}, got {self.kind!r}"
+            )
+        if self.kind == "table" and not self.key:
+            raise ValueError(f"fact {self.name!r}: a table needs key= (the key column)")
+        if self.kind == "ranking" and bool(self.key) != bool(self.score):
+            raise ValueError(
+                f"fact {self.name!r}: a ranking from rows needs both key= and score= "
+                "(or neither, for a {name: score} object)"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """Which spans a boundary guards. Every given criterion must hold (on the span or an ancestor
+    for ``agent_name``); a span whose ``groundplane.boundary`` attribute names the boundary always
+    matches."""
+
+    agent_name: str | None = None
+    operation_name: str | None = None
+    span_name: str | None = None
+    attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not (self.agent_name or self.operation_name or self.span_name or self.attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundarySpec:
+    """A named boundary: the facts its output may use, the checks it must pass, the spans it
+    guards, and its mode (None: the guard's default)."""
+
+    name: str
+    facts: tuple[str, ...]
+    checks: tuple[NamedCheck, ...]
+    match: MatchSpec = field(default_factory=MatchSpec)
+    mode: Mode | None = None
+    report_mode: Literal["first", "all"] = "all"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"boundary name must be a non-empty string, got {self.name!r}")
+        if self.mode is not None and self.mode not in MODES:
+            raise ValueError(
+                f"boundary {self.name!r}: mode must be one of {MODES}, got {self.mode!r}"
+            )
+        if not self.checks:
+            raise ValueError(f"boundary {self.name!r} declares no checks")
+        for check in self.checks:
+            missing = [fact for fact in check.facts if fact not in self.facts]
+            if missing:
+                raise ValueError(
+                    f"boundary {self.name!r}: check {check.name} reads {missing}, "
+                    f"which the boundary does not declare in facts={list(self.facts)}"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on the per-trace registries; every drop is counted."""
+
+    max_traces: int = 10_000
+    ttl_seconds: float = 600.0
+    max_facts_per_trace: int = 64
+    max_payload_bytes: int = 8 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("max_traces", "max_facts_per_trace", "max_payload_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"limits.{name} must be an int >= 1, got {value!r}")
+        if (
+            isinstance(self.ttl_seconds, bool)
+            or not isinstance(self.ttl_seconds, (int, float))
+            or not self.ttl_seconds > 0
+        ):
+            raise ValueError(f"limits.ttl_seconds must be a number > 0, got {self.ttl_seconds!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardConfig:
+    """Everything the guard needs: fact sources, boundaries, default mode, content capture, limits."""
+
+    facts: tuple[FactSpec, ...] = ()
+    boundaries: tuple[BoundarySpec, ...] = ()
+    mode: Mode = "enforce"
+    capture_content: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        names = [spec.name for spec in self.boundaries]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"boundary names must be unique; repeated: {duplicates}")

@@ -1,0 +1,122 @@
+"""Every environment variable groundplane_otel reads, documented where it is defined.
+
+Each reader returns ``None`` when the variable is unset or empty, so the caller keeps its own
+default. A value outside the allowed vocabulary is ignored with a warning (logger
+``groundplane_otel``) that names the variable, echoes the value and lists what is allowed: a typo
+in a deployment manifest must be visible, never silently change behaviour.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Mapping
+from typing import Final
+
+from groundplane_otel.otel.config import MODES, GuardConfig, Mode
+
+__all__ = [
+    "GROUNDPLANE_CAPTURE_CONTENT",
+    "GROUNDPLANE_MODE",
+    "GROUNDPLANE_POLICY",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    "apply_environment",
+    "capture_content_from_env",
+    "mode_from_env",
+    "policy_path_from_env",
+]
+
+logger = logging.getLogger("groundplane_otel")
+
+GROUNDPLANE_POLICY: Final = "GROUNDPLANE_POLICY"
+"""Path of the YAML policy file the zero-code instrumentor loads (``opentelemetry-instrument``).
+
+Unset: the ``groundplane`` instrumentor installs nothing and warns once at startup.
+"""
+
+GROUNDPLANE_MODE: Final = "GROUNDPLANE_MODE"
+"""``enforce`` or ``observe``: overrides the policy's top-level ``mode`` (not a boundary's own).
+
+Lets one policy file serve a shadow rollout (``observe``) and production (``enforce``).
+"""
+
+GROUNDPLANE_CAPTURE_CONTENT: Final = "GROUNDPLANE_CAPTURE_CONTENT"
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): put claimed and
+supported values and the human message on the guardrail events. Overrides the policy's
+``capture_content`` and the GenAI switch below. Off by default: values can be customer data.
+"""
+
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: Final = (
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+)
+"""The OpenTelemetry GenAI content switch (``NO_CONTENT``, ``SPAN_ONLY``, ``EVENT_ONLY``,
+``SPAN_AND_EVENT``). Honoured when ``GROUNDPLANE_CAPTURE_CONTENT`` is unset: ``SPAN_ONLY`` and
+``SPAN_AND_EVENT`` switch content capture on (our events are span events), the other values
+leave the policy's choice as it is. It never switches content off that the policy switched on.
+"""
+
+_TRUE: Final = ("true", "1", "yes", "on")
+_FALSE: Final = ("false", "0", "no", "off")
+_GENAI_ON: Final = ("SPAN_ONLY", "SPAN_AND_EVENT")
+_GENAI_VALUES: Final = ("NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT")
+
+
+def _read(name: str, environ: Mapping[str, str] | None) -> str | None:
+    value = (os.environ if environ is None else environ).get(name, "").strip()
+    return value or None
+
+
+def _ignored(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    logger.warning(
+        "groundplane: ignoring %s=%r; allowed values: %s", name, value, ", ".join(allowed)
+    )
+
+
+def policy_path_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The policy file named by ``GROUNDPLANE_POLICY``, or None when unset."""
+    return _read(GROUNDPLANE_POLICY, environ)
+
+
+def mode_from_env(environ: Mapping[str, str] | None = None) -> Mode | None:
+    """``GROUNDPLANE_MODE`` (case-insensitive), or None when unset or invalid (warns)."""
+    value = _read(GROUNDPLANE_MODE, environ)
+    if value is None:
+        return None
+    for mode in MODES:
+        if value.lower() == mode:
+            return mode
+    _ignored(GROUNDPLANE_MODE, value, MODES)
+    return None
+
+
+def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
+    """The content switch from the environment: True, False, or None (keep the policy's)."""
+    value = _read(GROUNDPLANE_CAPTURE_CONTENT, environ)
+    if value is not None:
+        if value.lower() in _TRUE:
+            return True
+        if value.lower() in _FALSE:
+            return False
+        _ignored(GROUNDPLANE_CAPTURE_CONTENT, value, _TRUE + _FALSE)
+    genai = _read(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, environ)
+    if genai is None:
+        return None
+    if genai.upper() in _GENAI_ON:
+        return True
+    if genai.upper() not in _GENAI_VALUES:
+        _ignored(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, genai, _GENAI_VALUES)
+    return None
+
+
+def apply_environment(
+    config: GuardConfig, environ: Mapping[str, str] | None = None
+) -> GuardConfig:
+    """``config`` with the ``GROUNDPLANE_MODE`` and content-capture overrides applied."""
+    mode = mode_from_env(environ)
+    if mode is not None:
+        config = dataclasses.replace(config, mode=mode)
+    capture = capture_content_from_env(environ)
+    if capture is not None:
+        config = dataclasses.replace(config, capture_content=capture)
+    return config
