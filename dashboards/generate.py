@@ -242,8 +242,9 @@ def panels() -> list[dict[str, Any]]:
         ),
         panel(
             "timeseries", "Skipped outputs by reason",
-            "Matched outputs whose checks did not run, per second, by boundary and skip reason. "
-            "Anything here means grounding is silently off for those outputs.",
+            "Matched outputs whose checks did not run, per second, by boundary and skip reason "
+            "(refusal: the model refused; span_error: the LLM call failed). No grounding check "
+            "ran on these outputs.",
             "cps",
             [target(
                 "sum by (groundplane_boundary, groundplane_skip_reason) (rate("

@@ -55,9 +55,18 @@ def test_record_ranking_lower_is_better() -> None:
     ("scores", "message"),
     [
         ({}, "fact 'r': ranking needs at least one (name, score) pair"),
-        ({"a": True}, "fact 'r': column 'score', row 'a': score must be a finite int or float, got True"),
-        ({"a": None}, "fact 'r': column 'score', row 'a': score must be a finite int or float, got None"),
-        ({"a": "3"}, "fact 'r': column 'score', row 'a': score must be a finite int or float, got '3'"),
+        (
+            {"a": True},
+            "fact 'r': column 'score', row 'a': score must be a finite int or float, got True",
+        ),
+        (
+            {"a": None},
+            "fact 'r': column 'score', row 'a': score must be a finite int or float, got None",
+        ),
+        (
+            {"a": "3"},
+            "fact 'r': column 'score', row 'a': score must be a finite int or float, got '3'",
+        ),
         ({"a": math.nan}, "fact 'r': value['a'] is nan; non-finite numbers are refused"),
         ({"a": -math.inf}, "fact 'r': value['a'] is -inf; non-finite numbers are refused"),
         ([("a", 1), ("a", 2)], "ranking on 'score': duplicate name 'a'"),
@@ -123,7 +132,11 @@ def test_table_defaults_columns_to_union_in_first_seen_order() -> None:
         ([{"id": 1}, {"x": 2}], ValueError, "fact 't': row 1 has no key column 'id'"),
         ([{"id": 1}, {"id": 1}], ValueError, "fact 't': duplicate key 1 in column 'id'"),
         ([{"id": 1}, "row"], TypeError, "fact 't': row 1 must be a mapping, got str"),
-        ([{"id": 1, "v": math.inf}], ValueError, "fact 't': row 0['v'] is inf; non-finite numbers are refused"),
+        (
+            [{"id": 1, "v": math.inf}],
+            ValueError,
+            "fact 't': row 0['v'] is inf; non-finite numbers are refused",
+        ),
     ],
 )
 def test_record_table_refuses_bad_rows(rows: list[object], error: type, message: str) -> None:
@@ -136,7 +149,8 @@ def test_record_table_refuses_bad_rows(rows: list[object], error: type, message:
 def test_table_keys_keep_their_type() -> None:
     """101 and "101", 1 and True are distinct keys, and lookups are type-strict."""
     table = FactRegistry().record_table(
-        "t", [{"id": 101, "v": 1}, {"id": "101", "v": 2}, {"id": True, "v": 3}, {"id": 1, "v": 4}],
+        "t",
+        [{"id": 101, "v": 1}, {"id": "101", "v": 2}, {"id": True, "v": 3}, {"id": 1, "v": 4}],
         key="id",
     )
     assert table.row(101)["v"] == 1
@@ -152,7 +166,8 @@ def test_record_domain_requires_strings() -> None:
     reg = FactRegistry()
     domain = reg.record_domain("regions", ["north", "harbour"], label="region")
     assert domain.names == ("harbour", "north")
-    assert "north" in domain and len(domain) == 2
+    assert "north" in domain
+    assert len(domain) == 2
     with pytest.raises(TypeError) as info:
         reg.record_domain("ids", ["a", 7])  # type: ignore[list-item]
     assert str(info.value) == "fact 'ids': domain members must be strings, got 7"
@@ -187,7 +202,8 @@ def test_names_contains_len_and_iteration() -> None:
     reg = campaign_registry()
     reg.record("n", 3)
     assert reg.names() == ["campaign_ctr", "n"]
-    assert "n" in reg and "x" not in reg
+    assert "n" in reg
+    assert "x" not in reg
     assert len(reg) == 2
     assert list(reg) == ["campaign_ctr", "n"]
 

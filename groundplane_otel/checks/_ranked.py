@@ -16,6 +16,7 @@ __all__ = [
     "extreme",
     "near_miss",
     "offset",
+    "place",
     "quote_names",
     "require_bool",
     "require_name",
@@ -56,11 +57,16 @@ def extreme(ranking: Ranking) -> str:
 
 def standing(ranking: Ranking, name: Hashable) -> str:
     """``'north' ranked #2 at 0.0412`` (``, tied with …`` when it shares its score)."""
+    return f"{name!r} ranked {place(ranking, name)}"
+
+
+def place(ranking: Ranking, name: Hashable) -> str:
+    """``#2 at 0.0412``, plus ``, tied with 'x', 'y'`` when ``name`` shares its score."""
     position = ranking.position_of(name)
     if position is None:
-        return f"{name!r} was never ranked"
+        return "nowhere (never ranked)"
     score = ranking.items[position][1]
-    text = f"{name!r} ranked #{ranking.rank_of(name)} at {score!r}"
+    text = f"#{ranking.rank_of(name)} at {score!r}"
     start, end = ranking.block_of(position)
     if end - start > 1:
         others = [ranking.items[i][0] for i in range(start, end) if i != position]
@@ -76,7 +82,7 @@ def near_miss(ranking: Ranking, claimed: Any) -> str:
     """
     for name, _ in ranking.items:
         if type(name) is type(claimed):
-            if isinstance(name, str) and name != claimed and name.casefold() == claimed.casefold():
+            if isinstance(name, str) and _case_drift(name, claimed):
                 return f"; {name!r} is ranked, and names compare case-sensitively"
             continue
         try:
@@ -88,15 +94,22 @@ def near_miss(ranking: Ranking, claimed: Any) -> str:
     return ""
 
 
+def _case_drift(name: str, claimed: object) -> bool:
+    return isinstance(claimed, str) and name != claimed and name.casefold() == claimed.casefold()
+
+
 def offset(claimed: int | float, computed: int | float) -> str:
-    """The signed difference claimed − computed: ``+490``, ``-0.0043``."""
+    """The signed difference, claimed minus computed: ``+490``, ``-0.0043000000000000035``.
+
+    Exact (the difference of the two rationals, then the nearest float), like every other
+    "off by" in the library; the two values themselves appear in the same message.
+    """
+    exact = as_fraction(claimed) - as_fraction(computed)
     try:
-        diff = from_fraction(as_fraction(claimed) - as_fraction(computed))
+        diff = from_fraction(exact)
     except ValueError:  # the difference of two huge floats can overflow a float
-        return "beyond float range"
-    if isinstance(diff, int):
-        return f"{diff:+d}"
-    return f"{diff:+.6g}"
+        return f"{exact.numerator:+d}/{exact.denominator}"
+    return f"+{diff!r}" if diff > 0 else repr(diff)
 
 
 def score_owner(ranking: Ranking, claimed: Any, exclude: Hashable) -> str:

@@ -81,7 +81,7 @@ class _Superlative:
             self._check_rank(ranking, stored, self.rank_field, claimed, rank)
 
     def _fail(
-        self, stored: Fact, field: str, claimed: Any, supported: Any, reason: str, code: str
+        self, stored: Fact, field: str, claimed: Any, supported: Any, *, reason: str, code: str
     ) -> UnsupportedClaim:
         return UnsupportedClaim(
             field,
@@ -96,6 +96,10 @@ class _Superlative:
     def _check_winner(self, ranking: Ranking, stored: Fact, claimed: Any) -> int:
         """The claimed name's position, once it is known to be an acceptable winner."""
         _, top_end = ranking.block_of(0)
+        position = ranking.position_of(claimed) if claimed in ranking else None
+        if position is not None and position < top_end and (top_end == 1 or self.allow_tie_pick):
+            return position
+        # Failing from here on: spell out what was computed.
         top = [name for name, _ in ranking.items[:top_end]]
         supported: Any = top if top_end > 1 else ranking.winner
         best = f"computed {extreme(ranking)} on {ranking.key!r} is "
@@ -103,21 +107,20 @@ class _Superlative:
             best += f"a tie between {quote_names(top)} ({ranking.winning_score!r})"
         else:
             best += f"{ranking.winner!r} ({ranking.winning_score!r})"
-
-        position = ranking.position_of(claimed) if claimed in ranking else None
         if position is None:
             reason = f"{best}; {claimed!r} was never ranked{near_miss(ranking, claimed)}"
-            raise self._fail(stored, self.winner_field, claimed, supported, reason, "not_ranked")
-        if position < top_end:
-            if top_end == 1 or self.allow_tie_pick:
-                return position
+            code = "not_ranked"
+        elif position < top_end:
             reason = (
                 f"{best}; naming {claimed!r} alone flattens the tie "
                 "(pass allow_tie_pick=True to accept any tied name)"
             )
-            raise self._fail(stored, self.winner_field, claimed, supported, reason, "tie_flattened")
-        reason = f"{best}; {standing(ranking, claimed)}{_flip_hint(ranking, position)}"
-        raise self._fail(stored, self.winner_field, claimed, supported, reason, "wrong_winner")
+            code = "tie_flattened"
+        else:
+            # Stricter than the reference: below a tied top this is a wrong winner, not a tie.
+            reason = f"{best}; {standing(ranking, claimed)}{_flip_hint(ranking, position)}"
+            code = "wrong_winner"
+        raise self._fail(stored, self.winner_field, claimed, supported, reason=reason, code=code)
 
     def _check_score(
         self, ranking: Ranking, stored: Fact, field: str, position: int, claimed: Any
@@ -138,7 +141,7 @@ class _Superlative:
                 f"{self._tolerance_note()}{score_owner(ranking, claimed, name)}"
             )
             code = "score_mismatch"
-        raise self._fail(stored, field, claimed, computed, reason, code)
+        raise self._fail(stored, field, claimed, computed, reason=reason, code=code)
 
     def _check_rank(
         self, ranking: Ranking, stored: Fact, field: str, name: Hashable, claimed: Any
@@ -157,7 +160,7 @@ class _Superlative:
                 f"{claimed!r} ({type(claimed).__name__}) is not an int"
             )
             code = "not_an_integer"
-        raise self._fail(stored, field, claimed, 1, reason, code)
+        raise self._fail(stored, field, claimed, 1, reason=reason, code=code)
 
     def _tolerance_note(self) -> str:
         if not self.tolerance and not self.rel_tolerance:
@@ -170,10 +173,11 @@ def _flip_hint(ranking: Ranking, position: int) -> str:
     if len(ranking.items) < 3 or ranking.block_of(position)[1] != len(ranking.items):
         return ""
     other = "argmin" if ranking.higher_is_better else "argmax"
-    return f", last: the computed {other}, as if the direction were reversed"
+    better = "lower" if ranking.higher_is_better else "higher"
+    return f" (last: the computed {other}, as if {better} were better)"
 
 
-def superlative(
+def superlative(  # noqa: PLR0917 - positional-or-keyword, like the sibling families
     fact: str,
     winner_field: str = "winner",
     score_field: str | None = None,
@@ -196,21 +200,21 @@ def superlative(
     spec = _Superlative(
         fact,
         winner_field,
-        score_field,
-        rank_field,
-        tolerance,
-        rel_tolerance,
-        allow_tie_pick,
-        column,
-        higher_is_better,
-        on_missing,
+        score_field=score_field,
+        rank_field=rank_field,
+        tolerance=tolerance,
+        rel_tolerance=rel_tolerance,
+        allow_tie_pick=allow_tie_pick,
+        column=column,
+        higher_is_better=higher_is_better,
+        on_missing=on_missing,
     )
     return NamedCheck(
         describe(_BUILDER, fact=fact, field=winner_field), spec, family=_BUILDER, facts=(fact,)
     )
 
 
-def check_superlative(
+def check_superlative(  # noqa: PLR0917 - same parameters as the builder
     registry: FactRegistry,
     output: Mapping[str, Any],
     fact: str,
@@ -228,12 +232,12 @@ def check_superlative(
     _Superlative(
         fact,
         winner_field,
-        score_field,
-        rank_field,
-        tolerance,
-        rel_tolerance,
-        allow_tie_pick,
-        column,
-        higher_is_better,
-        on_missing,
+        score_field=score_field,
+        rank_field=rank_field,
+        tolerance=tolerance,
+        rel_tolerance=rel_tolerance,
+        allow_tie_pick=allow_tie_pick,
+        column=column,
+        higher_is_better=higher_is_better,
+        on_missing=on_missing,
     )(registry, output)

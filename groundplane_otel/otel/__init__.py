@@ -1,1 +1,32 @@
-"""The OpenTelemetry layer: capture facts from tool spans, guard LLM output spans."""
+"""The OpenTelemetry layer: capture facts from tool spans, guard LLM output spans.
+
+``install(config, tracer_provider=..., meter_provider=...)`` puts the guard on the SDK
+providers; ``enforce()``, ``submit_output``, ``trace_registry``, ``boundary`` and ``tool`` are
+for code the span-end path cannot reach on its own.
+"""
+
+from groundplane_otel.otel.config import BoundarySpec, FactSpec, GuardConfig, Limits, MatchSpec
+from groundplane_otel.otel.guard import RAISE_INTERNAL_ERRORS_ENV, GroundplaneSpanProcessor
+from groundplane_otel.otel.install import Guard, active_guard, install
+from groundplane_otel.otel.result import OutputUnchecked
+from groundplane_otel.otel.scope import boundary, enforce, submit_output, trace_registry
+from groundplane_otel.otel.tools import tool
+
+__all__ = [
+    "RAISE_INTERNAL_ERRORS_ENV",
+    "BoundarySpec",
+    "FactSpec",
+    "GroundplaneSpanProcessor",
+    "Guard",
+    "GuardConfig",
+    "Limits",
+    "MatchSpec",
+    "OutputUnchecked",
+    "active_guard",
+    "boundary",
+    "enforce",
+    "install",
+    "submit_output",
+    "tool",
+    "trace_registry",
+]

@@ -107,15 +107,33 @@ class BoundarySpec:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Bounds on the per-trace registries; every drop is counted."""
+    """Bounds on the per-trace registries; every drop is counted.
+
+    ``max_payload_bytes`` bounds one tool result, ``max_trace_bytes`` the results held for one
+    trace, ``max_total_bytes`` all of them (least recently used traces are evicted first);
+    ``max_depth`` bounds JSON nesting; ``max_spans_per_trace`` the live spans tracked per trace
+    to match boundaries through ancestors.
+    """
 
     max_traces: int = 10_000
     ttl_seconds: float = 600.0
     max_facts_per_trace: int = 64
     max_payload_bytes: int = 8 * 1024 * 1024
+    max_trace_bytes: int = 32 * 1024 * 1024
+    max_total_bytes: int = 256 * 1024 * 1024
+    max_depth: int = 64
+    max_spans_per_trace: int = 4096
 
     def __post_init__(self) -> None:
-        for name in ("max_traces", "max_facts_per_trace", "max_payload_bytes"):
+        for name in (
+            "max_traces",
+            "max_facts_per_trace",
+            "max_payload_bytes",
+            "max_trace_bytes",
+            "max_total_bytes",
+            "max_depth",
+            "max_spans_per_trace",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"limits.{name} must be an int >= 1, got {value!r}")
@@ -129,7 +147,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class GuardConfig:
-    """Everything the guard needs: fact sources, boundaries, default mode, content capture, limits."""
+    """Everything the guard needs: fact sources, boundaries, mode, content capture, limits."""
 
     facts: tuple[FactSpec, ...] = ()
     boundaries: tuple[BoundarySpec, ...] = ()

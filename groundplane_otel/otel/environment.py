@@ -19,6 +19,7 @@ from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 __all__ = [
     "GROUNDPLANE_CAPTURE_CONTENT",
     "GROUNDPLANE_MODE",
+    "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     "apply_environment",
@@ -54,6 +55,13 @@ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: Final = (
 ``SPAN_AND_EVENT``). Honoured when ``GROUNDPLANE_CAPTURE_CONTENT`` is unset: ``SPAN_ONLY`` and
 ``SPAN_AND_EVENT`` switch content capture on (our events are span events), the other values
 leave the policy's choice as it is. It never switches content off that the policy switched on.
+"""
+
+GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS: Final = "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS"
+"""``1``/``true``/``yes``: a bug inside the guard re-raises instead of being logged and counted.
+
+For the guard's own tests and debugging only; production keeps the default (off), so a guard bug
+never breaks the application's spans or export. Read by ``guard.GroundplaneSpanProcessor``.
 """
 
 _TRUE: Final = ("true", "1", "yes", "on")
@@ -109,9 +117,7 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
     return None
 
 
-def apply_environment(
-    config: GuardConfig, environ: Mapping[str, str] | None = None
-) -> GuardConfig:
+def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
     """``config`` with the ``GROUNDPLANE_MODE`` and content-capture overrides applied."""
     mode = mode_from_env(environ)
     if mode is not None:

@@ -35,14 +35,18 @@ _ALWAYS_ON: Final = "AlwaysOnSampler"
 
 
 class GuardSampler(Sampler):
-    """Delegate to ``inner``; where it drops a span, record it without sampling it instead."""
+    """Delegate to ``inner``; where it drops a span, record it without sampling it instead.
+
+    Unlike the SDK's ``AlwaysRecordSampler``, the record-only span keeps the attributes it was
+    started with (the SDK's samplers discard them with a DROP decision).
+    """
 
     def __init__(self, inner: Sampler) -> None:
         if not isinstance(inner, Sampler):
             raise TypeError(f"GuardSampler wraps a Sampler, got {type(inner).__name__}")
         self.inner = inner
 
-    def should_sample(
+    def should_sample(  # noqa: PLR0917 (the SDK's signature)
         self,
         parent_context: Context | None,
         trace_id: int,
@@ -55,9 +59,13 @@ class GuardSampler(Sampler):
         result = self.inner.should_sample(
             parent_context, trace_id, name, kind, attributes, links, trace_state
         )
-        if result.decision is Decision.DROP:
-            return SamplingResult(Decision.RECORD_ONLY, result.attributes, result.trace_state)
-        return result
+        if result.decision is not Decision.DROP:
+            return result
+        # The SDK's samplers return no attributes with DROP, and the span is created with the
+        # result's attributes only: keep the start attributes (gen_ai.agent.name,
+        # gen_ai.operation.name …) or the guard could not match the recorded span.
+        kept = {**(attributes or {}), **result.attributes}
+        return SamplingResult(Decision.RECORD_ONLY, kept, result.trace_state)
 
     def get_description(self) -> str:
         return f"GuardSampler{{{self.inner.get_description()}}}"
@@ -93,22 +101,29 @@ def sampler_from_env(arg: float | str | None = None) -> GuardSampler:
 
 
 def _never_drops(sampler: Sampler) -> bool:
-    if isinstance(sampler, GuardSampler) or type(sampler).__name__ == "AlwaysRecordSampler":
-        return True
-    return sampler.get_description() == _ALWAYS_ON
+    return isinstance(sampler, GuardSampler) or sampler.get_description() == _ALWAYS_ON
 
 
 def warn_if_sampler_drops(tracer_provider: TracerProvider) -> bool:
     """Warn (and return True) when the provider's sampler can drop spans the guard must see.
 
-    Safe: ALWAYS_ON, a ``GuardSampler`` or the SDK's ``AlwaysRecordSampler``. Anything else,
-    including the SDK default ``parentbased_always_on`` (it drops every span whose remote parent
-    was not sampled upstream), leaves outputs unchecked. A provider without a sampler (not the
-    SDK's) is not judged here.
+    Safe: ALWAYS_ON or a ``GuardSampler``. Anything else, including the SDK default
+    ``parentbased_always_on`` (it drops every span whose remote parent was not sampled upstream)
+    and the SDK's ``AlwaysRecordSampler`` (it records a dropped span without its start
+    attributes, so no boundary matches it), leaves outputs unchecked. A provider without a
+    sampler (not the SDK's) is not judged here.
     """
     sampler = getattr(tracer_provider, "sampler", None)
     if not isinstance(sampler, Sampler) or _never_drops(sampler):
         return False
+    if type(sampler).__name__ == "AlwaysRecordSampler":
+        logger.warning(
+            "groundplane: the tracer provider's sampler %s records the spans it drops without "
+            "their start attributes (gen_ai.agent.name, gen_ai.operation.name …), so the guard "
+            "cannot match them. Use TracerProvider(sampler=GuardSampler(inner)) instead",
+            sampler.get_description(),
+        )
+        return True
     logger.warning(
         "groundplane: the tracer provider's sampler %s can drop spans, and the guard never sees "
         "a dropped span (its output goes unchecked and uncounted). Wrap it: "

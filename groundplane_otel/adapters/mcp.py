@@ -1,0 +1,244 @@
+"""MCP adapter: tool results (SDK objects or wire dicts) become facts with the call as provenance.
+
+``payload_of`` and ``record_result`` duck-type the result, so they work without the ``mcp``
+package; ``call_and_record`` only needs an object with ``async call_tool(name, arguments)``
+(a ``ClientSession``, a ``ClientSessionGroup`` …). ``stdio_session`` is the one helper that
+builds MCP objects and imports ``mcp`` lazily. Verified against mcp 2.3.0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+from groundplane_otel._copy import copy_in
+from groundplane_otel.adapters._extras import require
+from groundplane_otel.facts import Fact, Provenance
+from groundplane_otel.registry import FactRegistry
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
+__all__ = [
+    "MCPToolError",
+    "McpSession",
+    "call_and_record",
+    "payload_of",
+    "record_result",
+    "stdio_session",
+]
+
+_MISSING: Any = object()
+
+
+class MCPToolError(ValueError):
+    """An MCP tool result flagged ``isError``: it is never a fact. ``text`` holds its text."""
+
+    def __init__(self, text: str, tool: str | None = None) -> None:
+        self.text = text
+        self.tool = tool
+        where = f"MCP tool {tool!r}" if tool is not None else "MCP tool"
+        super().__init__(f"{where} returned an error result (isError=true): {text!r}")
+
+
+class McpSession(Protocol):
+    """What ``call_and_record`` needs from a session."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Any: ...
+
+
+def _field(result: Any, snake: str, camel: str) -> Any:
+    """Read a result field from an SDK object (snake_case, or camelCase in mcp 1.x) or a dict."""
+    if isinstance(result, Mapping):
+        return result.get(camel, result.get(snake, _MISSING))
+    value = getattr(result, snake, _MISSING)
+    return getattr(result, camel, _MISSING) if value is _MISSING else value
+
+
+def _texts(result: Any) -> list[str]:
+    content = _field(result, "content", "content")
+    if content is _MISSING or content is None:
+        return []
+    if isinstance(content, (str, bytes)) or not isinstance(content, Sequence):
+        raise TypeError(f"MCP result content must be a list of blocks, got {content!r}")
+    texts = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
+        if kind == "text":
+            text = block.get("text") if isinstance(block, Mapping) else getattr(block, "text", None)
+            if not isinstance(text, str):
+                raise TypeError(f"MCP text block has no string text: {block!r}")
+            texts.append(text)
+    return texts
+
+
+def _refuse_constant(token: str) -> NoReturn:
+    raise ValueError(f"MCP result text holds the non-finite number {token}; it cannot be a fact")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"MCP result text repeats the JSON key {key!r}")
+        result[key] = value
+    return result
+
+
+def _refuse_non_finite(value: Any, where: str) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(
+                f"MCP {where} holds the non-finite number {item!r}; it cannot be a fact"
+            )
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def payload_of(result: Any) -> Any:
+    """The value an MCP tool result carries.
+
+    An ``isError`` result raises MCPToolError. Structured content wins over the text blocks (a
+    rendering of it). Otherwise the text blocks are joined and parsed as strict JSON: NaN,
+    Infinity, duplicate keys and non-JSON text are a ValueError, as is a result with neither.
+    Accepts SDK objects (``CallToolResult``) and wire-format dicts.
+    """
+    flag = _field(result, "is_error", "isError")
+    if flag is not _MISSING and flag:  # fail closed on any truthy flag
+        raise MCPToolError("".join(_texts(result)))
+    structured = _field(result, "structured_content", "structuredContent")
+    if structured is not _MISSING and structured is not None:
+        _refuse_non_finite(structured, "structured content")
+        return structured
+    texts = _texts(result)
+    if not texts:
+        raise ValueError(
+            f"MCP result carries neither structured content nor text blocks: {result!r}"
+        )
+    text = "".join(texts)
+    try:
+        value = json.loads(
+            text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys
+        )
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"MCP result text is not JSON ({exc.msg} at position {exc.pos}): {text[:80]!r}"
+        ) from None
+    _refuse_non_finite(value, "result text")  # 1e999 parses as inf
+    return value
+
+
+def record_result(
+    registry: FactRegistry,
+    name: str,
+    result: Any,
+    tool: str | None = None,
+    args: Mapping[str, Any] | None = None,
+) -> Fact:
+    """Register ``payload_of(result)`` under ``name`` with the call (``tool``, ``args``) as
+    provenance. Write-once, deep-copied, like ``FactRegistry.record``."""
+    try:
+        payload = payload_of(result)
+    except MCPToolError as exc:
+        raise MCPToolError(exc.text, tool) from None
+    return registry.record(name, payload, tool=tool, args=args)
+
+
+async def call_and_record(
+    session: McpSession,
+    registry: FactRegistry,
+    fact: str,
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    tool_call_id: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> Fact:
+    """Await ``session.call_tool(tool, arguments)`` and record what came back as ``fact``.
+
+    The provenance arguments are a copy taken before the call (what was sent, even if something
+    mutates the dict later). The call runs inside a GenAI ``execute_tool {tool}`` span from
+    ``tracer_provider`` (default: the installed guard's, else the global one); when that span
+    has a valid context (or, with a no-op tracer, the span active around the call does), its
+    trace and span ids are the fact's provenance, so the guard links violations to it.
+    ``tool_call_id`` is the model's tool call id (``gen_ai.tool.call.id``).
+
+    With the guard installed the payload is also recorded in the trace's registry (source
+    ``mcp``, typed by the guard's FactSpec for ``tool`` if any); arguments and result go on the
+    span only when the guard captures content. Failures set the span to ERROR with
+    ``error.type`` but no message: tool output is content.
+    """
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+
+    from groundplane_otel.adapters._otel import active_guard, content_json, mirror_fact
+
+    sent = copy_in(dict(arguments or {}), fact=fact, where="arguments")
+    guard = active_guard()
+    if tracer_provider is None and guard is not None:
+        tracer_provider = guard.tracer_provider
+    capture = guard is not None and guard.config.capture_content
+    tracer = trace.get_tracer("groundplane_otel.adapters.mcp", tracer_provider=tracer_provider)
+    attributes: dict[str, str] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        "gen_ai.tool.type": "extension",
+    }
+    if tool_call_id is not None:
+        attributes["gen_ai.tool.call.id"] = tool_call_id
+    if guard is not None:
+        attributes["groundplane.fact.source"] = "mcp"  # recorded below, not captured from the span
+    if capture:
+        attributes["gen_ai.tool.call.arguments"] = content_json(sent)
+    with tracer.start_as_current_span(
+        f"execute_tool {tool}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        try:
+            result = await session.call_tool(tool, dict(arguments or {}))
+            payload = payload_of(result)
+        except MCPToolError as exc:
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(Status(StatusCode.ERROR, "MCP tool returned isError"))
+            raise MCPToolError(exc.text, tool) from None
+        except BaseException as exc:
+            span.set_attribute("error.type", type(exc).__qualname__)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+            raise
+        if capture:
+            span.set_attribute("gen_ai.tool.call.result", content_json(payload))
+        context = span.get_span_context()
+        ids: dict[str, str | None] = {"trace_id": None, "span_id": None}
+        if context.is_valid:
+            ids = {
+                "trace_id": trace.format_trace_id(context.trace_id),
+                "span_id": trace.format_span_id(context.span_id),
+            }
+        provenance = Provenance(tool, sent, tool_call_id=tool_call_id, **ids)
+        recorded = registry.record(fact, payload, provenance=provenance)
+        mirror_fact(guard, span, tool=tool, fact=fact, value=payload, arguments=sent, source="mcp")
+        return recorded
+
+
+@asynccontextmanager
+async def stdio_session(
+    command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> AsyncIterator[Any]:
+    """Spawn an MCP server over stdio and yield an initialized ``mcp.ClientSession``."""
+    mcp = require("mcp", extra="mcp")
+    params = mcp.StdioServerParameters(
+        command=command, args=list(args), env=None if env is None else dict(env)
+    )
+    async with mcp.stdio_client(params) as (read, write), mcp.ClientSession(read, write) as session:
+        await session.initialize()
+        yield session

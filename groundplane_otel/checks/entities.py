@@ -1,0 +1,250 @@
+"""entities_recorded: every name the model uses must be one the tools actually returned.
+
+Names come from a Domain, a Ranking's names or a Table's key column, and compare type-strictly
+(101 is not "101"). It catches a name blended out of two real ones ("north harbour"), an id
+leaked from an earlier tool call, case drift, and an empty list smuggling in a "none qualified"
+claim.
+
+Evaluation order: the fact must hold names → ``path`` must lead somewhere in the output → for
+each object holding the fields (the output, what ``path`` reaches, or each element of the list
+it reaches) and each field in order: the field must be present → an empty list fails unless
+``allow_empty`` → every member, in order, must be recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from groundplane_otel.checks._base import NamedCheck, describe, field_value, walk_path
+from groundplane_otel.checks._names import (
+    NameIndex,
+    is_recorded,
+    kind_of,
+    name_index,
+    names_fact,
+)
+from groundplane_otel.checks._ranked import require_bool, require_name
+from groundplane_otel.errors import MISSING, UnsupportedClaim
+from groundplane_otel.facts import Fact
+from groundplane_otel.registry import FactRegistry
+
+__all__ = ["check_entities_recorded", "entities_recorded"]
+
+_BUILDER = "entities_recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class _EntitiesRecorded:
+    """The validated configuration of one entities_recorded check; calling it runs the check."""
+
+    fields: tuple[str, ...]
+    fact: str
+    path: str | None = None
+    allow_empty: bool = False
+    case_sensitive: bool = True
+
+    def __post_init__(self) -> None:
+        require_name(_BUILDER, "fact", self.fact)
+        require_name(_BUILDER, "path", self.path, optional=True)
+        if self.path is not None and "" in self.path.split("."):
+            raise ValueError(
+                f"{_BUILDER}: path must be dotted names or list indices like "
+                f"'summary.entities', got {self.path!r}"
+            )
+        if not self.fields:
+            raise ValueError(f"{_BUILDER}: fields must name at least one output field, got []")
+        for name in self.fields:
+            require_name(_BUILDER, "every entry of fields", name)
+        if len(set(self.fields)) != len(self.fields):
+            raise ValueError(f"{_BUILDER}: fields must not repeat a field, got {list(self.fields)}")
+        require_bool(_BUILDER, "allow_empty", self.allow_empty)
+        require_bool(_BUILDER, "case_sensitive", self.case_sensitive)
+
+    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+        _Run(self, registry, names_fact(registry, self.fact)).check(output)
+
+
+class _Run:
+    """One evaluation against one output: the stored fact and, once a miss needs it, its index."""
+
+    __slots__ = ("_index", "registry", "spec", "stored")
+
+    def __init__(self, spec: _EntitiesRecorded, registry: FactRegistry, stored: Fact) -> None:
+        self.spec = spec
+        self.registry = registry
+        self.stored = stored
+        self._index: NameIndex | None = None
+
+    def check(self, output: Mapping[str, Any]) -> None:
+        path = self.spec.path
+        for at, holder in self._holders(output):
+            for name in self.spec.fields:
+                if at is None:
+                    self._check_value(name, name, field_value(output, name))
+                    continue
+                label = f"{path}.{name}"
+                if not isinstance(holder, Mapping):
+                    what = f"{at!r} is {kind_of(holder)}, not an object holding"
+                    raise _structure(label, holder, "an object", f"{what} field {name!r}")
+                if name not in holder:
+                    reason = f"the output declared no field {name!r} at {at!r}"
+                    raise _structure(label, MISSING, "a value", reason)
+                self._check_value(label, f"{at}.{name}", holder[name])
+
+    def _holders(self, output: Mapping[str, Any]) -> Iterator[tuple[str | None, Any]]:
+        """(location, object) pairs holding the fields: the output, or what ``path`` reaches.
+
+        A path ending on a list fans out: the fields are read from every element, so
+        ``path="summary.entities", fields=["name"]`` checks each entity's name.
+        """
+        path = self.spec.path
+        if path is None:
+            yield None, output
+            return
+        found, target = walk_path(output, path)
+        if not found:
+            reason = f"the output declared nothing at path {path!r}{_stopped(output, path)}"
+            raise _structure(path, MISSING, "a value", reason)
+        if not isinstance(target, list):
+            yield path, target
+            return
+        if not target and not self.spec.allow_empty:
+            raise self._empty(path)
+        for position, element in enumerate(target):
+            yield f"{path}.{position}", element
+
+    def _check_value(self, label: str, location: str, value: Any) -> None:
+        """A name, or a list of names checked member by member."""
+        if not isinstance(value, list):
+            self._check_name(label, location, value)
+            return
+        if not value and not self.spec.allow_empty:
+            raise self._empty(label)
+        for position, member in enumerate(value):
+            self._check_name(label, f"{location}.{position}", member)
+
+    def _check_name(self, label: str, location: str, claimed: Any) -> None:
+        if self._recorded(claimed):
+            return
+        index = self._names()
+        where = "" if location == label else f" at {location!r}"
+        ignoring = "" if self.spec.case_sensitive else ", ignoring case"
+        reason = f"{claimed!r}{where} is not among the {index.count} recorded names{ignoring}"
+        hint = index.hint(claimed, case_sensitive=self.spec.case_sensitive, case_option=True)
+        if hint:
+            reason += f"; {hint}"
+        raise self._fail(label, claimed, index.listing(), reason, "unknown_entity")
+
+    def _recorded(self, claimed: Any) -> bool:
+        if is_recorded(self.stored.value, claimed):
+            return True
+        if self.spec.case_sensitive or not isinstance(claimed, str):
+            return False  # casefolding applies to strings only: 101 never matches "101"
+        return bool(self._names().folded_match(claimed))
+
+    def _names(self) -> NameIndex:
+        if self._index is None:
+            self._index = name_index(self.registry, self.spec.fact, self.stored)
+        return self._index
+
+    def _empty(self, label: str) -> UnsupportedClaim:
+        index = self._names()
+        reason = (
+            f"an empty list claims none qualified, but {index.count} names are recorded; "
+            "pass allow_empty=True if an empty answer is valid here"
+        )
+        return self._fail(label, [], index.listing(), reason, "empty_list")
+
+    def _fail(
+        self, label: str, claimed: Any, supported: Any, reason: str, code: str
+    ) -> UnsupportedClaim:
+        return UnsupportedClaim(
+            label,
+            claimed,
+            supported,
+            fact=self.spec.fact,
+            provenance=self.stored.provenance,
+            reason=reason,
+            code=code,
+        )
+
+
+def _structure(label: str, claimed: Any, supported: str, reason: str) -> UnsupportedClaim:
+    """The output lacks the shape the check reads (like a missing field: no fact involved)."""
+    return UnsupportedClaim(label, claimed, supported, reason=reason, code="field_missing")
+
+
+def _stopped(output: Mapping[str, Any], path: str) -> str:
+    """`` (no 'entities' under 'summary', a dict)``: where a path into the output ran out."""
+    parts = path.split(".")
+    parent: Any = output
+    for depth, part in enumerate(parts):
+        found, value = walk_path(parent, part)
+        if not found:
+            if depth == 0:
+                return f" (no field {part!r})"
+            above = ".".join(parts[:depth])
+            return f" (no {part!r} under {above!r}, {kind_of(parent)})"
+        parent = value
+    return ""  # pragma: no cover - only called when the full path is missing
+
+
+def _as_fields(fields: object) -> tuple[str, ...]:
+    """``fields`` as a tuple; a bare string is refused (it would be checked letter by letter)."""
+    if isinstance(fields, (str, bytes)):
+        raise TypeError(
+            f"{_BUILDER}: fields must be a list of output field names, not a single string "
+            f"(did you mean fields=[{fields!r}]?)"
+        )
+    if not isinstance(fields, Sequence):
+        raise TypeError(f"{_BUILDER}: fields must be a list of output field names, got {fields!r}")
+    return tuple(fields)
+
+
+def entities_recorded(
+    fields: Sequence[str],
+    fact: str,
+    *,
+    path: str | None = None,
+    allow_empty: bool = False,
+    case_sensitive: bool = True,
+) -> NamedCheck:
+    """Every name in the output ``fields`` must be recorded in ``fact``.
+
+    ``fact`` is a Domain, a Ranking (its names) or a Table (its key column). A field holds one
+    name or a list of names, checked member by member (a tuple is one composite name, as a
+    Table key may be). Names compare type-strictly; ``case_sensitive=False`` casefolds strings
+    only. An empty list fails unless ``allow_empty``: it claims that none qualified.
+
+    ``path`` (dotted; list indices allowed) walks into the *output*, from its root to the object
+    holding ``fields``; when it ends on a list, the fields are read from every element:
+    ``path="summary.entities", fields=["name"]`` checks each entity's name. A miss names the
+    closest recorded name ("did you mean 'harbour'?"). Arguments are validated here.
+    """
+    spec = _EntitiesRecorded(
+        _as_fields(fields), fact, path=path, allow_empty=allow_empty, case_sensitive=case_sensitive
+    )
+    return NamedCheck(
+        describe(_BUILDER, fact=fact, fields=list(spec.fields)),
+        spec,
+        family=_BUILDER,
+        facts=(fact,),
+    )
+
+
+def check_entities_recorded(
+    registry: FactRegistry,
+    output: Mapping[str, Any],
+    fields: Sequence[str],
+    fact: str,
+    *,
+    path: str | None = None,
+    allow_empty: bool = False,
+    case_sensitive: bool = True,
+) -> None:
+    """Run :func:`entities_recorded` once, outside a boundary; raises UnsupportedClaim."""
+    _EntitiesRecorded(
+        _as_fields(fields), fact, path=path, allow_empty=allow_empty, case_sensitive=case_sensitive
+    )(registry, output)

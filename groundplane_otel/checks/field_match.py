@@ -1,0 +1,176 @@
+"""field_matches_fact: an output field must equal a registered value, structurally and exactly.
+
+Equality is type-strict all the way down: a bool is not a number, 3 is not 3.0, a list is not a
+tuple, and mapping keys compare type-strictly ({1: …} is not {"1": …}). The comparison is
+against the value *as recorded*: ``record`` keeps a tuple a tuple, so a fact recorded as a tuple
+never equals the list a JSON output carries — record JSON-shaped facts as lists. There is no
+numeric tolerance: for numbers computed from data, use the numeric checks.
+
+Evaluation order: the fact must be a plain value (``record()``) → ``path`` must exist in it (a
+ValueError otherwise: a misconfigured check) → the field must be present → equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from groundplane_otel._keys import strict_equal, strict_key
+from groundplane_otel._numbers import is_number
+from groundplane_otel.checks._base import NamedCheck, describe, field_value, walk_path
+from groundplane_otel.checks._names import kind_of
+from groundplane_otel.checks._ranked import offset, quote_names, require_name
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.facts import Domain, Ranking, Table
+from groundplane_otel.registry import FactRegistry
+
+__all__ = ["check_field_matches_fact", "field_matches_fact"]
+
+_BUILDER = "field_matches_fact"
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldMatchesFact:
+    """The validated configuration of one field_matches_fact check; calling it runs it."""
+
+    field: str
+    fact: str
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        require_name(_BUILDER, "field", self.field)
+        require_name(_BUILDER, "fact", self.fact)
+        require_name(_BUILDER, "path", self.path, optional=True)
+        if self.path is not None and "" in self.path.split("."):
+            raise ValueError(
+                f"{_BUILDER}: path must be dotted keys or list indices like 'totals.q3', "
+                f"got {self.path!r}"
+            )
+
+    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+        stored = registry.peek(self.fact)
+        expected = self._expected(stored.value)
+        claimed = field_value(output, self.field)
+        if strict_equal(claimed, expected):
+            return
+        what = "the recorded value" if self.path is None else f"the fact's {self.path!r}"
+        raise UnsupportedClaim(
+            self.field,
+            claimed,
+            expected,
+            fact=self.fact,
+            provenance=stored.provenance,
+            reason=f"{what} differs: {_difference(claimed, expected)}",
+            code="value_mismatch",
+        )
+
+    def _expected(self, value: Any) -> Any:
+        """The fact's value, or the part of it ``path`` names."""
+        if isinstance(value, (Ranking, Table, Domain)):
+            raise TypeError(
+                f"{_BUILDER}: fact {self.fact!r} is {kind_of(value)}; this check "
+                "compares a plain value recorded with record() (use superlative, row_integrity, "
+                "aggregate_reconciles or entities_recorded for typed facts)"
+            )
+        found, expected = walk_path(value, self.path)
+        if not found:
+            raise ValueError(
+                f"{_BUILDER}: fact {self.fact!r} has no path {self.path!r}"
+                f"{_stopped(value, self.path or '')}"
+            )
+        return expected
+
+
+def _stopped(value: Any, path: str) -> str:
+    """`` (no 'q4' under 'totals', a dict with keys 'q1', 'q2')``: where the path ran out."""
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
+        found, inner = walk_path(value, part)
+        if not found:
+            above = "the value" if depth == 0 else repr(".".join(parts[:depth]))
+            if isinstance(value, Mapping):
+                return (
+                    f" (no {part!r} under {above}, a mapping with keys {quote_names(list(value))})"
+                )
+            if isinstance(value, (list, tuple)):
+                return f" (no {part!r} under {above}, {kind_of(value)} of {len(value)})"
+            return f" (no {part!r} under {above}, {kind_of(value)})"
+        value = inner
+    return ""  # pragma: no cover - only called when the full path is missing
+
+
+def _difference(claimed: Any, expected: Any, at: str = "") -> str:
+    """The first place where ``claimed`` and ``expected`` differ, said plainly."""
+    where = f"at {at}: " if at else ""
+    if type(claimed) is not type(expected):
+        note = ""
+        if isinstance(claimed, list) and isinstance(expected, tuple):
+            note = " (lists are not tuples; record JSON-shaped facts as lists)"
+        elif isinstance(claimed, bool) or isinstance(expected, bool):
+            note = " (a bool is never a number)"
+        elif is_number(claimed) and is_number(expected):
+            note = " (3 and 3.0 differ in type)"
+        elif isinstance(claimed, str) and is_number(expected):
+            note = " (numeric-looking strings are never numbers)"
+        return (
+            f"{where}the model wrote {kind_of(claimed)} ({claimed!r}), the fact holds "
+            f"{kind_of(expected)} ({expected!r}){note}"
+        )
+    if isinstance(expected, dict):
+        return where + _mapping_difference(claimed, expected, at)
+    if isinstance(expected, (list, tuple)):
+        if len(claimed) != len(expected):
+            return f"{where}{len(claimed)} items, the fact has {len(expected)}"
+        for position, (left, right) in enumerate(zip(claimed, expected, strict=True)):
+            if not strict_equal(left, right):
+                return _difference(left, right, f"{at}[{position}]")
+    if is_number(claimed) and is_number(expected):
+        return f"{where}{claimed!r} is off by {offset(claimed, expected)} from {expected!r}"
+    return f"{where}{claimed!r} is not {expected!r}"
+
+
+def _mapping_difference(claimed: dict[Any, Any], expected: dict[Any, Any], at: str) -> str:
+    """Missing keys, extra keys, or the first key whose values differ (keys type-strict)."""
+    have = {strict_key(key): key for key in claimed}
+    want = {strict_key(key): key for key in expected}
+    missing = [key for token, key in want.items() if token not in have]
+    extra = [key for token, key in have.items() if token not in want]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"the output lacks key(s) {quote_names(missing)}")
+        if extra:
+            parts.append(f"has unrecorded key(s) {quote_names(extra)}")
+        return "; ".join(parts) + " (keys compare type-strictly)"
+    for token, key in want.items():
+        left = claimed[have[token]]
+        if not strict_equal(left, expected[key]):
+            return _difference(left, expected[key], f"{at}[{key!r}]")
+    return "they differ"  # pragma: no cover - only called when strict_equal said so
+
+
+def field_matches_fact(field: str, fact: str, path: str | None = None) -> NamedCheck:
+    """``output[field]`` must equal the value recorded as ``fact`` (or the part ``path`` names).
+
+    Structural and type-strict: bools are not numbers, lists are not tuples, mapping keys
+    compare type-strictly, and the comparison is against the value as recorded (a fact recorded
+    as a tuple never equals a JSON list). ``path`` (dotted; list indices allowed) walks into the
+    *fact*, not the output; a path the fact does not have is a ValueError when the check runs.
+    Arguments are validated here.
+    """
+    spec = _FieldMatchesFact(field, fact, path)
+    return NamedCheck(
+        describe(_BUILDER, fact=fact, field=field), spec, family=_BUILDER, facts=(fact,)
+    )
+
+
+def check_field_matches_fact(
+    registry: FactRegistry,
+    output: Mapping[str, Any],
+    field: str,
+    fact: str,
+    path: str | None = None,
+) -> None:
+    """Run :func:`field_matches_fact` once, outside a boundary; raises UnsupportedClaim."""
+    _FieldMatchesFact(field, fact, path)(registry, output)

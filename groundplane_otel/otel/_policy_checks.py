@@ -1,0 +1,123 @@
+"""Building a boundary's checks from a policy: ``- superlative: {winner_field: winner}``.
+
+The family name selects a builder from a fixed table (never an import path from the file), the
+arguments are checked against the builder's signature (unknown keys get a "did you mean"), and
+the builder's own ValueError/TypeError is re-raised as a PolicyError at the argument's key path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from groundplane_otel.checks._base import NamedCheck
+from groundplane_otel.otel._policy_reader import Path, Reader, show, suggest
+
+__all__ = ["FAMILIES", "build_check"]
+
+FAMILIES: Final[Mapping[str, str]] = {
+    "superlative": "superlative",
+    "ranking_prefix": "ranking_prefix",
+    "aggregate_reconciles": "aggregate",
+    "entities_recorded": "entities",
+    "row_integrity": "row_integrity",
+    "comparison": "comparison",
+    "field_matches_fact": "field_match",
+}
+"""Check family (the key a policy writes) → module in ``groundplane_otel.checks``."""
+
+_PREFIX = re.compile(r"^\w+(\([^)]*\))?:\s*")
+
+
+def _builder(family: str) -> Callable[..., NamedCheck]:
+    module = importlib.import_module(f"groundplane_otel.checks.{FAMILIES[family]}")
+    builder: Callable[..., NamedCheck] = getattr(module, family)
+    return builder
+
+
+def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
+    """The argument a builder's error message is about: the first one it names."""
+    text = _PREFIX.sub("", message)
+    found: list[tuple[int, str]] = []
+    for name in arguments:
+        match = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text)
+        if match:
+            found.append((match.start(), name))
+    return min(found)[1] if found else None
+
+
+def _fact_argument(
+    reader: Reader, path: Path, family: str, arguments: dict[str, Any], facts: list[str]
+) -> None:
+    """Default ``fact`` to the boundary's only fact; refuse a fact the boundary does not list."""
+    if "fact" not in arguments:
+        if len(facts) != 1:
+            reader.fail(
+                path,
+                f"no `fact` given and the boundary lists {len(facts)} facts ({', '.join(facts)})",
+                f"add `fact: <one of {', '.join(facts)}>` to this {family} check",
+            )
+        arguments["fact"] = facts[0]
+        return
+    fact = reader.string((*path, "fact"), arguments["fact"])
+    if fact not in facts:
+        close = suggest(fact, facts)
+        fix = (
+            f"did you mean {close!r}?"
+            if close
+            else f"add {fact!r} to this boundary's facts, or read one of: {', '.join(facts)}"
+        )
+        reader.fail(
+            (*path, "fact"),
+            f"the check reads fact {fact!r}, which this boundary does not list in its facts",
+            fix,
+        )
+
+
+def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> NamedCheck:
+    """One entry of ``checks:``: a one-key mapping ``{family: {argument: value, ...}}``."""
+    families = list(FAMILIES)
+    if not isinstance(item, Mapping) or len(item) != 1:
+        reader.fail(
+            path,
+            f"expected a mapping with exactly one key (the check family), got {show(item)}"
+            + (f" with {len(item)} keys" if isinstance(item, Mapping) else ""),
+            "write each check as its own list item, e.g. `- superlative: {winner_field: winner}`",
+        )
+    ((family, raw),) = item.items()
+    if family not in FAMILIES:
+        close = suggest(family, families)
+        fix = f"did you mean {close!r}?" if close else f"use one of: {', '.join(families)}"
+        reader.fail((*path, str(family)), f"unknown check family {family!r}", fix)
+    path = (*path, family)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        reader.fail(
+            path,
+            f"expected a mapping of arguments, got {show(raw)}",
+            f"write `{family}: {{argument: value, ...}}`",
+        )
+    builder = _builder(family)
+    parameters = inspect.signature(builder).parameters
+    allowed = [name for name, p in parameters.items() if p.kind is not p.VAR_KEYWORD]
+    reader.mapping(path, raw, allowed)
+    arguments = dict(raw)
+    if "fact" in parameters:
+        _fact_argument(reader, path, family, arguments, facts)
+    for name, parameter in parameters.items():
+        if parameter.default is parameter.empty and name not in arguments:
+            reader.fail(path, f"missing required argument {name!r}", f"add `{name}: ...`")
+    try:
+        return builder(**arguments)
+    except (TypeError, ValueError) as exc:
+        blamed = _blamed(str(exc), arguments)
+        target = f"`{blamed}`" if blamed else "the arguments"
+        reader.fail(
+            path if blamed is None else (*path, blamed),
+            _PREFIX.sub("", str(exc)),
+            f"give {target} a value {family}() accepts",
+        )

@@ -1,0 +1,178 @@
+"""PolicyError and the reader that walks a policy document: key paths, line numbers, type checks.
+
+Every failure names the file (and line, when the document came from YAML), the key path
+(``boundaries.campaign_report.checks[0].superlative.k``), the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NoReturn
+
+import yaml
+
+__all__ = ["Path", "PolicyError", "Reader", "format_path", "suggest"]
+
+Path = tuple[str | int, ...]
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+class PolicyError(ValueError):
+    """A policy file (or mapping) that cannot be loaded: names the source, key path and fix."""
+
+    def __init__(
+        self, source: str, path: str, problem: str, fix: str, line: int | None = None
+    ) -> None:
+        self.source = source
+        self.path = path
+        self.problem = problem
+        self.fix = fix
+        self.line = line
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {path or '<top level>'}: {problem}. Fix: {fix}")
+
+
+def format_path(path: Path) -> str:
+    """``boundaries.campaign_report.checks[0].superlative`` (odd keys quoted)."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            text += f".{part}" if text else part
+        else:
+            text += f"[{part!r}]"
+    return text
+
+
+def suggest(word: object, choices: Sequence[str]) -> str | None:
+    """The closest choice to a misspelt ``word``, if one is close enough."""
+    if not isinstance(word, str):
+        return None
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def show(value: object) -> str:
+    """A YAML-minded description of a value for error messages."""
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "a mapping" if value else "an empty mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list" if value else "an empty list"
+    return repr(value)
+
+
+def _line_of(node: yaml.Node | None, path: Path) -> int | None:
+    """1-based line of the key (or list item) at ``path`` in a composed YAML tree."""
+    line = None if node is None else node.start_mark.line + 1
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            pairs = [(k, v) for k, v in node.value if str(getattr(k, "value", None)) == str(part)]
+            if not pairs:
+                return line
+            key_node, node = pairs[-1]  # YAML keeps the last of duplicate keys
+            line = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if not 0 <= part < len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+class Reader:
+    """Reads one policy document; ``fail`` raises a PolicyError located in it."""
+
+    def __init__(self, source: str, root: yaml.Node | None = None) -> None:
+        self.source = source
+        self.root = root
+
+    def fail(self, path: Path, problem: str, fix: str) -> NoReturn:
+        raise PolicyError(self.source, format_path(path), problem, fix, _line_of(self.root, path))
+
+    def mapping(
+        self,
+        path: Path,
+        value: object,
+        allowed: Sequence[str],
+        *,
+        required: Sequence[str] = (),
+        example: str = "",
+    ) -> Mapping[str, Any]:
+        """``value`` as a mapping whose keys are all in ``allowed`` and include ``required``."""
+        if not isinstance(value, Mapping):
+            fix = f"write a mapping here{example}" if example else "write a mapping here"
+            self.fail(path, f"expected a mapping, got {show(value)}", fix)
+        for key in value:
+            if not isinstance(key, str) or key not in allowed:
+                close = suggest(key, allowed)
+                fix = f"rename it to {close!r}" if close else f"use one of: {', '.join(allowed)}"
+                self.fail((*path, str(key)), f"unknown key {key!r}", fix)
+        for key in required:
+            if key not in value:
+                self.fail(path, f"missing required key {key!r}", f"add `{key}:` here")
+        return value
+
+    def names(self, path: Path, value: object, what: str) -> Iterator[tuple[str, Any]]:
+        """The entries of a mapping keyed by user-chosen names (facts, boundaries)."""
+        if not isinstance(value, Mapping):
+            self.fail(
+                path,
+                f"expected a mapping of {what} names, got {show(value)}",
+                f"write `<{what} name>: {{...}}` entries here",
+            )
+        for key, item in value.items():
+            if not isinstance(key, str) or not key:
+                self.fail(
+                    (*path, str(key)),
+                    f"{what} names must be non-empty strings, got {show(key)}",
+                    "quote the name (YAML reads yes/no/on/off as booleans and digits as numbers)",
+                )
+            yield key, item
+
+    def string(self, path: Path, value: object) -> str:
+        if not isinstance(value, str) or not value:
+            self.fail(path, f"expected a non-empty string, got {show(value)}", "write a name here")
+        return value
+
+    def optional_string(self, path: Path, value: object) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            self.fail(
+                path,
+                f"expected a non-empty string or null, got {show(value)}",
+                "write a name here, or leave the key out",
+            )
+        return value
+
+    def boolean(self, path: Path, value: object) -> bool:
+        if not isinstance(value, bool):
+            self.fail(path, f"expected true or false, got {show(value)}", "write true or false")
+        return value
+
+    def choice(self, path: Path, value: object, choices: Sequence[str]) -> str:
+        if not isinstance(value, str) or value not in choices:
+            close = suggest(value, choices)
+            fix = f"did you mean {close!r}?" if close else f"use one of: {', '.join(choices)}"
+            self.fail(path, f"expected one of {', '.join(choices)}, got {show(value)}", fix)
+        return value
+
+    def string_list(self, path: Path, value: object) -> list[str]:
+        if not isinstance(value, list) or not value:
+            self.fail(
+                path,
+                f"expected a non-empty list of names, got {show(value)}",
+                "write a list such as [campaign_ctr]",
+            )
+        for index, item in enumerate(value):
+            self.string((*path, index), item)
+        return value

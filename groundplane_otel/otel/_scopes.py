@@ -1,0 +1,87 @@
+"""Where the guard hands an enforce-mode exception to the ``enforce()`` scopes that wait for it.
+
+A scope is found through the context it was entered in (same thread or task) or through the
+traces started or active in it (spans ended on another thread), so frameworks that swallow
+exceptions or end spans elsewhere still deliver the violation to the application exactly once.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextvars import ContextVar, Token
+
+__all__ = ["ScopeState", "bind", "deliver", "enter", "leave", "settle"]
+
+
+class ScopeState:
+    """One entered ``enforce()`` scope: the exceptions recorded for it, and whether the span-end
+    path should leave the raising to the scope (``defer``)."""
+
+    __slots__ = ("defer", "pending", "trace_ids")
+
+    def __init__(self, defer: bool) -> None:
+        self.defer = defer
+        self.trace_ids: set[int] = set()
+        self.pending: list[BaseException] = []
+
+
+_current: ContextVar[tuple[ScopeState, ...]] = ContextVar("groundplane_enforce", default=())
+_lock = threading.Lock()
+_by_trace: dict[int, list[ScopeState]] = {}
+
+
+def enter(state: ScopeState, trace_id: int | None) -> Token[tuple[ScopeState, ...]]:
+    """Register ``state`` (for ``trace_id`` too, when the scope opens inside a span)."""
+    if trace_id is not None:
+        _register(state, trace_id)
+    return _current.set((*_current.get(), state))
+
+
+def _register(state: ScopeState, trace_id: int) -> None:
+    with _lock:
+        state.trace_ids.add(trace_id)
+        waiting = _by_trace.setdefault(trace_id, [])
+        if state not in waiting:
+            waiting.append(state)
+
+
+def bind(trace_id: int) -> None:
+    """A local root span starts: the scopes of this context also wait for its trace."""
+    for state in _current.get():
+        if trace_id not in state.trace_ids:
+            _register(state, trace_id)
+
+
+def leave(state: ScopeState, token: Token[tuple[ScopeState, ...]]) -> None:
+    _current.reset(token)
+    with _lock:
+        for trace_id in state.trace_ids:
+            waiting = _by_trace.get(trace_id, [])
+            if state in waiting:
+                waiting.remove(state)
+            if not waiting:
+                _by_trace.pop(trace_id, None)
+
+
+def _scopes(trace_ids: set[int]) -> list[ScopeState]:
+    with _lock:
+        scopes = [state for trace_id in trace_ids for state in _by_trace.get(trace_id, ())]
+    for state in _current.get():
+        if state not in scopes:
+            scopes.append(state)
+    return scopes
+
+
+def deliver(trace_id: int, error: BaseException) -> bool:
+    """Record ``error`` in every scope waiting for this trace or this context; True when one
+    of them defers, i.e. the span-end path must not raise it itself."""
+    scopes = _scopes({trace_id})
+    for state in scopes:
+        state.pending.append(error)
+    return any(state.defer for state in scopes)
+
+
+def settle(state: ScopeState, error: BaseException) -> None:
+    """``error`` reached the application through ``state``: no other scope raises it again."""
+    for other in [state, *_scopes(state.trace_ids)]:
+        other.pending[:] = [pending for pending in other.pending if pending is not error]

@@ -1,0 +1,205 @@
+"""Span -> fact: read a tool call from a finished tool span and record the facts it feeds.
+
+Three conventions are read: GenAI ``execute_tool`` spans, OpenInference TOOL spans and legacy
+Traceloop entities. A fact declaration (FactSpec) says which tool, and optionally which
+arguments, feed which fact name and how the result becomes a Ranking, Table, Domain or value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from groundplane_otel._keys import strict_equal
+from groundplane_otel.checks._base import walk_path
+from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.config import FactSpec, Limits
+from groundplane_otel.otel.payload import parse_payload
+from groundplane_otel.otel.store import TraceStore
+
+__all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call as a span describes it; ``arguments``/``result`` are raw attribute values
+    (None when the instrumentation did not capture content)."""
+
+    source: str
+    tool: str
+    call_id: str | None
+    arguments: Any
+    result: Any
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
+    """The tool call a span records, or None when it is not a tool span."""
+    tool = _str(attributes.get(sc.GEN_AI_TOOL_NAME))
+    if tool is not None or attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_EXECUTE_TOOL:
+        if tool is None:
+            tool = span_name.partition(" ")[2] or span_name
+        return ToolCall(
+            "genai",
+            tool,
+            _str(attributes.get(sc.GEN_AI_TOOL_CALL_ID)),
+            attributes.get(sc.GEN_AI_TOOL_CALL_ARGUMENTS),
+            attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
+        )
+    if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_TOOL:
+        return ToolCall(
+            "openinference",
+            _str(attributes.get(sc.OI_TOOL_NAME)) or span_name,
+            _str(attributes.get(sc.OI_TOOL_ID)),
+            attributes.get(sc.OI_INPUT_VALUE),
+            attributes.get(sc.OI_OUTPUT_VALUE),
+        )
+    if sc.TRACELOOP_ENTITY_OUTPUT in attributes or attributes.get(sc.TRACELOOP_SPAN_KIND) == "tool":
+        return ToolCall(
+            "traceloop",
+            _str(attributes.get(sc.TRACELOOP_ENTITY_NAME)) or span_name,
+            None,
+            attributes.get(sc.TRACELOOP_ENTITY_INPUT),
+            attributes.get(sc.TRACELOOP_ENTITY_OUTPUT),
+        )
+    return None
+
+
+def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
+    if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
+        raise ValueError(f"fact {name!r}: expected a list of objects (rows)")
+    return data
+
+
+def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
+    if column not in row:
+        raise ValueError(f"fact {name!r}: a row has no column {column!r}")
+    return row[column]
+
+
+def build_fact(spec: FactSpec, payload: Any) -> Any:
+    """The typed value ``spec`` makes of a parsed tool result; ValueError/TypeError when the
+    result does not have the declared shape."""
+    found, data = walk_path(payload, spec.path)
+    if not found:
+        raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
+    if spec.kind == "value":
+        return data
+    if spec.kind == "ranking":
+        pairs: list[tuple[Hashable, Any]]
+        if spec.key and spec.score:
+            rows = _rows(data, spec.name)
+            pairs = [
+                (_cell(row, spec.key, spec.name), _cell(row, spec.score, spec.name)) for row in rows
+            ]
+        elif isinstance(data, Mapping):
+            pairs = list(data.items())
+        else:
+            raise ValueError(f"fact {spec.name!r}: expected rows or a {{name: score}} object")
+        return ranking_from_scores(
+            spec.score or "score", pairs, spec.higher_is_better, fact=spec.name
+        )
+    if spec.kind == "table":
+        assert spec.key is not None
+        table_rows = [dict(row) for row in _rows(data, spec.name)]
+        columns = list(dict.fromkeys(column for row in table_rows for column in row))
+        return Table(spec.key, tuple(table_rows), tuple(columns), spec.exhaustive)
+    names = (
+        [_cell(row, spec.key, spec.name) for row in _rows(data, spec.name)] if spec.key else data
+    )
+    if isinstance(names, (str, Mapping)) or not isinstance(names, list):
+        raise ValueError(f"fact {spec.name!r}: expected a list of names")
+    return Domain(frozenset(names), spec.label)
+
+
+def _arguments(raw: Any, limits: Limits) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    parsed = parse_payload(raw, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
+    value = parsed.value if parsed.ok else None
+    if isinstance(value, Mapping) and isinstance(value.get("kwargs"), Mapping) and "args" in value:
+        value = value["kwargs"]  # Traceloop writes {"args": [...], "kwargs": {...}}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def arguments_match(spec: FactSpec, arguments: Mapping[str, Any]) -> bool:
+    return all(
+        key in arguments and strict_equal(arguments[key], expected)
+        for key, expected in spec.arguments.items()
+    )
+
+
+class FactCapture:
+    """Records the facts a finished tool span feeds into its trace's registry."""
+
+    def __init__(
+        self, specs: tuple[FactSpec, ...], store: TraceStore, length_limit: int | None
+    ) -> None:
+        by_tool: dict[str, list[FactSpec]] = {}
+        for spec in specs:
+            by_tool.setdefault(spec.tool, []).append(spec)
+        self.by_tool = {tool: tuple(group) for tool, group in by_tool.items()}
+        self.store = store
+        self.length_limit = length_limit
+
+    def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
+        return self.by_tool.get(tool, ())
+
+    def capture(self, call: ToolCall, trace_id: int, span_id: int) -> None:
+        """Parse the result once and record every fact whose declaration matches the call."""
+        specs = self.by_tool.get(call.tool)
+        if not specs or call.result is None:
+            return
+        limits = self.store.limits
+        arguments = _arguments(call.arguments, limits)
+        specs = tuple(spec for spec in specs if arguments_match(spec, arguments))
+        if not specs:
+            return
+        parsed = parse_payload(
+            call.result,
+            max_bytes=limits.max_payload_bytes,
+            max_depth=limits.max_depth,
+            length_limit=self.length_limit,
+        )
+        provenance = Provenance(
+            call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call.call_id
+        )
+        for spec in specs:
+            if not parsed.ok:
+                self.store.problem(
+                    trace_id, spec.name, parsed.status, kind=spec.kind, source=call.source
+                )
+                continue
+            self.record(
+                spec,
+                payload=parsed.value,
+                trace_id=trace_id,
+                provenance=provenance,
+                source=call.source,
+                size=parsed.size,
+            )
+
+    def record(
+        self,
+        spec: FactSpec,
+        *,
+        payload: Any,
+        trace_id: int,
+        provenance: Provenance,
+        source: str,
+        size: int,
+    ) -> str:
+        """Build the typed value of ``spec`` and store it; a mis-shaped result is unparseable."""
+        try:
+            value = build_fact(spec, payload)
+        except (ValueError, TypeError):
+            self.store.problem(trace_id, spec.name, "unparseable", kind=spec.kind, source=source)
+            return "unparseable"
+        return self.store.record(
+            trace_id, spec.name, value, source=source, provenance=provenance, size=size
+        )

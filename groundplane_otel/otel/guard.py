@@ -1,0 +1,270 @@
+"""GroundplaneSpanProcessor: tool spans become facts; guarded LLM spans are checked as they end.
+
+The SDK freezes a span before any processor hook runs at its end, so for spans that may carry
+a guarded output, ``on_start`` wraps ``end`` on that span instance: check -> public
+``add_event``/``set_status``/``add_link`` -> the original ``end()`` (every processor and
+exporter sees the enriched span, whatever their order) -> raise (enforce mode).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, cast
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import StatusCode
+
+from groundplane_otel.otel import _scopes
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.capture import FactCapture, read_tool_call
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
+from groundplane_otel.otel.environment import (
+    GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
+)
+from groundplane_otel.otel.evaluate import evaluate
+from groundplane_otel.otel.output import OutputRead, read_output
+from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
+from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.telemetry import Telemetry
+
+__all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
+
+logger = logging.getLogger(__name__)
+
+_OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
+    return cast(Mapping[str, Any], span.attributes)
+
+
+def _ids(span: ReadableSpan) -> tuple[int, int]:
+    context = span.get_span_context()
+    assert context is not None
+    return context.trace_id, context.span_id
+
+
+def _is_agent(span: Span, attributes: Mapping[str, Any]) -> bool:
+    return (
+        attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_INVOKE_AGENT
+        or sc.GEN_AI_AGENT_NAME in attributes
+        or attributes.get(sc.OI_SPAN_KIND) == "AGENT"
+        or span.name.startswith(sc.OP_INVOKE_AGENT)
+    )
+
+
+class GroundplaneSpanProcessor(SpanProcessor):
+    """The guard. Build it with ``install()``; one instance per TracerProvider."""
+
+    def __init__(
+        self,
+        config: GuardConfig,
+        telemetry: Telemetry,
+        *,
+        length_limit: int | None = None,
+        raise_internal_errors: bool | None = None,
+    ) -> None:
+        if raise_internal_errors is None:
+            flag = os.environ.get(RAISE_INTERNAL_ERRORS_ENV, "").strip().lower()
+            raise_internal_errors = flag in ("1", "true", "yes")
+        self.config = config
+        self.telemetry = telemetry
+        self.length_limit = length_limit
+        self.raise_internal_errors = raise_internal_errors
+        self.internal_errors = 0
+        self.store = TraceStore(config.limits, telemetry.count_fact, telemetry.count_traces)
+        self.capture = FactCapture(config.facts, self.store, length_limit)
+        self.boundaries = {spec.name: spec for spec in config.boundaries}
+        self._span_names = {s.match.span_name for s in config.boundaries if s.match.span_name}
+        self._by_agent = any(spec.match.agent_name for spec in config.boundaries)
+        self._enabled = True
+        self._unknown_warned: set[str] = set()
+
+    # -- SpanProcessor ------------------------------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if not self._enabled:
+            return
+        try:
+            parent = span.parent
+            trace_id, span_id = _ids(span)
+            if parent is None or parent.is_remote:
+                self.store.root_started(trace_id)
+                _scopes.bind(trace_id)
+            if not self.boundaries:
+                return
+            attributes = _attributes(span)
+            if self._by_agent:
+                agent = span if _is_agent(span, attributes) else None
+                local_parent = None if parent is None or parent.is_remote else parent.span_id
+                self.store.track_span(trace_id, span_id, local_parent, agent)
+            if (
+                attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
+                or span.name.partition(" ")[0] in sc.LLM_OPERATIONS
+                or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
+                or sc.BOUNDARY in attributes
+                or span.name in self._span_names
+            ):
+                self.watch(span)
+        except Exception:
+            self._internal_error("on_start")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not self._enabled:
+            return
+        try:
+            trace_id, span_id = _ids(span)
+            if self.capture.by_tool:
+                attributes = _attributes(span)
+                call = read_tool_call(attributes, span.name)
+                if call is not None and sc.FACT_SOURCE not in attributes:
+                    self.capture.capture(call, trace_id, span_id)
+            if self._by_agent:
+                self.store.untrack_span(trace_id, span_id)
+            parent = span.parent
+            if parent is None or parent.is_remote:
+                self.store.root_ended(trace_id)
+        except Exception:
+            self._internal_error("on_end")
+
+    def shutdown(self) -> None:
+        self._enabled = False
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    # -- guarded spans ------------------------------------------------------------------------
+
+    def watch(self, span: Span) -> None:
+        """Check ``span`` when it ends (idempotent)."""
+        if "end" not in vars(span):
+            span.end = self._guarded_end(span)  # type: ignore[method-assign]
+
+    def submit(self, span: Span, output: Any, boundary: str | None = None) -> None:
+        """Use ``output`` as the span's output (instead of reading its attributes)."""
+        if boundary is not None:
+            span.set_attribute(sc.BOUNDARY, boundary)
+        setattr(span, _OUTPUT_ATTR, output)
+        self.watch(span)
+
+    def _guarded_end(self, span: Span) -> Any:
+        def end(end_time: int | None = None) -> None:
+            vars(span).pop("end", None)  # back to the SDK's end(): a second call is harmless
+            evaluation: Evaluation | None = None
+            internal: Exception | None = None
+            try:
+                evaluation = self._evaluate(span)
+                if evaluation is not None:
+                    self.telemetry.annotate(span, evaluation)
+            except Exception as exc:
+                internal = exc
+                self._internal_error("span end", reraise=False)
+            span.end(end_time)
+            if evaluation is not None:
+                try:
+                    self.telemetry.record(span, evaluation)
+                except Exception as exc:
+                    internal = exc
+                    self._internal_error("metrics", reraise=False)
+            if internal is not None and self.raise_internal_errors:
+                raise internal
+            if evaluation is not None and evaluation.error is not None:
+                deferred = _scopes.deliver(_ids(span)[0], evaluation.error)
+                if not deferred:
+                    raise evaluation.error
+
+        return end
+
+    def _match(
+        self, span: Span, attributes: Mapping[str, Any], agents: tuple[Any, ...]
+    ) -> BoundarySpec | None:
+        named = attributes.get(sc.BOUNDARY)
+        if isinstance(named, str):
+            spec = self.boundaries.get(named)
+            if (
+                spec is None
+                and named not in self._unknown_warned
+                and len(self._unknown_warned) < 64
+            ):
+                self._unknown_warned.add(named)
+                logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
+            return spec
+        for spec in self.config.boundaries:
+            if self._matches(spec.match, span, attributes, agents):
+                return spec
+        return None
+
+    @staticmethod
+    def _matches(match: MatchSpec, span: Span, attributes: Any, agents: tuple[Any, ...]) -> bool:
+        if match.is_empty():
+            return False
+        if match.span_name is not None and span.name != match.span_name:
+            return False
+        if match.operation_name is not None:
+            operation = attributes.get(sc.GEN_AI_OPERATION_NAME) or span.name.partition(" ")[0]
+            if operation != match.operation_name:
+                return False
+        if any(attributes.get(key) != value for key, value in match.attributes.items()):
+            return False
+        if match.agent_name is not None:
+            names = [attributes.get(sc.GEN_AI_AGENT_NAME)]
+            names += [agent.attributes.get(sc.GEN_AI_AGENT_NAME) for agent in agents]
+            return match.agent_name in names
+        return True
+
+    def _evaluate(self, span: Span) -> Evaluation | None:
+        attributes = _attributes(span)
+        trace_id, span_id = _ids(span)
+        agents = self.store.agents(trace_id, span_id) if self._by_agent else ()
+        spec = self._match(span, attributes, agents)
+        if spec is None:
+            return None
+        mode = spec.mode or self.config.mode
+        submitted = vars(span).get(_OUTPUT_ATTR)
+        read = (
+            OutputRead("output", submitted)
+            if submitted is not None
+            else read_output(attributes, self.config.limits, self.length_limit)
+        )
+        if read.status == "not_output":
+            return None
+        if read.status == "absent" and _is_agent(span, attributes):
+            return None  # the answer is read where it is carried: on the model spans below
+        digest = _digest(read.value) if read.status == "output" else ""
+        if agents and agents[0] is span:  # an agent span: was its answer checked below it?
+            covered = self.store.covered(trace_id, span_id, spec.name)
+            if covered and (read.status != "output" or digest in covered):
+                return None
+        try:
+            failed = span.status.status_code is StatusCode.ERROR
+            view = self.store.view(trace_id, spec.facts)
+            evaluation = evaluate(spec, mode, read, view, span_failed=failed)
+            ancestors = tuple(_ids(agent)[1] for agent in agents if agent is not span)
+            if ancestors:
+                self.store.cover(trace_id, ancestors, (spec.name, digest))
+        except Exception as exc:  # a guard bug: counted as an error output, never raised
+            self._internal_error("checking", reraise=False)
+            claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
+            finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
+            evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
+            if self.raise_internal_errors:
+                raise
+        return evaluation
+
+    def _internal_error(self, where: str, *, reraise: bool = True) -> None:
+        self.internal_errors += 1
+        logger.exception("groundplane: internal error in %s (the application is unaffected)", where)
+        error = sys.exc_info()[1]
+        if reraise and self.raise_internal_errors and error is not None:
+            raise error

@@ -1,0 +1,98 @@
+"""Zero-code setup: the ``groundplane`` entry point of ``opentelemetry_instrumentor``.
+
+    GROUNDPLANE_POLICY=policy.yaml opentelemetry-instrument python app.py
+
+``opentelemetry-instrument`` configures the SDK providers, then calls ``instrument()`` on every
+installed instrumentor; this one loads the policy named by ``GROUNDPLANE_POLICY``, applies the
+environment overrides and installs the guard on those providers.
+``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=groundplane`` switches it off.
+
+Startup problems are logged on the ``groundplane_otel`` logger and leave the application running
+unguarded, like every instrumentation: no policy or no SDK tracer provider is a WARNING, an
+invalid policy an ERROR carrying the PolicyError (file, line, key path, fix). Run
+``groundplane-otel check-policy`` in CI so an invalid policy never reaches a deployment.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry._logs import get_logger_provider
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+
+from groundplane_otel.otel.environment import (
+    GROUNDPLANE_POLICY,
+    apply_environment,
+    policy_path_from_env,
+)
+from groundplane_otel.otel.install import Guard, install
+from groundplane_otel.otel.policy import PolicyError, load_policy
+
+__all__ = ["GroundplaneInstrumentor"]
+
+logger = logging.getLogger("groundplane_otel")
+
+_DISABLE = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=groundplane"
+
+
+class GroundplaneInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Installs the guard from ``GROUNDPLANE_POLICY`` on the configured SDK providers."""
+
+    guard: Guard | None = None
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        """None: the guard instruments the SDK pipeline, not a third-party library."""
+        return ()
+
+    def _instrument(self, **kwargs: Any) -> None:
+        path = policy_path_from_env()
+        if path is None:
+            logger.warning(
+                "groundplane: %s is not set, so no guard is installed and no output is checked. "
+                "Set %s=/path/to/policy.yaml, or silence this with %s",
+                GROUNDPLANE_POLICY,
+                GROUNDPLANE_POLICY,
+                _DISABLE,
+            )
+            return
+        tracer_provider = kwargs.get("tracer_provider") or trace.get_tracer_provider()
+        if not isinstance(tracer_provider, SdkTracerProvider):
+            logger.warning(
+                "groundplane: no OpenTelemetry SDK tracer provider is configured (found %s), so "
+                "the guard from %s cannot see any span and is not installed. Run the app under "
+                "opentelemetry-instrument with opentelemetry-distro installed, or call "
+                "trace.set_tracer_provider(TracerProvider()) before instrumenting",
+                type(tracer_provider).__name__,
+                path,
+            )
+            return
+        try:
+            config = apply_environment(load_policy(path))
+        except PolicyError as exc:
+            logger.error("groundplane: invalid policy, the guard is NOT installed: %s", exc)
+            return
+        logger_provider = kwargs.get("logger_provider") or get_logger_provider()
+        self.guard = install(
+            config,
+            tracer_provider=tracer_provider,
+            meter_provider=kwargs.get("meter_provider") or metrics.get_meter_provider(),
+            logger_provider=(
+                logger_provider if isinstance(logger_provider, SdkLoggerProvider) else None
+            ),
+        )
+        logger.info(
+            "groundplane: guard installed from %s (mode %s; boundaries: %s)",
+            path,
+            config.mode,
+            ", ".join(spec.name for spec in config.boundaries),
+        )
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        guard, self.guard = self.guard, None
+        if guard is not None:
+            guard.uninstall()

@@ -1,0 +1,289 @@
+"""The declarative policy file: facts, boundaries, checks and mode, validated at load.
+
+YAML is read with ``yaml.safe_load`` only: a policy is plain data, no tag can construct an
+object or run code (``!!python/...`` is refused). Everything is validated before the guard
+starts — unknown keys, wrong types, unknown check families, bad check arguments, a check
+reading a fact its boundary does not list — and a failure is a ``PolicyError`` naming the file,
+the line, the key path and the fix::
+
+    version: 1
+    mode: enforce                 # or observe
+    facts:
+      campaign_ctr: {tool: warehouse.query, kind: ranking, key: campaign, score: ctr, path: rows}
+    boundaries:
+      campaign_report:
+        facts: [campaign_ctr]
+        match: {agent_name: campaign-analyst}
+        checks:
+          - superlative: {winner_field: winner, score_field: ctr}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any, Final, Literal, cast
+
+import yaml
+
+from groundplane_otel.otel._policy_checks import build_check
+from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
+from groundplane_otel.otel.config import (
+    FACT_KINDS,
+    MODES,
+    BoundarySpec,
+    FactKind,
+    FactSpec,
+    GuardConfig,
+    Limits,
+    MatchSpec,
+    Mode,
+)
+
+__all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
+
+POLICY_VERSION: Final = 1
+_TOP: Final = ("version", "mode", "capture_content", "limits", "facts", "boundaries")
+_LIMITS: Final = tuple(field.name for field in dataclasses.fields(Limits))
+_FACT: Final = (
+    "tool",
+    "kind",
+    "key",
+    "score",
+    "higher_is_better",
+    "exhaustive",
+    "path",
+    "label",
+    "arguments",
+)
+_BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode")
+_MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
+_REPORT_MODES: Final = ("all", "first")
+ReportMode = Literal["first", "all"]
+
+
+def load_policy(path: str | os.PathLike[str]) -> GuardConfig:
+    """Read and validate a YAML policy file; a PolicyError names the file, line, key and fix."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"cannot read the policy file ({exc.strerror or exc})",
+            "check the path (GROUNDPLANE_POLICY, if set from the environment)",
+        ) from exc
+    root = _compose(source, text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        line = _mark_line(exc)
+        raise PolicyError(
+            source,
+            "",
+            f"refused YAML: {getattr(exc, 'problem', None) or exc}",
+            "a policy holds plain data (mappings, lists, strings, numbers, booleans): remove "
+            "the tag; no code or object is ever constructed from a policy",
+            line,
+        ) from exc
+    return _read(Reader(source, root), data)
+
+
+def policy_from_mapping(data: Mapping[str, Any], source: str = "<mapping>") -> GuardConfig:
+    """Validate an already-parsed policy (e.g. from JSON or a settings system)."""
+    return _read(Reader(source), data)
+
+
+def _mark_line(exc: yaml.YAMLError) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return None if mark is None else int(mark.line) + 1
+
+
+def _compose(source: str, text: str) -> yaml.Node | None:
+    """The node tree (for line numbers); a syntax error or a duplicate key fails here."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            "fix the YAML syntax at this line (indentation, a missing colon or quote)",
+            _mark_line(exc),
+        ) from exc
+    _refuse_duplicates(Reader(source, root), root, ())
+    return root
+
+
+def _refuse_duplicates(reader: Reader, node: yaml.Node | None, path: Path) -> None:
+    """YAML keeps the last of two equal keys silently: a second boundary would vanish."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                reader.fail(
+                    (*path, key),
+                    f"duplicate key {key!r} (first at line {seen[key]})",
+                    "keep one of them: YAML would silently drop the first",
+                )
+            seen[key] = key_node.start_mark.line + 1
+            _refuse_duplicates(reader, value_node, (*path, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _refuse_duplicates(reader, item, (*path, index))
+
+
+def _read(reader: Reader, data: object) -> GuardConfig:
+    top = reader.mapping((), data, _TOP, required=("boundaries",), example=" starting `version: 1`")
+    if "version" not in top:
+        reader.fail((), "missing required key 'version'", "add `version: 1` as the first line")
+    if isinstance(top["version"], bool) or top["version"] != POLICY_VERSION:
+        reader.fail(
+            ("version",),
+            f"unsupported policy version {show(top['version'])}",
+            f"this groundplane_otel reads `version: {POLICY_VERSION}`",
+        )
+    mode = cast(Mode, reader.choice(("mode",), top.get("mode", "enforce"), MODES))
+    capture = reader.boolean(("capture_content",), top.get("capture_content", False))
+    limits = _limits(reader, top.get("limits", {}))
+    facts = [
+        _fact(reader, name, spec)
+        for name, spec in reader.names(("facts",), top.get("facts", {}), "fact")
+    ]
+    declared = [fact.name for fact in facts]
+    boundaries = [
+        _boundary(reader, name, spec, declared)
+        for name, spec in reader.names(("boundaries",), top.get("boundaries"), "boundary")
+    ]
+    if not boundaries:
+        reader.fail(
+            ("boundaries",),
+            "the policy declares no boundaries, so it checks nothing",
+            "add `boundaries: {<name>: {facts: [...], checks: [...]}}`",
+        )
+    return GuardConfig(tuple(facts), tuple(boundaries), mode, capture, limits)
+
+
+def _limits(reader: Reader, raw: object) -> Limits:
+    values = reader.mapping(("limits",), raw, _LIMITS)
+    for key, value in values.items():
+        if key == "ttl_seconds":
+            valid = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            expected = "a number of seconds > 0"
+        else:
+            valid = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            expected = "an integer >= 1"
+        if not valid:
+            reader.fail(
+                ("limits", key),
+                f"expected {expected}, got {show(value)}",
+                f"set `{key}:` to {expected}",
+            )
+    try:
+        return Limits(**values)
+    except ValueError as exc:  # a rule config.py adds later still fails here, located
+        reader.fail(("limits",), str(exc), "correct the limits")
+
+
+def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
+    path: Path = ("facts", name)
+    spec = reader.mapping(
+        path,
+        raw,
+        _FACT,
+        required=("tool",),
+        example=" such as `{tool: warehouse.query, kind: ranking}`",
+    )
+    tool = reader.string((*path, "tool"), spec["tool"])
+    kind = cast(FactKind, reader.choice((*path, "kind"), spec.get("kind", "value"), FACT_KINDS))
+    key, score, where, label = (
+        reader.optional_string((*path, field), spec.get(field))
+        for field in ("key", "score", "path", "label")
+    )
+    higher = reader.boolean((*path, "higher_is_better"), spec.get("higher_is_better", True))
+    exhaustive = reader.boolean((*path, "exhaustive"), spec.get("exhaustive", True))
+    arguments = spec.get("arguments", {})
+    if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+        reader.fail(
+            (*path, "arguments"),
+            f"expected a mapping of argument names, got {show(arguments)}",
+            "write `arguments: {name: value}` (or leave it out)",
+        )
+    if kind == "table" and key is None:
+        reader.fail(
+            path,
+            "a table fact needs `key` (the column that identifies a row)",
+            "add `key: <column>`",
+        )
+    if kind == "ranking" and (key is None) != (score is None):
+        reader.fail(
+            path,
+            "a ranking read from rows needs both `key` and `score`",
+            "add the missing one, or drop both for a {name: score} result",
+        )
+    try:
+        return FactSpec(name, tool, kind, key, score, higher, exhaustive, where, label, arguments)
+    except ValueError as exc:  # a rule config.py adds later still fails here, located
+        reader.fail(path, str(exc), "correct this fact")
+
+
+def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
+    spec = reader.mapping(path, raw, _MATCH)
+    agent, operation, span = (
+        reader.optional_string((*path, field), spec.get(field))
+        for field in ("agent_name", "operation_name", "span_name")
+    )
+    attributes = spec.get("attributes", {})
+    if not isinstance(attributes, Mapping):
+        reader.fail(
+            (*path, "attributes"),
+            f"expected a mapping, got {show(attributes)}",
+            "write `attributes: {attribute.name: value}`",
+        )
+    for key, value in attributes.items():
+        if not isinstance(key, str) or not isinstance(value, (str, int, bool)):
+            reader.fail(
+                (*path, "attributes", str(key)),
+                f"expected a string, integer or boolean, got {show(value)}",
+                "match on a single attribute value",
+            )
+    return MatchSpec(agent, operation, span, dict(attributes))
+
+
+def _boundary(reader: Reader, name: str, raw: object, declared: list[str]) -> BoundarySpec:
+    path: Path = ("boundaries", name)
+    spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
+    facts = reader.string_list((*path, "facts"), spec["facts"])
+    for index, fact in enumerate(facts):
+        if fact not in declared:
+            close = suggest(fact, declared)
+            fix = (
+                f"did you mean {close!r}?"
+                if close
+                else ("declare it under `facts:` with the tool whose result it is")
+            )
+            reader.fail((*path, "facts", index), f"fact {fact!r} is not declared under facts", fix)
+    checks = spec["checks"]
+    if not isinstance(checks, list) or not checks:
+        reader.fail(
+            (*path, "checks"),
+            f"expected a non-empty list of checks, got {show(checks)}",
+            "write `checks: [{superlative: {winner_field: winner}}]`",
+        )
+    built = tuple(
+        build_check(reader, (*path, "checks", index), item, facts)
+        for index, item in enumerate(checks)
+    )
+    mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
+    report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
+    match = _match(reader, (*path, "match"), spec.get("match", {}))
+    try:
+        return BoundarySpec(
+            name, tuple(facts), built, match, cast("Mode | None", mode), cast(ReportMode, report)
+        )
+    except ValueError as exc:  # a rule config.py adds later still fails here, located
+        reader.fail(path, str(exc), "correct this boundary")

@@ -1,0 +1,147 @@
+"""Explicit scopes for code the span-end path cannot reach on its own.
+
+``enforce()`` raises on exit if a violation was recorded in its scope (frameworks that swallow
+exceptions, spans ended on other threads); ``submit_output`` hands the guard an output for a
+span; ``trace_registry`` / ``boundary`` give code the current trace's registry.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import Span as SdkSpan
+
+from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, Mode
+from groundplane_otel.boundary import boundary as core_boundary
+from groundplane_otel.otel import _scopes
+from groundplane_otel.otel.install import Guard, active_guard
+from groundplane_otel.registry import FactRegistry
+
+__all__ = ["boundary", "enforce", "submit_output", "trace_registry"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guard(guard: Guard | None) -> Guard:
+    found = guard or active_guard()
+    if found is None:
+        raise RuntimeError(
+            "groundplane_otel is not installed: call install(config, tracer_provider=..., "
+            "meter_provider=...) first, or pass guard="
+        )
+    return found
+
+
+def _span(span: trace.Span | None, what: str) -> trace.Span:
+    span = span if span is not None else trace.get_current_span()
+    if not span.get_span_context().is_valid:
+        raise RuntimeError(f"{what} needs a span: call it inside the LLM span, or pass span=")
+    return span
+
+
+def trace_registry(span: trace.Span | None = None, *, guard: Guard | None = None) -> FactRegistry:
+    """The fact registry of the current span's trace (writable; bounded like captured facts)."""
+    trace_id = _span(span, "trace_registry()").get_span_context().trace_id
+    return _guard(guard).processor.store.registry(trace_id)
+
+
+def boundary(
+    facts: Sequence[str] = (),
+    checks: Sequence[CheckFn] = (),
+    require_output: bool = True,
+    mode: Mode = "first",
+    *,
+    name: str | None = None,
+    span: trace.Span | None = None,
+    guard: Guard | None = None,
+) -> BoundaryDeclaration:
+    """groundplane's ``boundary(...)`` over the current trace's registry."""
+    registry = trace_registry(span, guard=guard)
+    return core_boundary(registry, facts, checks, require_output, mode, name=name)
+
+
+def submit_output(
+    output: Mapping[str, Any],
+    span: trace.Span | None = None,
+    *,
+    boundary: str | None = None,
+    guard: Guard | None = None,
+) -> None:
+    """Check ``output`` when ``span`` (default: the current span) ends, instead of reading the
+    span's attributes. ``boundary`` names the boundary (sets ``groundplane.boundary``)."""
+    if isinstance(output, (str, bytes)) or not isinstance(output, Mapping):
+        raise TypeError(f"output must be a mapping of fields, got {type(output).__name__}")
+    target = _span(span, "submit_output()")
+    if not isinstance(target, SdkSpan) or not target.is_recording():
+        raise TypeError("submit_output() needs a recording SDK span (opentelemetry.sdk.trace)")
+    _guard(guard).processor.submit(target, output, boundary)
+
+
+def _in_flight(error: BaseException, exc: BaseException | None) -> bool:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if exc is error:
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+class enforce:
+    """Raise on exit if a guarded output in this scope was blocked — exactly once: not when the
+    exception already propagates through the scope. ``defer=True`` leaves the raising to the
+    scope only (spans ending in it never raise themselves)."""
+
+    def __init__(self, *, defer: bool = False) -> None:
+        self.defer = defer
+        self._entered: ContextVar[tuple[tuple[_scopes.ScopeState, Token[Any]], ...]] = ContextVar(
+            "groundplane_enforce_entered", default=()
+        )
+
+    def __enter__(self) -> enforce:
+        context = trace.get_current_span().get_span_context()
+        state = _scopes.ScopeState(self.defer)
+        token = _scopes.enter(state, context.trace_id if context.is_valid else None)
+        self._entered.set((*self._entered.get(), (state, token)))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        *rest, (state, token) = self._entered.get()
+        self._entered.set(tuple(rest))
+        pending = list(state.pending)
+        _scopes.leave(state, token)
+        for error in pending:
+            if _in_flight(error, exc):
+                _scopes.settle(state, error)
+                return
+        if pending:
+            _scopes.settle(state, pending[0])
+            raise pending[0]
+
+    def __call__(self, fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with self:
+                    return await fn(*args, **kwargs)
+
+            return cast(F, async_wrapper)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        return cast(F, wrapper)

@@ -1,0 +1,118 @@
+"""Every name the guard reads or writes, and every fixed vocabulary, in one place.
+
+The ``groundplane.*`` names are a contract (DESIGN §4): dashboards and alert rules depend on them.
+The GenAI guardrail names are not yet in the Python semconv package, so they are defined here.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+# -- what the guard reads: GenAI semantic conventions ------------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_COMPLETION_PREFIX: Final = "gen_ai.completion."  # legacy Traceloop flattening
+
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_INVOKE_AGENT: Final = "invoke_agent"
+LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", OP_INVOKE_AGENT})
+TOOL_CALL_FINISH_REASONS: Final = frozenset({"tool_calls", "tool_call", "function_call"})
+
+# -- OpenInference ------------------------------------------------------------------------------
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_ID: Final = "tool.id"
+OI_INPUT_VALUE: Final = "input.value"
+OI_OUTPUT_VALUE: Final = "output.value"
+OI_OUTPUT_MESSAGES_PREFIX: Final = "llm.output_messages."
+OI_LLM_KINDS: Final = frozenset({"LLM", "AGENT"})
+OI_KIND_TOOL: Final = "TOOL"
+
+# -- Traceloop / OpenLLMetry (legacy) -----------------------------------------------------------
+TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+TRACELOOP_ENTITY_NAME: Final = "traceloop.entity.name"
+TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+
+# -- what the guard writes: span attributes -----------------------------------------------------
+BOUNDARY: Final = "groundplane.boundary"
+OUTCOME: Final = "groundplane.outcome"
+VIOLATIONS: Final = "groundplane.violations"
+FACTS: Final = "groundplane.facts"
+MODE: Final = "groundplane.mode"
+CHECK: Final = "groundplane.check"
+VERDICT: Final = "groundplane.verdict"
+SKIP_REASON: Final = "groundplane.skip_reason"
+FIELD: Final = "groundplane.field"
+FACT: Final = "groundplane.fact"
+FACT_TOOL: Final = "groundplane.fact.tool"
+FACT_TRACE_ID: Final = "groundplane.fact.trace_id"
+FACT_SPAN_ID: Final = "groundplane.fact.span_id"
+FACT_KIND: Final = "groundplane.fact.kind"
+FACT_SOURCE: Final = "groundplane.fact.source"
+FACT_OUTCOME: Final = "groundplane.fact.outcome"
+FACT_LINKS: Final = "groundplane.fact.links"  # fallback when the span API has no add_link
+CLAIMED: Final = "groundplane.claimed"  # content capture only
+SUPPORTED: Final = "groundplane.supported"  # content capture only
+MESSAGE: Final = "groundplane.message"  # content capture only
+
+# -- the guardrail event (GenAI semconv) --------------------------------------------------------
+GUARDRAIL_EVENT: Final = "gen_ai.guardrail.result"
+GUARDRAIL_COMPONENT_NAME: Final = "gen_ai.guardrail.component.name"
+GUARDRAIL_POLICY_ID: Final = "gen_ai.guardrail.policy.id"
+GUARDRAIL_POLICY_RULE_ID: Final = "gen_ai.guardrail.policy.rule.id"
+GUARDRAIL_RESULT_VALUE: Final = "gen_ai.guardrail.result.value"
+GUARDRAIL_RESULT_REASON: Final = "gen_ai.guardrail.result.reason"
+GUARDRAIL_SOURCE: Final = "gen_ai.guardrail.source"
+COMPONENT: Final = "groundplane"
+SOURCE_MODEL_RESPONSE: Final = "model_response"
+RESULT_UNSUPPORTED: Final = "unsupported"
+RESULT_ERROR: Final = "error"
+
+# -- metrics (name, unit) -----------------------------------------------------------------------
+METER_NAME: Final = "groundplane_otel"
+METRIC_CLAIMS: Final = "groundplane.claims"
+METRIC_OUTPUTS: Final = "groundplane.outputs"
+METRIC_CHECK_DURATION: Final = "groundplane.check.duration"
+METRIC_FACTS: Final = "groundplane.facts"
+METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
+UNIT_CLAIM: Final = "{claim}"
+UNIT_OUTPUT: Final = "{output}"
+UNIT_SECONDS: Final = "s"
+UNIT_FACT: Final = "{fact}"
+UNIT_TRACE: Final = "{trace}"
+DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
+
+# -- fixed vocabularies -------------------------------------------------------------------------
+Verdict = Literal["supported", "unsupported", "error"]
+Outcome = Literal["passed", "blocked", "flagged", "skipped", "error"]
+SkipReason = Literal["refusal", "span_error"]
+FactSource = Literal["genai", "openinference", "traceloop", "code", "mcp", "langgraph"]
+FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
+FactKindLabel = Literal["ranking", "table", "domain", "value", "unknown"]
+FACT_SOURCES: Final = ("genai", "openinference", "traceloop", "code", "mcp", "langgraph")
+
+# Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
+REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"
+REASON_FACT_MISSING: Final = "fact_missing"
+REASON_FACT_CONFLICT: Final = "fact_conflict"
+REASON_FACT_TRUNCATED: Final = "fact_truncated"
+REASON_FACT_UNPARSEABLE: Final = "fact_unparseable"
+REASON_FACT_REJECTED: Final = "fact_rejected"
+REASON_CHECK_ERROR: Final = "check_error"
+REASON_GUARD_ERROR: Final = "guard_error"
+
+# A fact that could not be stored -> the reason code of the checks that need it.
+PROBLEM_REASONS: Final[dict[str, str]] = {
+    "conflict": REASON_FACT_CONFLICT,
+    "truncated": REASON_FACT_TRUNCATED,
+    "unparseable": REASON_FACT_UNPARSEABLE,
+    "rejected": REASON_FACT_REJECTED,
+}

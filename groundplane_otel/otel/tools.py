@@ -1,0 +1,147 @@
+"""``tool(name, fact=)``: groundplane's tool decorator, as a GenAI ``execute_tool`` span.
+
+The return value is recorded in the current trace's registry (typed by the guard's FactSpec
+for that tool when there is one, else as a value under ``fact``), with the tool span as
+provenance. Arguments and result go on the span only when content capture is on.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
+
+from groundplane_otel._copy import copy_in
+from groundplane_otel.facts import Provenance
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.capture import arguments_match
+from groundplane_otel.otel.install import Guard, active_guard
+from groundplane_otel.otel.store import estimate_size
+
+__all__ = ["record_tool_result", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+logger = logging.getLogger(__name__)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=repr)
+
+
+def record_tool_result(
+    guard: Guard,
+    span: Span,
+    tool: str,
+    fact: str | None,
+    *,
+    result: Any,
+    arguments: Mapping[str, Any],
+    source: str = "code",
+) -> None:
+    """Record ``result`` for the span's trace; never raises into the application (a result
+    that cannot be a fact is counted, and the checks that need it fail closed)."""
+    processor = guard.processor
+    context = span.get_span_context()
+    provenance = Provenance(
+        tool, dict(arguments), f"{context.trace_id:032x}", f"{context.span_id:016x}", None
+    )
+    specs = [
+        spec
+        for spec in processor.capture.specs_for(tool)
+        if (fact is None or spec.name == fact) and arguments_match(spec, arguments)
+    ]
+    name = fact or tool
+    try:
+        payload = copy_in(result, fact=name)
+    except ValueError:  # NaN/inf or nesting too deep
+        for spec_name, kind in [(s.name, s.kind) for s in specs] or [(name, "value")]:
+            processor.store.problem(
+                context.trace_id, spec_name, "unparseable", kind=kind, source=source
+            )
+        return
+    size = estimate_size(payload)
+    if specs:
+        for spec in specs:
+            processor.capture.record(
+                spec,
+                payload=payload,
+                trace_id=context.trace_id,
+                provenance=provenance,
+                source=source,
+                size=size,
+            )
+        return
+    processor.store.record(
+        context.trace_id, name, payload, source=source, provenance=provenance, size=size
+    )
+
+
+def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> Callable[[F], F]:
+    """Decorate a tool function (sync or async): each call opens ``execute_tool {name}`` and
+    records the return value under ``fact`` (default: the guard's FactSpecs for ``name``, else
+    ``name``). Provenance args are the call bound to the signature, defaults applied."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool name must be a non-empty string, got {name!r}")
+
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+
+        def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+            installed = guard or active_guard()
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            call_args = copy.deepcopy(dict(bound.arguments))
+            tracer = installed.tracer if installed else trace.get_tracer("groundplane_otel")
+            attributes: dict[str, Any] = {
+                sc.GEN_AI_OPERATION_NAME: sc.OP_EXECUTE_TOOL,
+                sc.GEN_AI_TOOL_NAME: name,
+                sc.GEN_AI_TOOL_TYPE: "function",
+                sc.FACT_SOURCE: "code",  # capture skips it: recorded here, not from the span
+            }
+            if installed and installed.config.capture_content:
+                attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(call_args)
+            span_cm = tracer.start_as_current_span(
+                f"{sc.OP_EXECUTE_TOOL} {name}", kind=SpanKind.INTERNAL, attributes=attributes
+            )
+            return installed, span_cm, call_args
+
+        def finish(installed: Guard | None, span: Span, result: Any, call_args: Any) -> None:
+            if installed is None:
+                return
+            if installed.config.capture_content:
+                span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
+            try:
+                record_tool_result(installed, span, name, fact, result=result, arguments=call_args)
+            except Exception:
+                installed.processor._internal_error("tool decorator")
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                installed, span_cm, call_args = start(args, kwargs)
+                with span_cm as span:
+                    result = await fn(*args, **kwargs)
+                    finish(installed, span, result, call_args)
+                    return result
+
+            return cast(F, async_wrapper)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            installed, span_cm, call_args = start(args, kwargs)
+            with span_cm as span:
+                result = fn(*args, **kwargs)
+                finish(installed, span, result, call_args)
+                return result
+
+        return cast(F, wrapper)
+
+    return decorate

@@ -1,0 +1,426 @@
+"""Corpus cases for the numeric families: aggregate_reconciles and comparison."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Hashable
+from fractions import Fraction
+from typing import Any
+
+from ._common import Emitter, names, repeat, scores
+from .model import Case, FactSpec, nearest, truly_matches
+
+FACT = "numbers"
+SEGMENTS = ("retail", "b2b", "public")
+
+# -- aggregate_reconciles -------------------------------------------------------------------
+
+
+def _rows(rng: random.Random, size: int, style: str) -> list[dict[str, Any]]:
+    keys = names(rng, size, ints=rng.random() < 0.25)
+    amounts = scores(rng, size, style)
+    return [
+        {
+            "id": key,
+            "segment": rng.choice(SEGMENTS),
+            "amount": amount,
+            "weight": rng.choice((rng.randint(1, 20), round(rng.uniform(0.1, 5.0), 2))),
+            "active": rng.choice((True, False, 1, 0)),
+        }
+        for key, amount in zip(keys, amounts, strict=True)
+    ]
+
+
+def aggregate_of(op: str, values: list[Any], weights: list[Any] | None = None) -> Fraction:
+    """The exact aggregate (the oracle)."""
+    if op == "count":
+        return Fraction(len(values))
+    exact = [Fraction(value) for value in values]
+    if op == "sum":
+        return sum(exact, Fraction(0))
+    if op == "mean":
+        if weights is not None:
+            ws = [Fraction(w) for w in weights]
+            return sum((v * w for v, w in zip(exact, ws, strict=True)), Fraction(0)) / sum(ws)
+        return sum(exact, Fraction(0)) / len(exact)
+    if op == "min":
+        return min(exact)
+    if op == "max":
+        return max(exact)
+    ordered = sorted(exact)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _selected(rows: list[dict[str, Any]], where: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if where is None:
+        return rows
+    return [
+        row
+        for row in rows
+        if all(c in row and type(row[c]) is type(v) and row[c] == v for c, v in where.items())
+    ]
+
+
+def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
+    cases: list[Case] = []
+    emit = Emitter("aggregate_reconciles", cases)
+
+    def table(rows: list[dict[str, Any]], exhaustive: bool = True) -> list[FactSpec]:
+        return [FactSpec("table", FACT, rows, {"key": "id", "exhaustive": exhaustive})]
+
+    def truth(rows: list[dict[str, Any]], op: str, where: Any = None, weighted: bool = False) -> Fraction:
+        chosen = _selected(rows, where)
+        values = [row.get("amount") for row in chosen]
+        weights = [row["weight"] for row in chosen] if weighted else None
+        return aggregate_of(op, values, weights)
+
+    def wrong_sum(rng: random.Random) -> bool:
+        style = rng.choice(("int", "float", "mixed", "large"))
+        rows = _rows(rng, rng.randint(2, 25), style)
+        exact = truth(rows, "sum")
+        tolerance = rng.choice((0, 0, 0.01, 1))
+        if style == "large" and rng.random() < 0.5:
+            claim: int | float = float(exact)  # a large int rounded through a float
+        else:
+            claim = nearest(exact) + rng.choice((-1, 1)) * rng.choice((tolerance * 3 or 1, 490, 0.5, 1e-6))
+        if truly_matches(claim, exact, tolerance):
+            return False
+        check = {"field": "total", "column": "amount", "op": "sum", "tolerance": tolerance}
+        emit("wrong_sum", "unsupported", table(rows), check, {"total": claim}, "value_mismatch")
+        return True
+
+    def wrong_stat(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(2, 25), rng.choice(("int", "float", "mixed")))
+        op = rng.choice(("mean", "min", "max", "median"))
+        exact = truth(rows, op)
+        others = [Fraction(row["amount"]) for row in rows if Fraction(row["amount"]) != exact]
+        claim = nearest(rng.choice(others)) if others and rng.random() < 0.5 else nearest(exact) + 1
+        if truly_matches(claim, exact):
+            return False
+        check = {"field": "stat", "column": "amount", "op": op}
+        emit("wrong_stat", "unsupported", table(rows), check, {"stat": claim}, "value_mismatch")
+        return True
+
+    def unweighted_mean(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(2, 20), rng.choice(("int", "float", "mixed")))
+        exact = truth(rows, "mean", weighted=True)
+        plain = truth(rows, "mean")
+        claim = nearest(plain)
+        if truly_matches(claim, exact):
+            return False
+        check = {"field": "avg", "column": "amount", "op": "mean", "weight_column": "weight"}
+        emit("unweighted_mean", "unsupported", table(rows), check, {"avg": claim}, "unweighted_mean")
+        return True
+
+    def wrong_subset(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(3, 25), rng.choice(("int", "float", "mixed")))
+        segment = rows[0]["segment"]
+        where = {"segment": segment}
+        op = rng.choice(("sum", "count", "mean", "max"))
+        chosen = _selected(rows, where)
+        rest = [row for row in rows if row not in chosen]
+        if not rest:
+            return False
+        exact = truth(rows, op, where)
+        wrong = aggregate_of(op, [r["amount"] for r in (rows if rng.random() < 0.5 else rest)])
+        claim = nearest(wrong)
+        if truly_matches(claim, exact):
+            return False
+        check = {"field": "agg", "column": "amount", "op": op, "where": where}
+        emit("wrong_subset", "unsupported", table(rows), check, {"agg": claim}, "wrong_subset")
+        return True
+
+    def loose_filter(rng: random.Random) -> bool:
+        """The filter compared loosely (1 taken for True): the wrong subset, type-wise."""
+        rows = _rows(rng, rng.randint(3, 20), "int")
+        where = {"active": True}
+        loose = [row for row in rows if row["active"] == True]  # noqa: E712 - the mistake itself
+        strict = _selected(rows, where)
+        if not strict or len(loose) == len(strict):
+            return False
+        exact = truth(rows, "sum", where)
+        claim = nearest(aggregate_of("sum", [row["amount"] for row in loose]))
+        if truly_matches(claim, exact):
+            return False
+        check = {"field": "agg", "column": "amount", "op": "sum", "where": where}
+        emit("wrong_subset", "unsupported", table(rows), check, {"agg": claim})
+        return True
+
+    def not_exhaustive(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 20), rng.choice(("int", "float")))
+        op = rng.choice(("sum", "count", "mean", "min", "max", "median"))
+        claim = nearest(truth(rows, op))
+        check: dict[str, Any] = {"field": "agg", "op": op}
+        if op != "count":
+            check["column"] = "amount"
+        emit("not_exhaustive", "unsupported", table(rows, exhaustive=False), check, {"agg": claim}, "not_exhaustive")
+        return True
+
+    def non_int_count(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 20), "int")
+        where = rng.choice((None, {"segment": rows[0]["segment"]}))
+        count = len(_selected(rows, where))
+        claim = rng.choice((float(count), str(count), f"{count} rows", count + 0.0, [count]))
+        if count in (0, 1) and rng.random() < 0.5:
+            claim = bool(count)
+        check = {"field": "n", "op": "count", "where": where}
+        emit("non_int_count", "unsupported", table(rows), check, {"n": claim}, "not_an_integer")
+        return True
+
+    def partial_column(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(2, 20), rng.choice(("int", "float")))
+        gaps = rng.sample(range(len(rows)), rng.randint(1, max(1, len(rows) // 3)))
+        for position in gaps:
+            del rows[position]["amount"]
+        op = rng.choice(("sum", "mean", "max", "median"))
+        present = [row["amount"] for row in rows if "amount" in row]
+        if not present:
+            return False
+        claim = nearest(aggregate_of(op, present))
+        check = {"field": "agg", "column": "amount", "op": op}
+        emit("partial_column", "unsupported", table(rows), check, {"agg": claim}, "partial_column")
+        return True
+
+    # -- supported --
+
+    def exact_ops(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 25), rng.choice(("int", "float", "mixed")))
+        op = rng.choice(("sum", "count", "mean", "min", "max", "median"))
+        check: dict[str, Any] = {"field": "agg", "op": op}
+        if op != "count" or rng.random() < 0.5:
+            check["column"] = "amount"
+        emit("correct:exact", "supported", table(rows), check, {"agg": nearest(truth(rows, op))})
+        return True
+
+    def nearest_mean(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.choice((3, 6, 7, 9, 11)), "int")
+        op = rng.choice(("mean", "median"))
+        exact = truth(rows, op)
+        if exact.denominator == 1:
+            return False
+        check = {"field": "agg", "column": "amount", "op": op}
+        emit("correct:nearest_float_of_rational", "supported", table(rows), check, {"agg": float(exact)})
+        return True
+
+    def int_as_float(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 25), "int")
+        op = rng.choice(("sum", "min", "max", "median", "mean"))
+        exact = truth(rows, op)
+        if exact.denominator != 1:
+            return False
+        check = {"field": "agg", "column": "amount", "op": op}
+        emit("correct:int_vs_float", "supported", table(rows), check, {"agg": float(exact)})
+        return True
+
+    def within_tolerance(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 25), rng.choice(("int", "float", "mixed")))
+        op = rng.choice(("sum", "mean", "median"))
+        exact = truth(rows, op)
+        check: dict[str, Any] = {"field": "agg", "column": "amount", "op": op}
+        if rng.random() < 0.5:
+            tolerance = rng.choice((0.5, 0.01, 1e-6))
+            claim = float(exact) + rng.uniform(-0.9, 0.9) * tolerance
+            check["tolerance"] = tolerance
+            ok = truly_matches(claim, exact, tolerance)
+        else:
+            rel = rng.choice((0.01, 1e-3, 1e-9))
+            claim = float(exact) * (1 + rng.uniform(-0.9, 0.9) * rel)
+            check["rel_tolerance"] = rel
+            ok = truly_matches(claim, exact, 0, rel)
+        if not ok:
+            return False
+        emit("correct:within_tolerance", "supported", table(rows), check, {"agg": claim})
+        return True
+
+    def large_ints(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(2, 25), "large")
+        op = rng.choice(("sum", "max", "min"))
+        check = {"field": "agg", "column": "amount", "op": op}
+        emit("correct:large_ints", "supported", table(rows), check, {"agg": nearest(truth(rows, op))})
+        return True
+
+    def weighted(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 20), rng.choice(("int", "float", "mixed")))
+        check = {"field": "avg", "column": "amount", "op": "mean", "weight_column": "weight"}
+        output = {"avg": nearest(truth(rows, "mean", weighted=True))}
+        emit("correct:weighted_mean", "supported", table(rows), check, output)
+        return True
+
+    def filtered(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(2, 25), rng.choice(("int", "float")))
+        where = rng.choice(({"segment": rows[-1]["segment"]}, {"active": True}, {"active": 1}))
+        if not _selected(rows, where):
+            return False
+        op = rng.choice(("sum", "count", "mean", "min", "max", "median"))
+        check = {"field": "agg", "column": "amount", "op": op, "where": where}
+        emit("correct:type_strict_filter", "supported", table(rows), check, {"agg": nearest(truth(rows, op, where))})
+        return True
+
+    wrong = (wrong_sum, wrong_stat, unweighted_mean, wrong_subset, not_exhaustive, non_int_count, partial_column)
+    for make in wrong:
+        repeat(rng, per_class, make)
+    repeat(rng, per_class // 2, loose_filter)
+    right = (exact_ops, nearest_mean, int_as_float, within_tolerance, large_ints, weighted, filtered)
+    for make in right:
+        repeat(rng, per_class, make)
+    return cases
+
+
+# -- comparison -----------------------------------------------------------------------------
+
+KINDS = ("abs", "pct", "ratio", "pp")
+
+
+def delta(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+    if kind == "abs":
+        return left - right
+    if kind == "pp":
+        return (left - right) * 100
+    if right == 0:
+        return None
+    return (left - right) / right * 100 if kind == "pct" else left / right
+
+
+def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
+    cases: list[Case] = []
+    emit = Emitter("comparison", cases)
+
+    def setup(
+        rng: random.Random, style: str | None = None, kinds: tuple[str, ...] = KINDS
+    ) -> tuple[list[FactSpec], dict[str, Any], Hashable, Hashable, Fraction, Fraction, str]:
+        size = rng.randint(2, 12)
+        labels = names(rng, size, ints=rng.random() < 0.2)
+        values = scores(rng, size, style or rng.choice(("int", "float", "mixed")))
+        if rng.random() < 0.5:
+            facts = [FactSpec("ranking", FACT, list(zip(labels, values, strict=True)))]
+            check: dict[str, Any] = {}
+        else:
+            rows = [{"name": n, "value": v} for n, v in zip(labels, values, strict=True)]
+            facts = [FactSpec("table", FACT, rows, {"key": "name"})]
+            check = {"column": "value"}
+        a, b = rng.sample(range(size), 2)
+        kind = rng.choice(kinds)
+        direction = rng.choice(("a_minus_b", "b_minus_a"))
+        check.update(a_field="a", b_field="b", delta_field="delta", kind=kind, direction=direction)
+        left, right = Fraction(values[a]), Fraction(values[b])
+        if direction == "b_minus_a":
+            left, right = right, left
+        return facts, check, labels[a], labels[b], left, right, kind
+
+    def make_wrong(
+        failure: str, code: str | None, claim_of: Callable[[str, Fraction, Fraction], Fraction | None],
+        kinds: tuple[str, ...] = KINDS,
+    ) -> Callable[[random.Random], bool]:
+        def make(rng: random.Random) -> bool:
+            facts, check, a, b, left, right, kind = setup(rng, kinds=kinds)
+            exact = delta(kind, left, right)
+            wrong = claim_of(kind, left, right)
+            if exact is None or wrong is None or exact == 0:
+                return False
+            claim = nearest(wrong)
+            if truly_matches(claim, exact):
+                return False
+            emit(failure, "unsupported", facts, check, {"a": a, "b": b, "delta": claim}, code)
+            return True
+
+        make.__name__ = failure
+        return make
+
+    def wrong_sign(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+        value = delta(kind, left, right)
+        return None if value is None else -value
+
+    def pct_vs_pp(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+        return delta("pp" if kind == "pct" else "pct", left, right)
+
+    def ratio_as_difference(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+        return delta(rng.choice(("abs", "pp")), left, right)
+
+    def swapped(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+        return delta(kind, right, left)
+
+    def zero_base(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng, style="int", kinds=("pct", "ratio"))
+        base_label = b if check["direction"] == "a_minus_b" else a
+        spec = facts[0]
+        if spec.kind == "ranking":
+            data = [(n, 0 if n == base_label else v) for n, v in spec.data]
+        else:
+            data = [{**row, "value": 0 if row["name"] == base_label else row["value"]} for row in spec.data]
+        facts = [FactSpec(spec.kind, spec.name, data, spec.options)]
+        claim = rng.choice((0, 100, -100, 1e9, float(left), 0.0))
+        emit("zero_base", "unsupported", facts, check, {"a": a, "b": b, "delta": claim}, "zero_base")
+        return True
+
+    def same_entity(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng)
+        claim = rng.choice((0, 0.0, 1, 1.0)) if kind == "ratio" else rng.choice((0, 0.0))
+        emit("same_entity", "unsupported", facts, check, {"a": a, "b": a, "delta": claim}, "same_entity")
+        return True
+
+    # -- supported --
+
+    def exact_kinds(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng)
+        exact = delta(kind, left, right)
+        if exact is None:
+            return False
+        emit("correct:exact", "supported", facts, check, {"a": a, "b": b, "delta": nearest(exact)})
+        return True
+
+    def within_tolerance(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng)
+        exact = delta(kind, left, right)
+        if exact is None:
+            return False
+        if rng.random() < 0.5:
+            tolerance = rng.choice((0.5, 0.01, 1e-6))
+            claim = float(exact) + rng.uniform(-0.9, 0.9) * tolerance
+            check["tolerance"] = tolerance
+            ok = truly_matches(claim, exact, tolerance)
+        else:
+            rel = rng.choice((0.01, 1e-3, 1e-9))
+            claim = float(exact) * (1 + rng.uniform(-0.9, 0.9) * rel)
+            check["rel_tolerance"] = rel
+            ok = truly_matches(claim, exact, 0, rel)
+        if not ok:
+            return False
+        emit("correct:within_tolerance", "supported", facts, check, {"a": a, "b": b, "delta": claim})
+        return True
+
+    def int_as_float(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng, style="int")
+        exact = delta(kind, left, right)
+        if exact is None or exact.denominator != 1:
+            return False
+        emit("correct:int_vs_float", "supported", facts, check, {"a": a, "b": b, "delta": float(exact)})
+        return True
+
+    def large_ints(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng, style="large", kinds=("abs", "pp"))
+        exact = delta(kind, left, right)
+        assert exact is not None
+        emit("correct:large_ints", "supported", facts, check, {"a": a, "b": b, "delta": nearest(exact)})
+        return True
+
+    def zero_base_abs(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng, style="int", kinds=("abs", "pp"))
+        exact = delta(kind, left, right)
+        assert exact is not None
+        emit("correct:abs_or_pp", "supported", facts, check, {"a": a, "b": b, "delta": nearest(exact)})
+        return True
+
+    wrong = (
+        make_wrong("wrong_sign", None, wrong_sign),
+        make_wrong("pct_vs_pp", "wrong_kind", pct_vs_pp, ("pct", "pp")),
+        make_wrong("ratio_as_difference", "wrong_kind", ratio_as_difference, ("ratio",)),
+        make_wrong("entities_swapped", "wrong_direction", swapped, ("pct", "ratio")),
+        zero_base,
+        same_entity,
+    )
+    for make in wrong:
+        repeat(rng, per_class, make)
+    for make in (exact_kinds, within_tolerance, int_as_float, large_ints, zero_base_abs):
+        repeat(rng, per_class * 6 // 5, make)
+    return cases

@@ -1,0 +1,152 @@
+"""A labelled corpus case, how to run one against the checker, and the label oracle.
+
+A case holds everything needed to reproduce it from scratch: the facts to record (kind, name,
+data, recorder keywords), the check (builder name and keywords), the model's output, the label
+(``supported`` / ``unsupported``), the family and the failure class (``correct:<variant>`` for
+supported cases), and the reason code a rejection is expected to carry.
+
+The oracle (``truly_matches``) is an independent restatement of the numeric rule (exact
+rationals; a float claim may be the float nearest to a non-integral exact value; absolute and
+relative tolerances compared exactly). Generators assert their labels with it, so a corpus bug
+cannot pass as a checker bug.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from groundplane_otel.checks.aggregate import aggregate_reconciles
+from groundplane_otel.checks.comparison import comparison
+from groundplane_otel.checks.entities import entities_recorded
+from groundplane_otel.checks.field_match import field_matches_fact
+from groundplane_otel.checks.ranking_prefix import ranking_prefix
+from groundplane_otel.checks.row_integrity import row_integrity
+from groundplane_otel.checks.superlative import superlative
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.registry import FactRegistry
+
+Label = Literal["supported", "unsupported"]
+
+BUILDERS: dict[str, Callable[..., Any]] = {
+    "superlative": superlative,
+    "ranking_prefix": ranking_prefix,
+    "aggregate_reconciles": aggregate_reconciles,
+    "entities_recorded": entities_recorded,
+    "row_integrity": row_integrity,
+    "comparison": comparison,
+    "field_matches_fact": field_matches_fact,
+}
+FAMILIES: tuple[str, ...] = tuple(BUILDERS)
+
+
+@dataclass(frozen=True)
+class FactSpec:
+    """One fact to record: ``kind`` picks the recorder (table, ranking, domain, value)."""
+
+    kind: Literal["table", "ranking", "domain", "value"]
+    name: str
+    data: Any
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    family: str
+    failure_class: str
+    label: Label
+    facts: tuple[FactSpec, ...]
+    check: Mapping[str, Any]
+    output: Mapping[str, Any]
+    expect_code: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the checker said: ``verdict`` is supported, unsupported or error (anything else)."""
+
+    verdict: Literal["supported", "unsupported", "error"]
+    code: str | None = None
+    detail: str = ""
+
+
+def record(registry: FactRegistry, spec: FactSpec) -> None:
+    tool = spec.options.get("tool", "warehouse.query")
+    args = spec.options.get("args", {"q": spec.name})
+    if spec.kind == "table":
+        registry.record_table(
+            spec.name,
+            spec.data,
+            key=spec.options["key"],
+            tool=tool,
+            args=args,
+            exhaustive=spec.options.get("exhaustive", True),
+        )
+    elif spec.kind == "ranking":
+        registry.record_ranking(
+            spec.name,
+            spec.data,
+            key=spec.options.get("key", "score"),
+            tool=tool,
+            args=args,
+            higher_is_better=spec.options.get("higher_is_better", True),
+        )
+    elif spec.kind == "domain":
+        registry.record_domain(spec.name, spec.data, tool=tool, args=args)
+    else:
+        registry.record(spec.name, spec.data, tool=tool, args=args)
+
+
+def evaluate(case: Case) -> Outcome:
+    """Record the case's facts in a fresh registry, build its check and run it on its output."""
+    try:
+        registry = FactRegistry()
+        for spec in case.facts:
+            record(registry, spec)
+        options = dict(case.check)
+        check = BUILDERS[options.pop("builder")](**options)
+        check(registry, case.output)
+    except UnsupportedClaim as claim:
+        return Outcome("unsupported", claim.code, str(claim))
+    except Exception as exc:  # a misconfigured case or a checker crash: never a verdict
+        return Outcome("error", type(exc).__name__, f"{type(exc).__name__}: {exc}")
+    return Outcome("supported")
+
+
+# -- the oracle -----------------------------------------------------------------------------
+
+
+def is_num(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not (isinstance(value, float) and not math.isfinite(value))
+    )
+
+
+def truly_matches(
+    claimed: Any, exact: Fraction, tolerance: float | int = 0, rel: float | int | None = None
+) -> bool:
+    """The numeric rule, restated independently of groundplane_otel._numbers."""
+    if not is_num(claimed):
+        return False
+    claim = Fraction(claimed)
+    if claim == exact:
+        return True
+    if isinstance(claimed, float) and exact.denominator != 1:
+        nearest = float(exact)
+        if claimed == nearest:
+            return True
+    diff = abs(claim - exact)
+    if tolerance and diff <= Fraction(tolerance):
+        return True
+    return bool(rel) and diff <= Fraction(rel) * max(abs(claim), abs(exact))
+
+
+def nearest(exact: Fraction) -> int | float:
+    """How a model writes an exact value: the int when integral, else the nearest float."""
+    return int(exact) if exact.denominator == 1 else float(exact)

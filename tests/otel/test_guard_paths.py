@@ -1,0 +1,510 @@
+"""The guard on the pass, block, flag, skip and error paths: exact names, values and types of
+the span attributes, events, links, status and metrics it writes (DESIGN §4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from opentelemetry.trace import StatusCode
+from otel_harness import SALES_ROWS, Harness, answer, sales_config, tool_call_turn
+
+from groundplane_otel.checks._base import NamedCheck
+from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
+from groundplane_otel.otel import (
+    BoundarySpec,
+    GuardConfig,
+    MatchSpec,
+    OutputUnchecked,
+    submit_output,
+)
+
+RULE = "superlative(fact='sales', field='winner')"
+
+
+def run_agent(otel: Harness, winner: str, *, facts: object = SALES_ROWS) -> None:
+    """invoke_agent analyst -> chat (tool call) -> execute_tool -> chat (final answer)."""
+    with otel.agent():
+        otel.chat(tool_call_turn())
+        if facts is not None:
+            otel.tool(facts)
+        otel.chat(answer({"winner": winner}))
+
+
+def final_chat(otel: Harness):  # type: ignore[no-untyped-def]
+    return [
+        span for span in otel.spans("chat gpt-test") if "groundplane.outcome" in span.attributes
+    ]
+
+
+def fact_ids(otel: Harness) -> tuple[str, str]:
+    tool = otel.spans("execute_tool top_sales")[0].context
+    return f"{tool.trace_id:032x}", f"{tool.span_id:016x}"
+
+
+class TestPass:
+    def test_supported_answer_passes_with_summary_link_and_metrics(self, otel: Harness) -> None:
+        """A supported answer ends with outcome passed, no event, a link to the fact span, and
+        one supported claim and one passed output counted."""
+        otel.install()
+        run_agent(otel, "EU")
+        (chat,) = final_chat(otel)
+        assert dict(chat.attributes) == {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.output.messages": answer({"winner": "EU"}),
+            "groundplane.boundary": "answer",
+            "groundplane.outcome": "passed",
+            "groundplane.violations": 0,
+            "groundplane.facts": ("sales",),
+            "groundplane.mode": "enforce",
+        }
+        assert type(chat.attributes["groundplane.violations"]) is int
+        assert chat.events == ()
+        assert chat.status.status_code is StatusCode.UNSET
+        tool = otel.spans("execute_tool top_sales")[0]
+        assert [(link.context.span_id, dict(link.attributes)) for link in chat.links] == [
+            (tool.context.span_id, {"groundplane.fact": "sales"})
+        ]
+        metrics = otel.metrics()
+        assert metrics["groundplane.claims"] == [
+            (
+                {
+                    "groundplane.check": "superlative",
+                    "groundplane.verdict": "supported",
+                    "groundplane.boundary": "answer",
+                    "groundplane.mode": "enforce",
+                },
+                1,
+            )
+        ]
+        assert metrics["groundplane.outputs"] == [
+            (
+                {
+                    "groundplane.boundary": "answer",
+                    "groundplane.outcome": "passed",
+                    "groundplane.mode": "enforce",
+                },
+                1,
+            )
+        ]
+        assert metrics["groundplane.check.duration"] == [({"groundplane.boundary": "answer"}, 1)]
+        assert metrics["groundplane.facts"] == [
+            (
+                {
+                    "groundplane.fact.kind": "ranking",
+                    "groundplane.fact.source": "genai",
+                    "groundplane.fact.outcome": "recorded",
+                },
+                1,
+            )
+        ]
+
+    def test_instruments_have_explicit_units(self, otel: Harness) -> None:
+        """Every instrument carries the unit of the contract."""
+        otel.install()
+        run_agent(otel, "EU")
+        data = otel.reader.get_metrics_data()
+        units = {
+            metric.name: metric.unit
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        }
+        assert units == {
+            "groundplane.claims": "{claim}",
+            "groundplane.outputs": "{output}",
+            "groundplane.check.duration": "s",
+            "groundplane.facts": "{fact}",
+            "groundplane.traces.active": "{trace}",
+        }
+
+    def test_exemplars_point_at_the_guarded_trace(self, otel: Harness) -> None:
+        """Metrics are recorded in the guarded span's context: exemplars carry its trace id."""
+        otel.install()
+        run_agent(otel, "EU")
+        (chat,) = final_chat(otel)
+        points = otel.metric_points()
+        for name in ("groundplane.claims", "groundplane.outputs", "groundplane.check.duration"):
+            (point,) = points[name]
+            assert [exemplar.trace_id for exemplar in point.exemplars] == [chat.context.trace_id]
+            assert [exemplar.span_id for exemplar in point.exemplars] == [chat.context.span_id]
+
+
+class TestBlock:
+    def test_wrong_winner_raises_after_the_span_was_exported_with_error(
+        self, otel: Harness
+    ) -> None:
+        """Enforce raises ClaimsUnsupported to whoever ended the span, after the span was
+        exported with ERROR status and one guardrail event with the exact attributes."""
+        otel.install()
+        with pytest.raises(ClaimsUnsupported) as raised:
+            run_agent(otel, "US")
+        (claim,) = raised.value.report.violations
+        assert (claim.field, claim.claimed, claim.supported, claim.code) == (
+            "winner",
+            "US",
+            "EU",
+            "wrong_winner",
+        )
+        (chat,) = final_chat(otel)
+        assert chat.status.status_code is StatusCode.ERROR
+        assert chat.attributes["groundplane.outcome"] == "blocked"
+        assert chat.attributes["groundplane.violations"] == 1
+        trace_id, span_id = fact_ids(otel)
+        (event,) = chat.events
+        assert event.name == "gen_ai.guardrail.result"
+        assert dict(event.attributes) == {
+            "gen_ai.guardrail.component.name": "groundplane",
+            "gen_ai.guardrail.policy.id": "answer",
+            "gen_ai.guardrail.policy.rule.id": RULE,
+            "gen_ai.guardrail.result.value": "unsupported",
+            "gen_ai.guardrail.result.reason": "wrong_winner",
+            "gen_ai.guardrail.source": "model_response",
+            "groundplane.check": "superlative",
+            "groundplane.field": "winner",
+            "groundplane.fact": "sales",
+            "groundplane.fact.tool": "top_sales",
+            "groundplane.fact.trace_id": trace_id,
+            "groundplane.fact.span_id": span_id,
+        }
+        metrics = otel.metrics()
+        assert [value for attrs, value in metrics["groundplane.claims"]] == [1]
+        assert metrics["groundplane.claims"][0][0]["groundplane.verdict"] == "unsupported"
+        assert metrics["groundplane.outputs"][0][0]["groundplane.outcome"] == "blocked"
+
+    def test_exception_reaches_the_caller_with_the_span_already_exported(
+        self, otel: Harness
+    ) -> None:
+        """When the exception arrives, the exporter already holds the blocked span."""
+        otel.install()
+        with otel.agent():
+            otel.tool(SALES_ROWS)
+            try:
+                otel.chat(answer({"winner": "US"}))
+            except ClaimsUnsupported:
+                (chat,) = otel.spans("chat gpt-test")
+                assert chat.status.status_code is StatusCode.ERROR
+            else:
+                pytest.fail("the blocked output did not raise")
+
+    def test_report_mode_first_raises_the_claim_itself(self, otel: Harness) -> None:
+        """With report_mode "first" the app gets the UnsupportedClaim, as groundplane raises it."""
+        otel.install(sales_config(report_mode="first"))
+        with pytest.raises(UnsupportedClaim) as raised:
+            run_agent(otel, "US")
+        assert raised.value.code == "wrong_winner"
+
+    def test_events_exported_when_the_guard_is_added_before_the_exporter(
+        self, otel: Harness
+    ) -> None:
+        """Processor order does not matter: the guard writes before the span really ends."""
+        otel.install(exporter_first=False)
+        with pytest.raises(ClaimsUnsupported):
+            run_agent(otel, "US")
+        (chat,) = final_chat(otel)
+        assert [event.name for event in chat.events] == ["gen_ai.guardrail.result"]
+        assert chat.status.status_code is StatusCode.ERROR
+
+    def test_content_capture_adds_claimed_supported_and_message(self, otel: Harness) -> None:
+        """With capture_content the event also carries the values and the human message."""
+        otel.install(sales_config(capture_content=True))
+        with pytest.raises(ClaimsUnsupported):
+            run_agent(otel, "US")
+        (event,) = final_chat(otel)[0].events
+        assert event.attributes["groundplane.claimed"] == '"US"'
+        assert event.attributes["groundplane.supported"] == '"EU"'
+        assert str(event.attributes["groundplane.message"]).startswith(
+            "unsupported claim in field 'winner'"
+        )
+
+
+class TestFlag:
+    def test_observe_flags_without_raising_or_touching_status(self, otel: Harness) -> None:
+        """Observe mode writes the same event, counts flagged, never raises nor sets status."""
+        otel.install(sales_config(mode="observe"))
+        run_agent(otel, "US")
+        (chat,) = final_chat(otel)
+        assert chat.status.status_code is StatusCode.UNSET
+        assert chat.attributes["groundplane.outcome"] == "flagged"
+        assert chat.attributes["groundplane.mode"] == "observe"
+        assert [event.attributes["gen_ai.guardrail.result.reason"] for event in chat.events] == [
+            "wrong_winner"
+        ]
+        metrics = otel.metrics()
+        assert metrics["groundplane.outputs"] == [
+            (
+                {
+                    "groundplane.boundary": "answer",
+                    "groundplane.outcome": "flagged",
+                    "groundplane.mode": "observe",
+                },
+                1,
+            )
+        ]
+
+    def test_boundary_mode_overrides_the_guard_mode(self, otel: Harness) -> None:
+        """A boundary in observe is flagged even when the guard enforces."""
+        otel.install(sales_config(boundary_mode="observe"))
+        run_agent(otel, "US")
+        assert final_chat(otel)[0].attributes["groundplane.outcome"] == "flagged"
+
+
+class TestSkip:
+    def test_refusal_is_skipped_not_failed(self, otel: Harness) -> None:
+        """A refusal claims nothing: outcome skipped with skip_reason refusal, no claims."""
+        otel.install()
+        refusal = json.dumps(
+            [{"role": "assistant", "parts": [{"type": "refusal", "content": "no"}]}]
+        )
+        with otel.agent():
+            otel.tool(SALES_ROWS)
+            otel.chat(refusal)
+        (chat,) = final_chat(otel)
+        assert chat.attributes["groundplane.outcome"] == "skipped"
+        assert chat.events == ()
+        metrics = otel.metrics()
+        assert metrics["groundplane.outputs"] == [
+            (
+                {
+                    "groundplane.boundary": "answer",
+                    "groundplane.outcome": "skipped",
+                    "groundplane.mode": "enforce",
+                    "groundplane.skip_reason": "refusal",
+                },
+                1,
+            )
+        ]
+        assert "groundplane.claims" not in metrics
+        assert "groundplane.check.duration" not in metrics
+
+    def test_failed_model_call_keeps_its_own_exception(self, otel: Harness) -> None:
+        """A chat span that ends with the app's exception and no output is skipped
+        (span_error): the app's exception is not replaced."""
+        otel.install()
+        with pytest.raises(TimeoutError), otel.agent():
+            otel.tool(SALES_ROWS)
+            with otel.tracer.start_as_current_span(
+                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+            ):
+                raise TimeoutError("model timed out")
+        outputs = otel.metrics()["groundplane.outputs"]
+        assert outputs[0][0]["groundplane.skip_reason"] == "span_error"
+
+
+class TestError:
+    def test_unreadable_output_fails_closed(self, otel: Harness) -> None:
+        """Prose without a JSON object cannot be checked: error event output_unreadable, ERROR
+        status, and OutputUnchecked reaches the app (inside ClaimsUnsupported)."""
+        otel.install()
+        prose = json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "EU, I think"}]}]
+        )
+        with pytest.raises(ClaimsUnsupported) as raised, otel.agent():
+            otel.tool(SALES_ROWS)
+            otel.chat(prose)
+        (unchecked,) = raised.value.report.violations
+        assert isinstance(unchecked, OutputUnchecked)
+        assert unchecked.code == "output_unreadable"
+        (chat,) = final_chat(otel)
+        assert chat.status.status_code is StatusCode.ERROR
+        (event,) = chat.events
+        assert dict(event.attributes) == {
+            "gen_ai.guardrail.component.name": "groundplane",
+            "gen_ai.guardrail.policy.id": "answer",
+            "gen_ai.guardrail.result.value": "error",
+            "gen_ai.guardrail.result.reason": "output_unreadable",
+            "gen_ai.guardrail.source": "model_response",
+        }
+        metrics = otel.metrics()
+        assert metrics["groundplane.outputs"][0][0]["groundplane.outcome"] == "error"
+        assert "groundplane.claims" not in metrics
+
+    @pytest.mark.parametrize(
+        ("results", "reason", "fact_outcomes"),
+        [
+            ([], "fact_missing", []),
+            (
+                [SALES_ROWS, {"rows": [{"region": "US", "total": 99}]}],
+                "fact_conflict",
+                ["recorded", "conflict"],
+            ),
+            (['{"rows": [{"region": "EU", "total": NaN}]}'], "fact_unparseable", ["unparseable"]),
+            (['{"rows": [], "rows": []}'], "fact_unparseable", ["unparseable"]),
+        ],
+        ids=["missing", "conflict", "nan", "duplicate-key"],
+    )
+    def test_unusable_fact_fails_the_check_closed(
+        self, otel: Harness, results: list[object], reason: str, fact_outcomes: list[str]
+    ) -> None:
+        """A check whose fact is missing, conflicting or unparseable is not run: verdict error,
+        one error event naming the check and the fact, and enforce raises."""
+        otel.install(sales_config(report_mode="first"))
+        with pytest.raises(OutputUnchecked) as raised, otel.agent():
+            for result in results:
+                otel.tool(result)
+            otel.chat(answer({"winner": "EU"}))
+        assert raised.value.code == reason
+        (event,) = final_chat(otel)[0].events
+        assert dict(event.attributes) == {
+            "gen_ai.guardrail.component.name": "groundplane",
+            "gen_ai.guardrail.policy.id": "answer",
+            "gen_ai.guardrail.policy.rule.id": RULE,
+            "gen_ai.guardrail.result.value": "error",
+            "gen_ai.guardrail.result.reason": reason,
+            "gen_ai.guardrail.source": "model_response",
+            "groundplane.check": "superlative",
+            "groundplane.fact": "sales",
+        }
+        metrics = otel.metrics()
+        assert [attrs["groundplane.verdict"] for attrs, _ in metrics["groundplane.claims"]] == [
+            "error"
+        ]
+        assert sorted(
+            attrs["groundplane.fact.outcome"]
+            for attrs, value in metrics.get("groundplane.facts", [])
+            if value
+        ) == sorted(fact_outcomes)
+
+    def test_truncated_tool_result_fails_closed(self, make_otel) -> None:  # type: ignore[no-untyped-def]
+        """A result cut by the attribute length limit is never a fact: counted truncated, and
+        the check fails with fact_truncated."""
+        from opentelemetry.sdk.trace import SpanLimits
+
+        otel = make_otel(SpanLimits(max_attribute_length=30))
+        otel.install()
+        with pytest.raises(ClaimsUnsupported) as raised, otel.agent():
+            otel.tool(SALES_ROWS)
+            with otel.tracer.start_as_current_span(
+                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+            ):
+                submit_output({"winner": "EU"}, guard=otel.guards[0])
+        codes = [claim.code for claim in raised.value.report.violations]
+        assert codes == ["fact_truncated"]
+        facts = otel.metrics()["groundplane.facts"]
+        assert facts == [
+            (
+                {
+                    "groundplane.fact.kind": "ranking",
+                    "groundplane.fact.source": "genai",
+                    "groundplane.fact.outcome": "truncated",
+                },
+                1,
+            )
+        ]
+
+    def test_same_result_twice_is_not_a_conflict(self, otel: Harness) -> None:
+        """The same result recorded twice in one trace passes and is counted once."""
+        otel.install()
+        with otel.agent():
+            otel.tool(SALES_ROWS)
+            otel.tool(SALES_ROWS, call_id="call_2")
+            otel.chat(answer({"winner": "EU"}))
+        assert final_chat(otel)[0].attributes["groundplane.outcome"] == "passed"
+        assert [value for _, value in otel.metrics()["groundplane.facts"]] == [1]
+
+    def test_observe_counts_errors_without_raising(self, otel: Harness) -> None:
+        """Observe never raises, even when the output cannot be checked; it counts error."""
+        otel.install(sales_config(mode="observe"))
+        run_agent(otel, "EU", facts=None)
+        (chat,) = final_chat(otel)
+        assert chat.attributes["groundplane.outcome"] == "error"
+        assert chat.status.status_code is StatusCode.UNSET
+
+    def test_a_crashing_check_is_a_check_error(self, otel: Harness) -> None:
+        """A check raising something else than UnsupportedClaim fails closed as check_error."""
+
+        def broken(registry: object, output: object) -> None:
+            raise KeyError("bug")
+
+        check = NamedCheck("broken()", broken, family="custom", facts=("sales",))
+        config = GuardConfig(
+            facts=sales_config().facts,
+            boundaries=(
+                BoundarySpec("answer", ("sales",), (check,), match=MatchSpec(agent_name="analyst")),
+            ),
+        )
+        otel.install(config)
+        with pytest.raises(ClaimsUnsupported) as raised:
+            run_agent(otel, "EU")
+        (claim,) = raised.value.report.violations
+        assert claim.code == "check_error"
+        assert isinstance(claim.__cause__, KeyError)
+
+
+class TestAgentLoop:
+    def test_tool_call_turn_is_neither_checked_nor_counted(self, otel: Harness) -> None:
+        """A turn that only asks for tool calls carries no groundplane attribute or metric."""
+        otel.install()
+        with otel.agent():
+            otel.chat(tool_call_turn())
+            otel.chat(None, **{"gen_ai.response.finish_reasons": ("tool_calls",)})
+        assert all("groundplane.outcome" not in span.attributes for span in otel.spans())
+        assert "groundplane.outputs" not in otel.metrics()
+
+    def test_agent_name_matched_through_ancestors(self, otel: Harness) -> None:
+        """The agent name lives on the enclosing invoke_agent span, two levels up."""
+        otel.install()
+        with otel.agent(), otel.tracer.start_as_current_span("framework step"):
+            otel.tool(SALES_ROWS)
+            otel.chat(answer({"winner": "EU"}))
+        assert final_chat(otel)[0].attributes["groundplane.boundary"] == "answer"
+
+    def test_other_agents_are_not_guarded(self, otel: Harness) -> None:
+        """A chat span under another agent is not matched."""
+        otel.install()
+        with otel.agent("writer"):
+            otel.chat(answer({"winner": "US"}))
+        assert final_chat(otel) == []
+
+    def test_answer_on_chat_and_agent_is_checked_once(self, otel: Harness) -> None:
+        """When both the final chat span and invoke_agent carry the answer, it is checked and
+        counted once (on the chat span)."""
+        otel.install()
+        with otel.agent() as agent_span:
+            otel.tool(SALES_ROWS)
+            otel.chat(answer({"winner": "EU"}))
+            agent_span.set_attribute("gen_ai.output.messages", answer({"winner": "EU"}))
+        (agent,) = otel.spans("invoke_agent analyst")
+        assert "groundplane.outcome" not in agent.attributes
+        assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
+        assert [value for _, value in otel.metrics()["groundplane.claims"]] == [1]
+
+    def test_blocked_chat_raises_once_through_the_agent_span(self, otel: Harness) -> None:
+        """The exception raised at the chat span passes through invoke_agent without a second
+        check or a second count."""
+        otel.install()
+        with pytest.raises(ClaimsUnsupported):
+            run_agent(otel, "US")
+        assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
+
+
+class TestInternalErrors:
+    def test_guard_bug_never_breaks_the_app(
+        self, otel: Harness, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A bug while writing telemetry is logged and counted; the span is still exported and
+        nothing reaches the app."""
+        guard = otel.install()
+        guard.processor.raise_internal_errors = False
+
+        def boom(*args: object) -> None:
+            raise RuntimeError("guard bug")
+
+        monkeypatch.setattr(guard.processor.telemetry, "annotate", boom)
+        run_agent(otel, "EU")
+        assert guard.processor.internal_errors == 1
+        assert len(otel.spans("chat gpt-test")) == 2
+
+    def test_guard_bug_reraises_when_asked(
+        self, otel: Harness, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With raise_internal_errors the bug surfaces, after the span was exported."""
+        guard = otel.install()
+
+        def boom(*args: object) -> None:
+            raise RuntimeError("guard bug")
+
+        monkeypatch.setattr(guard.processor.telemetry, "annotate", boom)
+        with pytest.raises(RuntimeError, match="guard bug"):
+            run_agent(otel, "EU")
+        assert len(otel.spans("chat gpt-test")) == 2

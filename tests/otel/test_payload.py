@@ -1,0 +1,87 @@
+"""Strict payload parsing: NaN/Infinity, duplicate keys, size, depth and truncation become a typed
+outcome, never an exception in the application."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from groundplane_otel.otel.payload import Parsed, parse_payload
+
+LIMITS = {"max_bytes": 1_000, "max_depth": 8}
+
+
+def parse(raw: object, length_limit: int | None = None) -> Parsed:
+    return parse_payload(raw, length_limit=length_limit, **LIMITS)
+
+
+def test_json_string_parses() -> None:
+    """A JSON string parses to plain lists and dicts, with its size in bytes."""
+    assert parse('{"a": [1, 2.5, "x"]}') == Parsed("ok", {"a": [1, 2.5, "x"]}, size=20)
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_tokens_are_unparseable(token: str) -> None:
+    """NaN and infinities are refused at parse time, wherever they sit."""
+    result = parse(f'{{"rows": [{{"total": {token}}}]}}')
+    assert (result.status, result.problem) == (
+        "unparseable",
+        f"non-finite number {token} is refused",
+    )
+
+
+def test_overflowing_number_is_unparseable() -> None:
+    """1e999 parses to inf in Python: refused too."""
+    assert parse('{"total": 1e999}').status == "unparseable"
+
+
+def test_duplicate_keys_are_unparseable() -> None:
+    """Two values under one key are ambiguous evidence."""
+    result = parse('{"winner": "EU", "winner": "US"}')
+    assert (result.status, result.problem) == ("unparseable", "duplicate key 'winner'")
+
+
+def test_oversized_payload_is_rejected() -> None:
+    """A payload over max_bytes is rejected before parsing."""
+    result = parse(json.dumps({"x": "y" * 2_000}))
+    assert result.status == "rejected"
+
+
+@pytest.mark.parametrize("depth", [9, 100_000])
+def test_deep_text_is_rejected_without_recursion_error(depth: int) -> None:
+    """Nesting past max_depth is rejected by a scan, never by a RecursionError."""
+    result = parse_payload("[" * depth + "]" * depth, max_bytes=10**6, max_depth=8)
+    assert result.status == "rejected"
+
+
+def test_brackets_inside_strings_do_not_count_as_depth() -> None:
+    """Brackets and escaped quotes inside strings are text, not nesting."""
+    text = json.dumps({"a": '[[[[[[[[[[\\" {{{{{{{{{{'})
+    assert parse(text).ok
+
+
+def test_deep_structured_value_is_rejected_without_recursion() -> None:
+    """A structured value nested past the limit is rejected by an iterative walk."""
+    value: object = []
+    for _ in range(10_000):
+        value = [value]
+    assert parse(value).status == "rejected"
+
+
+def test_structured_value_is_thawed_and_checked() -> None:
+    """Span attributes hand tuples; they become lists, and a NaN inside is refused."""
+    assert parse(({"a": (1, 2)},)) == Parsed("ok", [{"a": [1, 2]}])
+    assert parse(({"a": float("nan")},)).status == "unparseable"
+
+
+def test_value_cut_at_the_length_limit_is_truncated() -> None:
+    """A string exactly as long as the attribute limit that does not parse was cut by the SDK."""
+    assert parse('{"rows": [1, 2', length_limit=14).status == "truncated"
+    assert parse('{"rows": [1, 2', length_limit=15).status == "unparseable"
+    assert parse('{"rows": [1]}', length_limit=13).ok
+
+
+def test_invalid_utf8_bytes_are_unparseable() -> None:
+    """Bytes must be UTF-8 JSON."""
+    assert parse(b"\xff\xfe").status == "unparseable"

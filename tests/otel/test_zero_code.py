@@ -1,0 +1,261 @@
+"""Zero-code setup: `opentelemetry-instrument` + GROUNDPLANE_POLICY guards an app that never
+imports the guard; disabling by name, a missing policy, an invalid policy and a missing SDK
+provider each behave as documented."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from groundplane_otel.otel.instrumentor import GroundplaneInstrumentor
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY = ROOT / "examples" / "policy.yaml"
+APP = Path(__file__).resolve().parent / "apps" / "campaign_app.py"
+INSTRUMENT = Path(sys.executable).parent / "opentelemetry-instrument"
+WRONG_WINNER = (
+    "APP: UnsupportedClaim: unsupported claim in field 'winner': model said 'north', "
+    "registered facts support 'harbour' | fact='campaign_ctr' | "
+    "provenance=warehouse.query(table='campaign_daily', window='7d') | "
+    "computed argmax on 'ctr' is 'harbour' (0.0455); 'north' ranked #2 at 0.0412"
+)
+NO_POLICY_WARNING = (
+    "groundplane: GROUNDPLANE_POLICY is not set, so no guard is installed and no output is "
+    "checked. Set GROUNDPLANE_POLICY=/path/to/policy.yaml, or silence this with "
+    "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=groundplane"
+)
+
+
+def run_app(tmp_path: Path, which: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the app under opentelemetry-instrument with console exporters and a clean env."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OTEL_", "GROUNDPLANE_"))
+    }
+    command = [str(INSTRUMENT), "--traces_exporter", "console", "--metrics_exporter", "console"]
+    command += ["--logs_exporter", "none", sys.executable, str(APP), which]
+    return subprocess.run(
+        command,
+        cwd=tmp_path,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+
+
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON documents the console exporters print one after another."""
+    decoder, position = json.JSONDecoder(), text.find("{")
+    while position != -1:
+        document, end = decoder.raw_decode(text, position)
+        yield document
+        position = text.find("{", end)
+
+
+def spans(text: str) -> dict[str, dict[str, Any]]:
+    return {doc["name"]: doc for doc in json_objects(text) if "context" in doc}
+
+
+def points(text: str, metric: str) -> list[tuple[dict[str, Any], Any]]:
+    """(attributes, value) of every data point of ``metric`` in the console metrics output."""
+    found = []
+    for doc in json_objects(text):
+        for resource in doc.get("resource_metrics", []):
+            for scope in resource["scope_metrics"]:
+                for entry in scope["metrics"]:
+                    if entry["name"] == metric:
+                        found += [
+                            (p["attributes"], p["value"]) for p in entry["data"]["data_points"]
+                        ]
+    return found
+
+
+def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
+    tmp_path: Path,
+) -> None:
+    """With GROUNDPLANE_POLICY set, the app gets UnsupportedClaim, the console-exported chat span
+    is ERROR with the guardrail event linking the tool span, and the claim is counted."""
+    result = run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(POLICY))
+    assert result.stdout.splitlines()[0] == WRONG_WINNER
+    exported = spans(result.stdout)
+    chat, tool = exported["chat scripted-model"], exported["execute_tool warehouse.query"]
+    assert chat["status"]["status_code"] == "ERROR"
+    assert chat["attributes"]["groundplane.outcome"] == "blocked"
+    (event,) = chat["events"]
+    assert event["name"] == "gen_ai.guardrail.result"
+    contract = {key: event["attributes"].get(key) for key in CONTRACT}
+    assert contract == {
+        "gen_ai.guardrail.component.name": "groundplane",
+        "gen_ai.guardrail.policy.id": "campaign_report",
+        "gen_ai.guardrail.policy.rule.id": "superlative(fact='campaign_ctr', field='winner')",
+        "gen_ai.guardrail.result.value": "unsupported",
+        "gen_ai.guardrail.source": "model_response",
+        "groundplane.check": "superlative",
+        "groundplane.field": "winner",
+        "groundplane.fact": "campaign_ctr",
+        "groundplane.fact.tool": "warehouse.query",
+        "groundplane.fact.trace_id": tool["context"]["trace_id"].removeprefix("0x"),
+        "groundplane.fact.span_id": tool["context"]["span_id"].removeprefix("0x"),
+    }
+    assert points(result.stdout, "groundplane.claims") == [
+        (
+            {
+                "groundplane.check": "superlative",
+                "groundplane.verdict": "unsupported",
+                "groundplane.boundary": "campaign_report",
+                "groundplane.mode": "enforce",
+            },
+            1,
+        )
+    ]
+    assert result.stderr == ""
+
+
+CONTRACT = (
+    "gen_ai.guardrail.component.name",
+    "gen_ai.guardrail.policy.id",
+    "gen_ai.guardrail.policy.rule.id",
+    "gen_ai.guardrail.result.value",
+    "gen_ai.guardrail.source",
+    "groundplane.check",
+    "groundplane.field",
+    "groundplane.fact",
+    "groundplane.fact.tool",
+    "groundplane.fact.trace_id",
+    "groundplane.fact.span_id",
+)
+
+
+def test_right_answer_passes_and_is_counted(tmp_path: Path) -> None:
+    """The correct answer reaches the app, the span stays OK and the output counts as passed."""
+    result = run_app(tmp_path, "right", GROUNDPLANE_POLICY=str(POLICY))
+    assert result.stdout.splitlines()[0] == "APP: answer accepted"
+    chat = spans(result.stdout)["chat scripted-model"]
+    assert (chat["status"]["status_code"], chat["events"]) == ("UNSET", [])
+    assert chat["attributes"]["groundplane.outcome"] == "passed"
+    assert points(result.stdout, "groundplane.outputs") == [
+        (
+            {
+                "groundplane.boundary": "campaign_report",
+                "groundplane.outcome": "passed",
+                "groundplane.mode": "enforce",
+            },
+            1,
+        )
+    ]
+
+
+def test_disabled_by_name_checks_nothing(tmp_path: Path) -> None:
+    """OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=groundplane: the wrong answer goes through unseen."""
+    result = run_app(
+        tmp_path,
+        "wrong",
+        GROUNDPLANE_POLICY=str(POLICY),
+        OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="groundplane",
+    )
+    assert result.stdout.splitlines()[0] == "APP: answer accepted"
+    chat = spans(result.stdout)["chat scripted-model"]
+    assert chat["events"] == []
+    assert not any(key.startswith("groundplane.") for key in chat["attributes"])
+    assert points(result.stdout, "groundplane.claims") == []
+
+
+def test_no_policy_warns_once_on_stderr(tmp_path: Path) -> None:
+    """Without GROUNDPLANE_POLICY the app runs unguarded and stderr says why and how to fix it."""
+    result = run_app(tmp_path, "wrong")
+    assert result.stdout.splitlines()[0] == "APP: answer accepted"
+    assert result.stderr.splitlines() == [NO_POLICY_WARNING]
+
+
+def test_invalid_policy_logs_the_located_error_and_installs_nothing(tmp_path: Path) -> None:
+    """A broken policy is an ERROR naming file, line, key path and fix; the app keeps running."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(POLICY.read_text().replace("kind: table", "kind: tabel"))
+    result = run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
+    assert result.stdout.splitlines()[0] == "APP: answer accepted"
+    assert result.stderr.splitlines() == [
+        f"groundplane: invalid policy, the guard is NOT installed: {bad}:26: "
+        "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, got 'tabel'. "
+        "Fix: did you mean 'table'?"
+    ]
+
+
+def test_sampler_entry_point_at_ratio_zero_checks_everything_and_exports_nothing(
+    tmp_path: Path,
+) -> None:
+    """OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio with ratio 0: no span is
+    exported, yet the wrong answer still raises and is counted."""
+    result = run_app(
+        tmp_path,
+        "wrong",
+        GROUNDPLANE_POLICY=str(POLICY),
+        OTEL_TRACES_SAMPLER="groundplane_parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG="0",
+    )
+    assert result.stdout.splitlines()[0] == WRONG_WINNER
+    assert spans(result.stdout) == {}
+    assert [value for _, value in points(result.stdout, "groundplane.claims")] == [1]
+
+
+@pytest.fixture
+def instrumentor() -> Iterator[GroundplaneInstrumentor]:
+    """The (singleton) instrumentor, always uninstrumented afterwards."""
+    instance = GroundplaneInstrumentor()
+    yield instance
+    if instance.is_instrumented_by_opentelemetry:
+        instance.uninstrument()
+
+
+def test_no_sdk_tracer_provider_warns_and_installs_nothing(
+    instrumentor: GroundplaneInstrumentor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An API-only tracer provider cannot show spans to a processor: warn, install nothing."""
+    monkeypatch.setenv("GROUNDPLANE_POLICY", str(POLICY))
+    with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
+        instrumentor.instrument(tracer_provider=trace.NoOpTracerProvider())
+    assert instrumentor.guard is None
+    assert caplog.messages == [
+        "groundplane: no OpenTelemetry SDK tracer provider is configured (found "
+        f"NoOpTracerProvider), so the guard from {POLICY} cannot see any span and is not "
+        "installed. Run the app under opentelemetry-instrument with opentelemetry-distro "
+        "installed, or call trace.set_tracer_provider(TracerProvider()) before instrumenting"
+    ]
+
+
+def test_instrument_uses_given_providers_and_uninstrument_switches_off(
+    instrumentor: GroundplaneInstrumentor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """instrument(tracer_provider=, meter_provider=) guards those providers, with GROUNDPLANE_MODE
+    applied; uninstrument() leaves the same spans unchecked."""
+    monkeypatch.setenv("GROUNDPLANE_POLICY", str(POLICY))
+    monkeypatch.setenv("GROUNDPLANE_MODE", "observe")
+    provider, exporter = TracerProvider(), InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    instrumentor.instrument(
+        tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    assert instrumentor.guard is not None
+    assert instrumentor.guard.config.mode == "observe"
+    guard = instrumentor.guard
+    instrumentor.uninstrument()
+    assert (instrumentor.guard, guard.active) == (None, False)
