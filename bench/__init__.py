@@ -141,12 +141,12 @@ def fmt_time(seconds: float) -> str:
 
 
 def fmt_ratio(ratio: float) -> str:
-    """``33×`` for large ratios, ``1.04×`` near one."""
+    """``33x`` for large ratios, ``1.04x`` near one."""
     if ratio >= 100:
-        return f"{ratio:,.0f}×"
+        return f"{ratio:,.0f}x"
     if ratio >= 10:
-        return f"{ratio:.1f}×"
-    return f"{ratio:.2f}×"
+        return f"{ratio:.1f}x"
+    return f"{ratio:.2f}x"
 
 
 def fmt_bytes(count: float) -> str:

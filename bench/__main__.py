@@ -10,7 +10,7 @@ import time
 
 from bench import Section, render
 
-MODULES = ("core", "scaling", "pydantic_baseline", "memory", "guard")
+MODULES = ("core", "scaling", "pydantic_baseline", "memory", "guard", "error_rates")
 
 
 def main(argv: list[str] | None = None) -> int:

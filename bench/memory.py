@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import tracemalloc
+from collections import Counter
 from typing import Any
 
 from bench import Section, fmt_bytes
@@ -22,15 +23,19 @@ from groundplane_otel.registry import FactRegistry
 __all__ = ["run"]
 
 
-def _store_backend(traces: int) -> tuple[str, Any] | None:
+def _store_backend(traces: int, outcomes: Counter[str]) -> tuple[str, Any] | None:
     try:
         from groundplane_otel.otel.config import Limits
         from groundplane_otel.otel.store import TraceStore
     except ImportError:
         return None
-    limits = Limits(max_traces=traces, max_total_bytes=1 << 40, max_trace_bytes=1 << 30)
-    store = TraceStore(limits, lambda kind, source, outcome: None, lambda delta: None)
-    return "TraceStore (otel/store.py)", store
+    limits = Limits(max_traces=max(traces, Limits().max_traces))  # default byte bounds
+
+    def count_fact(kind: str, source: str, outcome: str) -> None:
+        outcomes[outcome] += 1
+
+    store = TraceStore(limits, count_fact, lambda delta: None)
+    return "TraceStore (otel/store.py), default byte limits", store
 
 
 def run(smoke: bool) -> list[Section]:
@@ -39,7 +44,8 @@ def run(smoke: bool) -> list[Section]:
     check = superlative(FACT, "winner", column="ctr")
     winner = max(json.loads(payload), key=lambda row: row["ctr"])["region"]
     output = {"winner": winner}
-    backend = _store_backend(traces)
+    outcomes: Counter[str] = Counter()
+    backend = _store_backend(traces, outcomes)
 
     gc.collect()
     tracemalloc.start()
@@ -50,7 +56,9 @@ def run(smoke: bool) -> list[Section]:
         for trace_id in range(1, traces + 1):
             store.root_started(trace_id)
             registry = store.registry(trace_id)
-            registry.record_table(FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS)
+            registry.record_table(
+                FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS
+            )
             check(registry, output)
         live_count = len(store)
     else:
@@ -58,7 +66,9 @@ def run(smoke: bool) -> list[Section]:
         registries: dict[int, FactRegistry] = {}
         for trace_id in range(1, traces + 1):
             registry = FactRegistry()
-            registry.record_table(FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS)
+            registry.record_table(
+                FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS
+            )
             check(registry, output)
             registries[trace_id] = registry
         live_count = len(registries)
@@ -83,13 +93,17 @@ def run(smoke: bool) -> list[Section]:
 
     section = Section(
         key="memory",
-        title=f"Memory: {traces:,} live traces × {rows_per}-row fact, then all ended",
+        title=f"Memory: {traces:,} live traces x {rows_per}-row fact, then all ended",
         headers=("measure", "value"),
     )
     section.rows.extend(
         [
             ("backend", label),
             ("live traces (registries)", f"{live_count:,}"),
+            (
+                "facts recorded / evicted by the store's bounds",
+                f"{outcomes['recorded']:,} / {outcomes['evicted']:,}",
+            ),
             ("peak traced memory", fmt_bytes(peak - before)),
             ("held while live", fmt_bytes(live - before)),
             ("per live trace", fmt_bytes((live - before) / traces)),

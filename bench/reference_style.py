@@ -241,8 +241,6 @@ def ref_checks(spec: Mapping[str, Any]) -> list[RefCheck]:
     ]
 
 
-def run_ref_checks(
-    reg: RefRegistry, output: Mapping[str, Any], checks: Sequence[RefCheck]
-) -> None:
+def run_ref_checks(reg: RefRegistry, output: Mapping[str, Any], checks: Sequence[RefCheck]) -> None:
     for check in checks:
         check(reg, output)

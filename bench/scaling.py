@@ -86,7 +86,9 @@ def run(smoke: bool) -> list[Section]:
             check = build()
             check(_stored(rows), output)  # the correct output must pass; fail loudly if not
 
-            def cold(registry: FactRegistry, check: NamedCheck = check) -> None:
+            def cold(
+                registry: FactRegistry, check: NamedCheck = check, output: Any = output
+            ) -> None:
                 check(registry, output)
 
             def fresh(rows: list[dict[str, Any]] = rows) -> FactRegistry:
@@ -95,7 +97,11 @@ def run(smoke: bool) -> list[Section]:
             warm_registry = _stored(rows)
             check(warm_registry, output)
 
-            def warm(check: NamedCheck = check, registry: FactRegistry = warm_registry) -> None:
+            def warm(
+                check: NamedCheck = check,
+                registry: FactRegistry = warm_registry,
+                output: Any = output,
+            ) -> None:
                 check(registry, output)
 
             timed_cold = compare(
@@ -104,9 +110,7 @@ def run(smoke: bool) -> list[Section]:
                 number=3 if n >= 10_000 else 10,
                 setup={"cold": fresh},
             )
-            timed_warm = compare(
-                {"warm": warm}, repeats=repeats, number=calls_for(warm, budget)
-            )
+            timed_warm = compare({"warm": warm}, repeats=repeats, number=calls_for(warm, budget))
             series.setdefault(f"{family} cold", []).append(timed_cold["cold"].median)
             series.setdefault(f"{family} warm", []).append(timed_warm["warm"].median)
 

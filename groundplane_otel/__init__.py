@@ -1,3 +1,64 @@
-"""groundplane_otel: deterministic grounding guard for LLM agents (public surface pending)."""
+"""groundplane_otel: a deterministic grounding guard for LLM agents, native to OpenTelemetry.
+
+The core (this namespace) is groundplane's public API and imports nothing beyond the standard
+library: ``import groundplane_otel as groundplane`` keeps a groundplane user working. The
+OpenTelemetry layer lives in :mod:`groundplane_otel.otel`.
+"""
+
+from __future__ import annotations
+
+from groundplane_otel.boundary import Boundary, boundary
+from groundplane_otel.checks._base import Check, NamedCheck
+from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
+from groundplane_otel.checks.comparison import check_comparison, comparison
+from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
+from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
+from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
+from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
+from groundplane_otel.checks.superlative import check_superlative, superlative
+from groundplane_otel.errors import (
+    ClaimsUnsupported,
+    FactBoundaryError,
+    SparseColumnWarning,
+    UnregisteredFact,
+    UnsupportedClaim,
+)
+from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
+from groundplane_otel.registry import FactRegistry
+from groundplane_otel.report import Report
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Boundary",
+    "Check",
+    "ClaimsUnsupported",
+    "Domain",
+    "Fact",
+    "FactBoundaryError",
+    "FactRegistry",
+    "NamedCheck",
+    "Provenance",
+    "Ranking",
+    "Report",
+    "SparseColumnWarning",
+    "Table",
+    "UnregisteredFact",
+    "UnsupportedClaim",
+    "__version__",
+    "aggregate_reconciles",
+    "boundary",
+    "check_aggregate_reconciles",
+    "check_comparison",
+    "check_entities_recorded",
+    "check_field_matches_fact",
+    "check_ranking_prefix",
+    "check_row_integrity",
+    "check_superlative",
+    "comparison",
+    "entities_recorded",
+    "field_matches_fact",
+    "ranking_prefix",
+    "row_integrity",
+    "superlative",
+]

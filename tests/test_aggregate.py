@@ -1,4 +1,4 @@
-"""aggregate_reconciles: a stated aggregate must equal the one recomputed over the recorded Table."""
+"""aggregate_reconciles: a stated aggregate must equal the one recomputed over the Table."""
 
 from __future__ import annotations
 
@@ -146,9 +146,7 @@ def test_count_off_by_one_names_the_filter(reg: FactRegistry) -> None:
 
 
 @pytest.mark.parametrize("claim", [3.0, True, "3", None])
-def test_count_claim_that_is_not_an_int_fails_not_an_integer(
-    reg: FactRegistry, claim: Any
-) -> None:
+def test_count_claim_that_is_not_an_int_fails_not_an_integer(reg: FactRegistry, claim: Any) -> None:
     """A count is only ever an int: 3.0, True and "3" are refused even when they equal it."""
     error = fails(reg, {"n": claim}, fact="campaigns", field="n", op="count")
     assert error.code == "not_an_integer"
@@ -170,6 +168,14 @@ def test_non_number_claim_fails_not_a_number(reg: FactRegistry, claim: Any) -> N
     assert error.code == "not_a_number"
     assert error.supported == 12400
     assert "the claim is not a number" in error.reason
+
+
+def test_numeric_string_claim_message(reg: FactRegistry) -> None:
+    """A numeric-looking string is named as a str next to the computed value."""
+    error = fails(reg, {"t": "12400"}, fact="campaigns", field="t", column="spend")
+    assert error.reason == (
+        "the claim is not a number (str); computed sum of 'spend' over 3 rows is 12400"
+    )
 
 
 # -- truncated tables --------------------------------------------------------------------------
@@ -252,9 +258,7 @@ def test_empty_filter_fails(reg: FactRegistry) -> None:
 
 def test_where_true_does_not_select_a_row_holding_1(reg: FactRegistry) -> None:
     """Stricter than the reference: where={'on': True} selects only the row holding True."""
-    check_aggregate_reconciles(
-        reg, {"t": 5000}, "campaigns", "t", "spend", where={"on": True}
-    )
+    check_aggregate_reconciles(reg, {"t": 5000}, "campaigns", "t", "spend", where={"on": True})
     check_aggregate_reconciles(reg, {"n": 1}, "campaigns", "n", op="count", where={"on": 1})
 
 
@@ -272,6 +276,15 @@ def test_empty_strict_filter_points_at_the_loosely_equal_value() -> None:
         "(row 'a' holds 1 (int) in 'on', which the type-strict filter does not equate with "
         "True (bool))"
     )
+
+
+def test_loose_hint_skips_cells_the_filter_does_match() -> None:
+    """With two filter columns, the hint names the loosely equal cell, not the matching one."""
+    registry = record([{"id": "a", "region": "EU", "on": 1, "x": 5}])
+    error = fails(
+        registry, {"t": 5}, fact="t", field="t", column="x", where={"region": "EU", "on": True}
+    )
+    assert "holds 1 (int) in 'on'" in error.reason
 
 
 def test_where_string_does_not_select_an_int_key() -> None:
@@ -672,3 +685,46 @@ def test_count_needs_no_column() -> None:
 def test_callable_where_is_accepted_at_build() -> None:
     """A callable where= builds (it is validated as callable, not called)."""
     aggregate_reconciles("t", "v", "x", where=lambda row: True)
+
+
+# -- memoised derivations stay correct ---------------------------------------------------------
+
+
+def test_memo_keeps_type_strict_filters_apart(reg: FactRegistry) -> None:
+    """Checks filtering on 1, True and 1.0 against one fact never share a cached selection."""
+    for wanted, total in ((1, 4000), (True, 5000), (1.0, 3400), (1, 4000)):
+        check_aggregate_reconciles(
+            reg, {"t": total}, "campaigns", "t", "spend", where={"on": wanted}
+        )
+
+
+def test_ops_over_one_column_keep_their_own_results(reg: FactRegistry) -> None:
+    """sum, mean and median over the same cached column each give their own value."""
+    for _ in range(2):
+        for op, value in (("sum", 12400), ("mean", 12400 / 3), ("median", 4000)):
+            check_aggregate_reconciles(reg, {"v": value}, "campaigns", "v", "spend", op)
+
+
+def test_callable_where_is_rerun_on_every_check(reg: FactRegistry) -> None:
+    """A predicate is not assumed pure: a changed threshold changes the selection."""
+    threshold = {"spend": 4500}
+
+    def above(row: Mapping[str, Any]) -> bool:
+        return bool(row["spend"] > threshold["spend"])
+
+    check = aggregate_reconciles("campaigns", "t", "spend", where=above)
+    check(reg, {"t": 5000})
+    threshold["spend"] = 3500
+    check(reg, {"t": 9000})
+
+
+def test_unhashable_where_value_compares_structurally() -> None:
+    """A list-valued filter selects rows holding an equal list, and not a tuple or [True]."""
+    registry = record(
+        [
+            {"id": 1, "tags": ["a", 1], "x": 2},
+            {"id": 2, "tags": ("a", 1), "x": 3},
+            {"id": 3, "tags": ["a", True], "x": 5},
+        ]
+    )
+    check_aggregate_reconciles(registry, {"t": 2}, "t", "t", "x", where={"tags": ["a", 1]})

@@ -319,6 +319,15 @@ def test_delta_that_is_not_a_number_fails(reg: FactRegistry, claim: Any) -> None
     assert error.supported == 200
 
 
+def test_numeric_string_delta_message(reg: FactRegistry) -> None:
+    """A delta written as "20%" is not a number; the reason still shows the computed delta."""
+    error = fails(reg, out("north", "harbour", "20%"), kind="pct")
+    assert error.reason == (
+        "the claim is not a number (str); computed pct ('north' - 'harbour') / 'harbour' * 100 "
+        "on 'spend' is 20 with 'north' at 1200 and 'harbour' at 1000"
+    )
+
+
 def test_large_integers_lose_nothing() -> None:
     """10**30 + 1 minus 10**30 is exactly 1; the float 1e30 is not 10**30."""
     registry = FactRegistry()
@@ -331,9 +340,7 @@ def test_float_deltas_are_exact_so_rounded_claims_need_a_tolerance() -> None:
     """0.0455 - 0.0412 in pp is computed on the floats' exact values; 0.43 needs tolerance."""
     registry = FactRegistry()
     registry.record_ranking("r", {"harbour": 0.0455, "north": 0.0412})
-    assert fails(registry, out("harbour", "north", 0.43), "r", kind="pp").code == (
-        "value_mismatch"
-    )
+    assert fails(registry, out("harbour", "north", 0.43), "r", kind="pp").code == ("value_mismatch")
     run(registry, out("harbour", "north", 0.43), "r", kind="pp", tolerance=1e-9)
 
 

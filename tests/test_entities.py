@@ -163,6 +163,26 @@ def test_case_insensitive_accepts_case_drift() -> None:
     check_entities_recorded(reg, {"s": "STRASSE"}, ["s"], "streets", case_sensitive=False)
 
 
+def test_names_differing_only_in_case_are_both_kept() -> None:
+    """With 'Harbour' and 'harbour' recorded, each passes as itself and 'HARBOUR' suggests one."""
+    reg = FactRegistry()
+    reg.record_domain("ports", ["harbour", "Harbour", "delta"])
+    check_entities_recorded(reg, {"p": ["harbour", "Harbour"]}, ["p"], "ports")
+    claim = claim_of(entities_recorded(["p"], "ports"), reg, {"p": "HARBOUR"})
+    assert claim.reason.startswith(
+        "'HARBOUR' is not among the 3 recorded names; did you mean 'Harbour'? only the case"
+    )
+    check_entities_recorded(reg, {"p": "HARBOUR"}, ["p"], "ports", case_sensitive=False)
+
+
+def test_ranking_names_are_listed_best_first() -> None:
+    """A failure against a Ranking lists its names in ranked order."""
+    reg = FactRegistry()
+    reg.record_ranking("ctr", {"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}, key="ctr")
+    claim = claim_of(entities_recorded(["w"], "ctr"), reg, {"w": "south"})
+    assert claim.supported == ["harbour", "north", "delta"]
+
+
 def test_case_insensitive_still_rejects_unknown_names() -> None:
     """Ignoring case does not ignore spelling; the reason says case was ignored."""
     claim = claim_of(
@@ -480,29 +500,36 @@ def test_checks_do_not_mutate_the_recorded_fact() -> None:
 
 
 def test_name_index_is_built_once_per_fact_not_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A 100,000-name domain: passing checks never index; misses and casefolding index once."""
-    calls: list[int] = []
-    real_build = _names._build
+    """A 100,000-name domain: passing checks scan nothing; misses and casefolding scan once."""
+    scans: list[str] = []
+    real_names = _names._names
 
-    def counting_build(names: Any) -> Any:
-        calls.append(len(names))
-        return real_build(names)
+    def counting_names(value: Any) -> Any:
+        scans.append(type(value).__name__)
+        return real_names(value)
 
-    monkeypatch.setattr(_names, "_build", counting_build)
+    monkeypatch.setattr(_names, "_names", counting_names)
     reg = FactRegistry()
     reg.record_domain("big", [f"name{i}" for i in range(100_000)])
     claims = [f"name{i}" for i in range(0, 100_000, 997)]
     for _ in range(3):
         check_entities_recorded(reg, {"n": claims}, ["n"], "big")
-    assert calls == []
-    for _ in range(3):
+    assert scans == []
+
+    def misses() -> None:
         check_entities_recorded(reg, {"n": ["NAME5"]}, ["n"], "big", case_sensitive=False)
         claim_of(entities_recorded(["n"], "big"), reg, {"n": "name5x"})
-    assert calls == [100_000]
+
+    misses()
+    first_round = list(scans)
+    assert first_round
+    for _ in range(3):
+        misses()
+    assert scans == first_round
 
 
 def test_large_domain_miss_still_suggests_a_name_sharing_the_first_letter() -> None:
-    """Past 5,000 names the suggestion scans names with the claim's first letter only."""
+    """Past 1,000 names the suggestion ranks a bounded candidate set, and still finds it."""
     reg = FactRegistry()
     reg.record_domain("big", [f"{chr(97 + i % 26)}item{i}" for i in range(10_000)])
     claim = claim_of(entities_recorded(["n"], "big"), reg, {"n": "bitem27x"})

@@ -20,7 +20,7 @@ from groundplane_otel.checks.row_integrity import check_row_integrity
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
-SETTINGS = settings(max_examples=1500, deadline=None)
+SETTINGS = settings(max_examples=100, deadline=None)
 
 words = st.text(alphabet=string.ascii_letters, min_size=1, max_size=10)
 word_sets = st.lists(words, min_size=1, max_size=30, unique=True)

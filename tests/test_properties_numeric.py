@@ -14,6 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from groundplane_otel._numbers import from_fraction, matches
+from groundplane_otel.checks._numeric import exact_dot, exact_sum
 from groundplane_otel.checks.aggregate import check_aggregate_reconciles
 from groundplane_otel.checks.comparison import check_comparison
 from groundplane_otel.errors import UnsupportedClaim
@@ -31,18 +32,13 @@ KINDS = ("abs", "pct", "ratio", "pp")
 DIRECTIONS = ("a_minus_b", "b_minus_a")
 
 
-@st.composite
-def tables(draw: st.DrawFn) -> list[dict[str, Any]]:
-    size = draw(st.integers(1, 25))
-    return [
-        {
-            "id": position,
-            "g": draw(st.sampled_from(["a", "b"])),
-            "x": draw(numbers),
-            "w": draw(st.integers(1, 50)),
-        }
-        for position in range(size)
-    ]
+def _rows(cells: list[tuple[str, Any, int]]) -> list[dict[str, Any]]:
+    return [{"id": i, "g": g, "x": x, "w": w} for i, (g, x, w) in enumerate(cells)]
+
+
+tables = st.lists(
+    st.tuples(st.sampled_from(["a", "b"]), numbers, st.integers(1, 50)), min_size=1, max_size=25
+).map(_rows)
 
 
 def aggregate_oracle(rows: list[dict[str, Any]], op: str, weighted: bool = False) -> Fraction:
@@ -82,7 +78,7 @@ def column_for(op: str) -> str | None:
 
 
 @SETTINGS
-@given(rows=tables(), op=st.sampled_from(OPS), filtered=st.booleans())
+@given(rows=tables, op=st.sampled_from(OPS), filtered=st.booleans())
 def test_computed_aggregate_always_passes(
     rows: list[dict[str, Any]], op: str, filtered: bool
 ) -> None:
@@ -98,7 +94,7 @@ def test_computed_aggregate_always_passes(
 
 @SETTINGS
 @given(
-    rows=tables(),
+    rows=tables,
     op=st.sampled_from(OPS),
     tolerance=st.integers(0, 100),
     sign=st.sampled_from([-1, 1]),
@@ -109,12 +105,14 @@ def test_aggregate_beyond_tolerance_always_fails(
     """Any claim further from the computed value than the tolerance fails."""
     exact = aggregate_oracle(rows, op)
     claim = from_fraction(exact + sign * (tolerance + max(1, abs(exact))))
-    error = aggregate_fails(recorded(rows), claim, column=column_for(op), op=op, tolerance=tolerance)
+    error = aggregate_fails(
+        recorded(rows), claim, column=column_for(op), op=op, tolerance=tolerance
+    )
     assert error.supported == from_fraction(exact)
 
 
 @SETTINGS
-@given(rows=tables(), op=st.sampled_from(OPS))
+@given(rows=tables, op=st.sampled_from(OPS))
 def test_aggregate_over_the_wrong_subset_always_fails(rows: list[dict[str, Any]], op: str) -> None:
     """A filtered claim computed over the whole table fails whenever the two values differ."""
     selected = [row for row in rows if row["g"] == "a"]
@@ -127,7 +125,7 @@ def test_aggregate_over_the_wrong_subset_always_fails(rows: list[dict[str, Any]]
 
 
 @SETTINGS
-@given(rows=tables())
+@given(rows=tables)
 def test_unweighted_mean_for_a_weighted_one_always_fails(rows: list[dict[str, Any]]) -> None:
     """The plain mean fails a weighted-mean check whenever the two differ, and says so."""
     weighted = aggregate_oracle(rows, "mean", weighted=True)
@@ -141,7 +139,7 @@ def test_unweighted_mean_for_a_weighted_one_always_fails(rows: list[dict[str, An
 
 
 @SETTINGS
-@given(rows=tables(), offset=st.sampled_from([-1, 1]))
+@given(rows=tables, offset=st.sampled_from([-1, 1]))
 def test_count_must_be_the_exact_int(rows: list[dict[str, Any]], offset: int) -> None:
     """A count off by one fails, and the right count as a float fails as not_an_integer."""
     registry = recorded(rows)
@@ -165,6 +163,32 @@ def test_where_selects_only_the_same_type(flags: list[Any]) -> None:
             assert aggregate_fails(registry, 0, op="count", where={"f": wanted}).code == (
                 "empty_filter"
             )
+
+
+any_float = st.floats(allow_nan=False, allow_infinity=False)
+any_number = st.one_of(any_float, st.integers(-(10**40), 10**40), numbers)
+
+
+@SETTINGS
+@given(values=st.lists(any_number, max_size=30), data=st.data())
+def test_fast_exact_sums_equal_fraction_arithmetic(values: list[Any], data: st.DataObject) -> None:
+    """exact_sum and exact_dot agree with Fraction arithmetic, whichever fast path they take."""
+    weights = data.draw(
+        st.lists(
+            st.one_of(st.integers(0, 2**30), any_float.map(abs)),
+            min_size=len(values),
+            max_size=len(values),
+        )
+    )
+    assert exact_sum(values) == sum(map(Fraction, values), Fraction(0))
+    expected = sum((Fraction(v) * Fraction(w) for v, w in zip(values, weights)), Fraction(0))
+    assert exact_dot(values, weights) == expected
+    small = [w % 1000 for w in weights if isinstance(w, int)]
+    floats = [float(v) for v in values if isinstance(v, float)][: len(small)]
+    small = small[: len(floats)]
+    assert exact_dot(floats, small) == sum(
+        (Fraction(v) * w for v, w in zip(floats, small)), Fraction(0)
+    )
 
 
 # -- comparison ------------------------------------------------------------------------------
@@ -243,7 +267,8 @@ def test_delta_in_the_wrong_direction_always_fails(case: tuple[Any, ...]) -> Non
     exact = delta_oracle(kind, left, right)
     reversed_delta = delta_oracle(kind, right, left)
     assume(exact is not None and reversed_delta is not None)
-    assert exact is not None and reversed_delta is not None
+    assert exact is not None
+    assert reversed_delta is not None
     claim = from_fraction(reversed_delta)
     assume(not matches(claim, exact))
     error = compare_fails(scores, {"a": a, "b": b, "d": claim}, kind, direction)
@@ -258,7 +283,8 @@ def test_swapped_entities_always_fail(case: tuple[Any, ...]) -> None:
     exact = delta_oracle(kind, *ordered(scores, a, b, direction))
     swapped = delta_oracle(kind, *ordered(scores, b, a, direction))
     assume(exact is not None and swapped is not None)
-    assert exact is not None and swapped is not None
+    assert exact is not None
+    assert swapped is not None
     claim = from_fraction(exact)
     assume(not matches(claim, swapped))
     error = compare_fails(scores, {"a": b, "b": a, "d": claim}, kind, direction)

@@ -11,8 +11,10 @@ use each number's exact ``as_integer_ratio``, whose denominators are powers of t
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import cast
 
 from groundplane_otel._numbers import from_fraction
 
@@ -20,6 +22,10 @@ __all__ = ["exact_dot", "exact_sum", "offset_text", "represent", "require_name",
 
 _MAX_EXPANSION = 64
 """More fsum rounds than a sum of finite floats can need (each round settles 53 bits)."""
+_SPLITTER = float(2**27 + 1)
+_WEIGHT_LIMIT = 2**26
+_HUGE = 2.0**900
+_TINY = 2.0**-900
 
 
 def exact_sum(values: Sequence[int | float]) -> Fraction:
@@ -35,6 +41,14 @@ def exact_sum(values: Sequence[int | float]) -> Fraction:
 
 
 def _float_sum(floats: Sequence[float]) -> Fraction:
+    total = _expansion(floats)
+    if total is None:
+        return _dyadic_total(list(map(float.as_integer_ratio, floats)))
+    return total
+
+
+def _expansion(floats: Sequence[float]) -> Fraction | None:
+    """The exact sum by repeated ``math.fsum``; None if a partial sum overflows."""
     work = list(floats)
     total = Fraction(0)
     try:
@@ -44,15 +58,22 @@ def _float_sum(floats: Sequence[float]) -> Fraction:
                 return total
             total += Fraction(part)
             work.append(-part)
-    except OverflowError:  # the running sum left the float range: fall back to integers
+    except OverflowError:
         pass
-    return _dyadic_total([value.as_integer_ratio() for value in floats])
+    return None
 
 
 def exact_dot(values: Sequence[int | float], weights: Sequence[int | float]) -> Fraction:
     """The exact sum of ``value * weight`` over aligned sequences."""
-    if set(map(type, values)) | set(map(type, weights)) <= {int}:
-        return Fraction(sum(value * weight for value, weight in zip(values, weights, strict=True)))
+    value_kinds, weight_kinds = set(map(type, values)), set(map(type, weights))
+    if value_kinds | weight_kinds <= {int}:
+        return Fraction(sum(map(operator.mul, values, weights)))
+    if value_kinds <= {float} and weight_kinds <= {int}:
+        floats, ints = cast("Sequence[float]", values), cast("Sequence[int]", weights)
+        if _splittable(floats, ints):
+            found = _expansion(_split_products(floats, ints))
+            if found is not None:
+                return found
     ratios = [
         (vn * wn, vd * wd)
         for (vn, vd), (wn, wd) in zip(
@@ -62,6 +83,33 @@ def exact_dot(values: Sequence[int | float], weights: Sequence[int | float]) -> 
         )
     ]
     return _dyadic_total(ratios)
+
+
+def _splittable(values: Sequence[float], weights: Sequence[int]) -> bool:
+    """Whether Veltkamp splitting makes every ``weight * value`` exact in two float products.
+
+    Each float splits into two halves of at most 26 significant bits; times an int below
+    2**26, each half-product fits in 53 bits. Magnitudes stay far from overflow and underflow.
+    """
+    if not values:
+        return False
+    smallest = min(filter(None, map(abs, values)), default=1.0)
+    return (
+        max(map(abs, weights)) < _WEIGHT_LIMIT
+        and max(map(abs, values)) < _HUGE
+        and smallest > _TINY
+    )
+
+
+def _split_products(values: Sequence[float], weights: Sequence[int]) -> list[float]:
+    """``weight * high`` and ``weight * low`` for each Veltkamp-split value: exact floats."""
+    highs = [
+        scaled - (scaled - value)
+        for scaled, value in zip([value * _SPLITTER for value in values], values, strict=True)
+    ]
+    products = list(map(operator.mul, weights, highs))
+    products.extend(map(operator.mul, weights, map(operator.sub, values, highs)))
+    return products
 
 
 def _dyadic_total(ratios: Sequence[tuple[int, int]]) -> Fraction:

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import compress
 from types import MappingProxyType
-from typing import Any, Literal, Union, get_args
+from typing import Any, Literal, TypeVar, Union, get_args
 
 from groundplane_otel._keys import strict_equal, strict_key
 from groundplane_otel._numbers import is_number, matches, validate_tolerances
@@ -57,6 +58,7 @@ Rows = Sequence[dict[str, Any]]
 Part = Literal["selected", "rest", "all"]
 
 _BUILDER = "aggregate_reconciles"
+T = TypeVar("T")
 _ABSENT = object()
 # For these types, ``type(a) is type(b) and a == b`` is exactly ``strict_equal(a, b)``.
 _SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
@@ -66,7 +68,7 @@ def _plural(count: int) -> str:
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Cells:
     """One column read over a set of rows, validated once: what an aggregate needs of it."""
 
@@ -75,11 +77,7 @@ class _Cells:
     first_lacking: Any = None
     bad: tuple[Any, Any] | None = None  # (row key, cell) of the first cell that is no number
     values: Sequence[int | float] = ()
-    results: dict[Hashable, Fraction] = field(default_factory=dict)
-
-    @property
-    def numeric(self) -> bool:
-        return not self.lacking and self.bad is None
+    results: dict[Hashable, Fraction] = field(default_factory=dict)  # op -> exact result
 
 
 def _read_cells(rows: Rows, column: str, key: str) -> _Cells:
@@ -90,9 +88,11 @@ def _read_cells(rows: Rows, column: str, key: str) -> _Cells:
         lacking = [row for row in rows if column not in row]
         return _Cells(len(rows), len(lacking), lacking[0][key])
     kinds = set(map(type, values))
+    if kinds <= {int}:
+        return _Cells(len(rows), values=values)
     if kinds <= {int, float}:
-        floats = values if int not in kinds else [v for v in values if type(v) is float]
-        if all(map(math.isfinite, floats)):
+        floats = values if kinds == {float} else [v for v in values if type(v) is float]
+        if all(map(math.isfinite, floats)):  # the registry refuses NaN/inf; stay defensive
             return _Cells(len(rows), values=values)
     for row, value in zip(rows, values, strict=True):
         if not is_number(value):
@@ -100,21 +100,36 @@ def _read_cells(rows: Rows, column: str, key: str) -> _Cells:
     return _Cells(len(rows), values=values)
 
 
-def _matcher(where: tuple[tuple[str, Any], ...]) -> Callable[[dict[str, Any]], bool]:
-    """A type-strict row test for a mapping filter (fast for scalar values)."""
-    if all(type(value) in _SCALARS for _, value in where):
-        if len(where) == 1:
-            ((column, value),) = where
+def _flags(rows: Rows, where: tuple[tuple[str, Any], ...]) -> list[bool]:
+    """Which rows a mapping filter selects, type-strictly, one column at a time."""
+    combined: list[bool] = [True] * len(rows)
+    for column, value in where:
+        held = [row.get(column, _ABSENT) for row in rows]
+        if type(value) in _SCALARS:
             kind = type(value)
-            return lambda row: type(row.get(column, _ABSENT)) is kind and row[column] == value
-        typed = tuple((column, type(value), value) for column, value in where)
-        return lambda row: all(
-            type(row.get(column, _ABSENT)) is kind and row[column] == value
-            for column, kind, value in typed
-        )
-    return lambda row: all(
-        column in row and strict_equal(row[column], value) for column, value in where
-    )
+            flags = [type(cell) is kind and cell == value for cell in held]
+        else:
+            flags = [cell is not _ABSENT and strict_equal(cell, value) for cell in held]
+        combined = list(map(operator.and_, combined, flags))
+    return combined
+
+
+@dataclass(slots=True)
+class _Run:
+    """One run of a check: the fact it reads, and scratch space that lives for this run only."""
+
+    stored: Fact
+    table: Table
+    local: dict[Hashable, Any] = field(default_factory=dict)
+
+    def derive(self, key: Hashable, shared: bool, build: Callable[[], T]) -> T:
+        """``build()`` once: memoised per fact when ``shared``, else for this run only."""
+        if shared:
+            return derived(self.stored, key, build)
+        if key not in self.local:
+            self.local[key] = build()
+        found: T = self.local[key]
+        return found
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -145,11 +160,12 @@ class _Aggregate:
                 f"so no {self.op} over it can be verified",
                 "not_exhaustive",
             )
-        selected = self._rows(stored, table, "selected")
+        run = _Run(stored, table)
+        selected = self._rows(run, "selected")
         if not selected:
             raise self._claim(stored, claimed, None, self._empty_reason(table), "empty_filter")
         scope = self._scope(len(selected))
-        computed = self._aggregate(stored, table, "selected", claimed=claimed)
+        computed = self._aggregate(run, "selected", claimed=claimed)
         assert computed is not None  # on the selection, every problem raises instead
         supported = represent(computed, f"fact {self.fact!r}: {self._what()}{scope}")
         self._require_number(stored, claimed, supported, scope)
@@ -159,7 +175,7 @@ class _Aggregate:
             f"computed {self._what()}{scope} is {show(computed)}; "
             f"the claim is off by {offset_text(claimed, computed)}"
         )
-        diagnosis, code = self._diagnose(stored, table, claimed)
+        diagnosis, code = self._diagnose(run, claimed)
         raise self._claim(stored, claimed, supported, reason + diagnosis, code)
 
     # -- the rows and cells an aggregate reads (memoised per fact) ---------------------------
@@ -174,30 +190,24 @@ class _Aggregate:
                     f"fact {self.fact!r}: unknown column {column!r}; columns: {list(table.columns)}"
                 )
 
-    def _scope_key(self, part: Part) -> Hashable | None:
-        """The memo scope of a row set; None when it cannot be memoised (a callable filter)."""
-        if part == "all" or (self.where is None and part == "selected"):
-            return ("all",)
-        if self.where is None or self.token is None:
-            return None
-        return (self.token, part)
+    def _shared(self, part: Part) -> bool:
+        """Whether a row set may be memoised per fact (not when a callable filter decides it)."""
+        return part == "all" or self.where is None or self.token is not None
 
-    def _rows(self, stored: Fact, table: Table, part: Part) -> Rows:
+    def _rows(self, run: _Run, part: Part) -> Rows:
         if part == "all" or (self.where is None and part == "selected"):
-            return table.rows
+            return run.table.rows
         if self.where is None:
             return ()
-        if self.token is None:
-            split = self._split(table)
-        else:
-            split = derived(stored, ("aggregate.split", self.token), lambda: self._split(table))
+        split = run.derive(
+            ("aggregate.split", self.token), self._shared(part), lambda: self._split(run.table)
+        )
         return split[0] if part == "selected" else split[1]
 
     def _split(self, table: Table) -> tuple[Rows, Rows]:
         """(selected, rest): the rows the filter selects and the complement, in table order."""
-        where = self.where
-        if isinstance(where, tuple):
-            flags = list(map(_matcher(where), table.rows))
+        if isinstance(self.where, tuple):
+            flags = _flags(table.rows, self.where)
         else:
             flags = [self._predicate(table, row) for row in table.rows]
         selected = tuple(compress(table.rows, flags))
@@ -214,21 +224,21 @@ class _Aggregate:
             )
         return result
 
-    def _cells(self, stored: Fact, table: Table, part: Part, column: str) -> _Cells:
-        rows = self._rows(stored, table, part)
-        scope = self._scope_key(part)
-        if scope is None:
-            return _read_cells(rows, column, table.key)
-        return derived(
-            stored, ("aggregate.cells", scope, column), lambda: _read_cells(rows, column, table.key)
+    def _cells(self, run: _Run, part: Part, column: str) -> _Cells:
+        every = part == "all" or (self.where is None and part == "selected")
+        return run.derive(
+            ("aggregate.cells", None, "all", column)
+            if every
+            else ("aggregate.cells", self.token, part, column),
+            self._shared(part),
+            lambda: _read_cells(self._rows(run, part), column, run.table.key),
         )
 
     # -- computing --------------------------------------------------------------------------
 
     def _aggregate(
         self,
-        stored: Fact,
-        table: Table,
+        run: _Run,
         part: Part,
         *,
         claimed: Any = _ABSENT,
@@ -240,19 +250,19 @@ class _Aggregate:
         cell a ValueError; for a diagnosis (no claim) either just gives None.
         """
         strict = claimed is not _ABSENT
-        count = len(self._rows(stored, table, part))
+        count = len(self._rows(run, part))
         if not count:
             return None
         columns = [self.column] if self.column is not None else []
         if weighted and self.weight_column is not None:
             columns.append(self.weight_column)
-        cells = [self._cells(stored, table, part, column) for column in columns]
+        cells = [self._cells(run, part, column) for column in columns]
         for column, read in zip(columns, cells, strict=True):
             if read.lacking:
                 if not strict:
                     return None
                 raise self._claim(
-                    stored,
+                    run.stored,
                     claimed,
                     None,
                     f"column {column!r} is missing in {read.lacking} of {_plural(count)} selected "
@@ -277,7 +287,8 @@ class _Aggregate:
         found = values.results.get(memo_key)
         if found is None:
             if len(cells) == 2:
-                found = self._weighted_mean(values, cells[1], count, strict)
+                rows = self._rows(run, part)
+                found = self._weighted_mean(run.table, rows, values, cells[1], strict)
                 if found is None:
                     return None
             else:
@@ -286,15 +297,15 @@ class _Aggregate:
         return found
 
     def _weighted_mean(
-        self, values: _Cells, weights: _Cells, count: int, strict: bool
+        self, table: Table, rows: Rows, values: _Cells, weights: _Cells, strict: bool
     ) -> Fraction | None:
         if min(weights.values) < 0:
             if not strict:
                 return None
-            position = next(i for i, weight in enumerate(weights.values) if weight < 0)
+            position, weight = next((i, w) for i, w in enumerate(weights.values) if w < 0)
             raise ValueError(
-                f"fact {self.fact!r}: column {self.weight_column!r}: a weight must be >= 0, got "
-                f"{weights.values[position]!r} (selected row #{position + 1})"
+                f"fact {self.fact!r}: column {self.weight_column!r}, row "
+                f"{rows[position][table.key]!r}: a weight must be >= 0, got {weight!r}"
             )
         total = exact_sum(weights.values)
         if not total:
@@ -302,13 +313,15 @@ class _Aggregate:
                 return None
             raise ValueError(
                 f"fact {self.fact!r}: the weights in column {self.weight_column!r} sum to 0 over "
-                f"the {_plural(count)} selected; a weighted mean is undefined"
+                f"the {_plural(len(rows))} selected; a weighted mean is undefined"
             )
         return exact_dot(values.values, weights.values) / total
 
     # -- judging the claim -------------------------------------------------------------------
 
-    def _require_number(self, stored: Fact, claimed: Any, supported: int | float, scope: str) -> None:
+    def _require_number(
+        self, stored: Fact, claimed: Any, supported: int | float, scope: str
+    ) -> None:
         computed = f"computed {self._what()}{scope} is {supported!r}"
         if self.op == "count":
             if type(claimed) is not int:
@@ -329,10 +342,10 @@ class _Aggregate:
                 "not_a_number",
             )
 
-    def _diagnose(self, stored: Fact, table: Table, claimed: int | float) -> tuple[str, str]:
+    def _diagnose(self, run: _Run, claimed: int | float) -> tuple[str, str]:
         """Which known mistake the claim matches: (text to append, reason code)."""
         if self.weight_column is not None:
-            plain = self._aggregate(stored, table, "selected", weighted=False)
+            plain = self._aggregate(run, "selected", weighted=False)
             if plain is not None and self._matches(claimed, plain):
                 return (
                     f"; the claim equals the unweighted mean ({show(plain)}): an unweighted "
@@ -345,9 +358,9 @@ class _Aggregate:
                 ("rest", f"the rows not matching {self._filter_text()}"),
             )
             for part, label in parts:
-                other = self._aggregate(stored, table, part)
+                other = self._aggregate(run, part)
                 if other is not None and self._matches(claimed, other):
-                    rows = len(self._rows(stored, table, part))
+                    rows = len(self._rows(run, part))
                     return (
                         f"; the claim equals the {self.op} over {label} ({_plural(rows)}: "
                         f"{show(other)}): taken over the wrong subset",
@@ -394,8 +407,8 @@ class _Aggregate:
             return ""
         for row in table.rows:
             for column, value in self.where:
-                if column in row and (row[column] == value) is True:
-                    held = row[column]
+                held = row.get(column, _ABSENT)
+                if (held == value) is True and not strict_equal(held, value):
                     return (
                         f" (row {row[table.key]!r} holds {held!r} ({type(held).__name__}) in "
                         f"{column!r}, which the type-strict filter does not equate with "

@@ -15,7 +15,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from groundplane_otel._keys import strict_equal, strict_key
@@ -40,13 +39,13 @@ Mapped = tuple[tuple[str, str], ...]
 class _ColumnIndex:
     """Which rows hold which value in one column, built once per (fact, column).
 
-    ``exact`` maps a number's exact rational value (so 88000 and 88000.0 meet, as they do in
-    ``matches``) or any other cell's type-strict key to the row keys holding it; ``numbers`` is
-    the column's numeric cells sorted, for the rows within a tolerance of a claim.
+    ``exact`` maps a number (by exact value: 88000 and 88000.0 meet, as they do in ``matches``)
+    or any other cell's type-strict key to the row keys holding it; ``numbers`` is the column's
+    numeric cells sorted, for the rows within a tolerance of a claim.
     """
 
     exact: Mapping[Hashable, tuple[Hashable, ...]]
-    numbers: tuple[tuple[Fraction, int], ...]
+    numbers: tuple[tuple[int | float, int], ...]
     keys: tuple[Hashable, ...]
 
 
@@ -177,7 +176,7 @@ class _RowIntegrity:
         """Keys of the other rows whose ``column`` holds the claimed value."""
         index = derived(stored, ("row_integrity.column", column), lambda: _index(table, column))
         if is_number(claimed):
-            found: Sequence[Hashable] = index.exact.get(as_fraction(claimed), ())
+            found: Sequence[Hashable] = index.exact.get(claimed, ())
             if self.tolerance or self.rel_tolerance:
                 found = self._near(index, claimed)
         else:
@@ -215,8 +214,11 @@ class _RowIntegrity:
 
 
 def _index(table: Table, column: str) -> _ColumnIndex:
+    # Numbers are keyed by themselves: Python compares and hashes int and float by exact value
+    # (88000 == 88000.0, 2**63 + 1 != 2.0**63), which is what ``matches`` does at zero
+    # tolerance; every other cell by its type-strict key, a tuple no number can equal.
     exact: dict[Hashable, list[Hashable]] = {}
-    numbers: list[tuple[Fraction, int]] = []
+    numbers: list[tuple[int | float, int]] = []
     keys: list[Hashable] = []
     for position, row in enumerate(table.rows):
         keys.append(row[table.key])
@@ -224,9 +226,8 @@ def _index(table: Table, column: str) -> _ColumnIndex:
             continue
         cell = row[column]
         if is_number(cell):
-            value = as_fraction(cell)
-            numbers.append((value, position))
-            exact.setdefault(value, []).append(row[table.key])
+            numbers.append((cell, position))
+            exact.setdefault(cell, []).append(row[table.key])
             continue
         try:
             exact.setdefault(strict_key(cell), []).append(row[table.key])

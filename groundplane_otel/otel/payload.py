@@ -16,7 +16,9 @@ from typing import Any, Literal, NoReturn
 __all__ = ["Parsed", "ParseStatus", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
-_BRACKETS = re.compile(r'[\[\]{}"]')
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_PAIR = re.compile(r"\[\]|\{\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +38,23 @@ class Parsed:
         return self.status == "ok"
 
 
+_CONTAINERS = (dict, list, tuple)
+_ATOMS = frozenset({str, int, bool, type(None)})
+
+
 class _Refused(ValueError):
     pass
 
 
 def _refuse_constant(token: str) -> NoReturn:
     raise _Refused(f"non-finite number {token} is refused")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):  # 1e999 parses to inf
+        raise _Refused(f"non-finite number {token} is refused")
+    return value
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -54,31 +67,22 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _text_depth(text: str, limit: int) -> int:
-    """Maximum bracket nesting of JSON text, stopping early once past ``limit``.
+    """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion.
 
-    Free when the text cannot be that deep (no more opening brackets than the limit).
-    Escaped backslashes and quotes are removed first, so every ``"`` left opens or closes a
-    string and brackets inside strings are skipped.
+    Free when the text has no more opening brackets than the limit. Otherwise string literals
+    are dropped, then innermost ``[]``/``{}`` pairs are peeled off one level per pass (C regex
+    passes over the brackets only).
     """
     if text.count("[") + text.count("{") <= limit:
         return 0
-    text = text.replace("\\\\", "").replace('\\"', "")
-    depth = deepest = 0
-    in_string = False
-    for match in _BRACKETS.finditer(text):
-        char = match.group()
-        if char == '"':
-            in_string = not in_string
-        elif in_string:
-            continue
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                return deepest
-        else:
-            depth -= 1
-    return deepest
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    depth = 0
+    while brackets and depth <= limit:
+        peeled = _PAIR.sub("", brackets)
+        if peeled == brackets:  # unbalanced: invalid JSON, which json.loads reports
+            break
+        brackets, depth = peeled, depth + 1
+    return depth
 
 
 def _structured_problem(value: Any, limit: int) -> str:
@@ -86,13 +90,14 @@ def _structured_problem(value: Any, limit: int) -> str:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
+        kind = type(item)
+        if kind is float and not math.isfinite(item):
             return f"non-finite number {item!r} is refused"
-        if isinstance(item, (Mapping, list, tuple)):
+        if kind in _CONTAINERS or isinstance(item, (Mapping, list, tuple)):
             if depth >= limit:
                 return f"nested deeper than {limit} levels"
             children = item.values() if isinstance(item, Mapping) else item
-            stack.extend((child, depth + 1) for child in children)
+            stack.extend((child, depth + 1) for child in children if type(child) not in _ATOMS)
     return ""
 
 
@@ -130,14 +135,16 @@ def parse_payload(
     if _text_depth(raw, max_depth) > max_depth:
         return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicates)
+        value = json.loads(
+            raw,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_no_duplicates,
+        )
     except _Refused as refused:
         return Parsed("unparseable", size=size, problem=str(refused))
     except (ValueError, RecursionError) as exc:
         if length_limit is not None and len(raw) == length_limit:
             return Parsed("truncated", size=size, problem=f"cut at {length_limit} characters")
         return Parsed("unparseable", size=size, problem=f"invalid JSON: {type(exc).__name__}")
-    problem = _structured_problem(value, max_depth)  # huge ints/floats like 1e999 -> inf
-    if problem:
-        return Parsed("unparseable", size=size, problem=problem)
     return Parsed("ok", value, size=size)

@@ -69,6 +69,13 @@ def load_policy(path: str | os.PathLike[str]) -> GuardConfig:
     try:
         with open(source, encoding="utf-8") as handle:
             text = handle.read()
+    except UnicodeDecodeError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "save the policy as UTF-8",
+        ) from exc
     except OSError as exc:
         raise PolicyError(
             source,
@@ -106,6 +113,10 @@ def _compose(source: str, text: str) -> yaml.Node | None:
     """The node tree (for line numbers); a syntax error or a duplicate key fails here."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError as exc:
+        raise PolicyError(
+            source, "", "the document is nested too deeply to read", "flatten the policy"
+        ) from exc
     except yaml.YAMLError as exc:
         raise PolicyError(
             source,
@@ -114,34 +125,50 @@ def _compose(source: str, text: str) -> yaml.Node | None:
             "fix the YAML syntax at this line (indentation, a missing colon or quote)",
             _mark_line(exc),
         ) from exc
-    _refuse_duplicates(Reader(source, root), root, ())
+    _refuse_duplicates(Reader(source, root), root)
     return root
 
 
-def _refuse_duplicates(reader: Reader, node: yaml.Node | None, path: Path) -> None:
-    """YAML keeps the last of two equal keys silently: a second boundary would vanish."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in seen:
-                reader.fail(
-                    (*path, key),
-                    f"duplicate key {key!r} (first at line {seen[key]})",
-                    "keep one of them: YAML would silently drop the first",
-                )
-            seen[key] = key_node.start_mark.line + 1
-            _refuse_duplicates(reader, value_node, (*path, key))
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _refuse_duplicates(reader, item, (*path, index))
+def _refuse_duplicates(reader: Reader, root: yaml.Node | None) -> None:
+    """YAML keeps the last of two equal keys silently (a second boundary would vanish), and an
+    alias may point into itself: both fail here. Each node is visited once, so an alias bomb
+    costs its size in nodes, not its expansion."""
+    seen_nodes: set[int] = set()
+
+    def walk(node: yaml.Node | None, path: Path, open_nodes: frozenset[int]) -> None:
+        if node is None:
+            return
+        if id(node) in open_nodes:
+            reader.fail(path, "an alias refers to a node that contains it", "remove the alias")
+        if id(node) in seen_nodes:
+            return
+        seen_nodes.add(id(node))
+        inside = open_nodes | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            first_line: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                if key in first_line:
+                    reader.fail(
+                        (*path, key),
+                        f"duplicate key {key!r} (first at line {first_line[key]})",
+                        "keep one of them: YAML would silently drop the first",
+                    )
+                first_line[key] = key_node.start_mark.line + 1
+                walk(value_node, (*path, key), inside)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                walk(item, (*path, index), inside)
+
+    walk(root, (), frozenset())
 
 
 def _read(reader: Reader, data: object) -> GuardConfig:
     top = reader.mapping((), data, _TOP, required=("boundaries",), example=" starting `version: 1`")
     if "version" not in top:
         reader.fail((), "missing required key 'version'", "add `version: 1` as the first line")
-    if isinstance(top["version"], bool) or top["version"] != POLICY_VERSION:
+    version = top["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != POLICY_VERSION:
         reader.fail(
             ("version",),
             f"unsupported policy version {show(top['version'])}",

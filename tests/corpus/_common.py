@@ -35,7 +35,13 @@ def names(rng: random.Random, n: int, *, ints: bool = False) -> list[Hashable]:
 
 
 def scores(rng: random.Random, n: int, style: str) -> list[int | float]:
-    """``n`` finite scores; ``style`` is int, float, large (ints past 2**53) or mixed."""
+    """``n`` finite scores; ``style`` is int, float, large (ints past 2**53), signed (ints and
+    floats of both signs) or mixed."""
+    if style == "signed":
+        return [
+            rng.randrange(-500, 500) if rng.random() < 0.5 else rng.uniform(-300, 300)
+            for _ in range(n)
+        ]
     if style == "int":
         return [rng.randrange(0, 500) for _ in range(n)]
     if style == "large":
@@ -68,6 +74,7 @@ class Emitter:
 
     family: str
     cases: list[Case]
+    fact: str
     counts: dict[str, int] = field(default_factory=dict)
 
     def __call__(
@@ -88,7 +95,7 @@ class Emitter:
                 failure_class=failure_class,
                 label=label,
                 facts=tuple(facts),
-                check={"builder": self.family, **check},
+                check={"builder": self.family, "fact": self.fact, **check},
                 output=output,
                 expect_code=expect_code,
             )
@@ -104,6 +111,10 @@ def repeat(rng: random.Random, count: int, make: Callable[[random.Random], bool]
             raise RuntimeError(f"generator {make.__name__} cannot produce {count} cases")
         if make(rng):
             made += 1
+
+
+NON_FINITE = (float("nan"), float("inf"), float("-inf"))
+"""What ``json.loads`` yields for the NaN / Infinity / -Infinity tokens it accepts by default."""
 
 
 def exact(value: int | float) -> Fraction:

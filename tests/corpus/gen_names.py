@@ -8,7 +8,7 @@ from collections.abc import Hashable
 from fractions import Fraction
 from typing import Any
 
-from ._common import Emitter, names, repeat, scores
+from ._common import NON_FINITE, Emitter, names, repeat, scores
 from .model import Case, FactSpec, truly_matches
 
 FACT = "named"
@@ -51,7 +51,7 @@ def _pick_output(
 
 def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("entities_recorded", cases)
+    emit = Emitter("entities_recorded", cases, FACT)
 
     def strings(rng: random.Random) -> list[Hashable]:
         return names(rng, rng.randint(3, 40))
@@ -59,13 +59,23 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
     def blended(rng: random.Random) -> bool:
         labels = strings(rng)
         a, b = rng.sample(labels, 2)
-        assert isinstance(a, str) and isinstance(b, str)
-        claim = rng.choice((f"{a} {b}", f"{a}{b}", f"{a}-{b}", f"{a}/{b}", a[: len(a) // 2] + b[len(b) // 2 :]))
+        assert isinstance(a, str)
+        assert isinstance(b, str)
+        claim = rng.choice(
+            (f"{a} {b}", f"{a}{b}", f"{a}-{b}", f"{a}/{b}", a[: len(a) // 2] + b[len(b) // 2 :])
+        )
         if claim in labels:
             return False
         output, fields = _pick_output(rng, labels, claim)
         check = {"fields": fields, "fact": FACT, "case_sensitive": rng.random() < 0.7}
-        emit("blended_name", "unsupported", [_names_fact(rng, labels)], check, output, "unknown_entity")
+        emit(
+            "blended_name",
+            "unsupported",
+            [_names_fact(rng, labels)],
+            check,
+            output,
+            "unknown_entity",
+        )
         return True
 
     def case_drift(rng: random.Random) -> bool:
@@ -79,7 +89,9 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
         check = {"fields": fields, "fact": FACT}
         if rng.random() < 0.5:
             check["case_sensitive"] = True
-        emit("case_drift", "unsupported", [_names_fact(rng, labels)], check, output, "unknown_entity")
+        emit(
+            "case_drift", "unsupported", [_names_fact(rng, labels)], check, output, "unknown_entity"
+        )
         return True
 
     def leaked_id(rng: random.Random) -> bool:
@@ -93,7 +105,12 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
             claim = rng.choice(earlier)
         facts = [
             _names_fact(rng, labels),
-            FactSpec("domain", EARLIER, [str(n) for n in earlier], {"tool": "crm.search", "args": {"page": 1}}),
+            FactSpec(
+                "domain",
+                EARLIER,
+                [str(n) for n in earlier],
+                {"tool": "crm.search", "args": {"page": 1}},
+            ),
         ]
         output, fields = _pick_output(rng, labels, claim)
         check = {"fields": fields, "fact": FACT, "case_sensitive": rng.random() < 0.7}
@@ -111,12 +128,35 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("empty_list", "unsupported", [_names_fact(rng, labels)], check, output, "empty_list")
         return True
 
+    def structured_value(rng: random.Random) -> bool:
+        labels = names(rng, rng.randint(2, 30), ints=rng.random() < 0.3)
+        name = rng.choice(labels)
+        claim = rng.choice(({"name": name}, [[name]], [name, [name]], None, 3.5))
+        output, fields = _pick_output(rng, labels)
+        output[rng.choice(fields)] = claim
+        check = {"fields": fields, "fact": FACT, "case_sensitive": rng.random() < 0.5}
+        emit(
+            "structured_value",
+            "unsupported",
+            [_names_fact(rng, labels)],
+            check,
+            output,
+            "unknown_entity",
+        )
+        return True
+
     # -- supported --
 
     def recorded(rng: random.Random) -> bool:
         labels = names(rng, rng.randint(1, 40), ints=rng.random() < 0.3)
         output, fields = _pick_output(rng, labels)
-        emit("correct:recorded", "supported", [_names_fact(rng, labels)], {"fields": fields, "fact": FACT}, output)
+        emit(
+            "correct:recorded",
+            "supported",
+            [_names_fact(rng, labels)],
+            {"fields": fields, "fact": FACT},
+            output,
+        )
         return True
 
     def case_insensitive(rng: random.Random) -> bool:
@@ -141,12 +181,17 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
     def nested_path(rng: random.Random) -> bool:
         labels = names(rng, rng.randint(2, 30), ints=rng.random() < 0.3)
         chosen = rng.sample(labels, rng.randint(1, min(5, len(labels))))
-        output = {"summary": {"entities": [{"name": n, "note": "ok"} for n in chosen]}}
+        output: dict[str, Any] = {
+            "summary": {"entities": [{"name": n, "note": "ok"} for n in chosen]}
+        }
         check = {"fields": ["name"], "fact": FACT, "path": "summary.entities"}
+        if rng.random() < 0.3:
+            output = {"summary": {"best": {"name": chosen[0], "also": chosen}}}
+            check = {"fields": ["name", "also"], "fact": FACT, "path": "summary.best"}
         emit("correct:nested_path", "supported", [_names_fact(rng, labels)], check, output)
         return True
 
-    for make in (blended, case_drift, leaked_id, empty_list):
+    for make in (blended, case_drift, leaked_id, empty_list, structured_value):
         repeat(rng, per_class, make)
     for make in (recorded, case_insensitive, allowed_empty, nested_path):
         repeat(rng, per_class, make)
@@ -155,7 +200,7 @@ def entities_cases(rng: random.Random, per_class: int) -> list[Case]:
 
 # -- row_integrity --------------------------------------------------------------------------
 
-COLUMNS = ("spend", "ctr", "owner", "clicks", "big")
+COLUMNS = ("spend", "ctr", "owner", "clicks", "big", "flag")
 
 
 def _table_rows(rng: random.Random, size: int) -> list[dict[str, Any]]:
@@ -172,6 +217,7 @@ def _table_rows(rng: random.Random, size: int) -> list[dict[str, Any]]:
             "owner": rng.choice(owners),
             "clicks": rng.randrange(1, 10_000),
             "big": big[i],
+            "flag": rng.random() < 0.5,
         }
         for i, key in enumerate(keys)
     ]
@@ -185,9 +231,11 @@ def _same(claim: Any, cell: Any, tolerance: float = 0, rel: float | None = None)
 
 def row_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("row_integrity", cases)
+    emit = Emitter("row_integrity", cases, FACT)
 
-    def setup(rng: random.Random) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, str], dict[str, Any]]:
+    def setup(
+        rng: random.Random,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, str], dict[str, Any]]:
         rows = _table_rows(rng, rng.randint(2, 20))
         row = rng.choice(rows)
         columns = rng.sample(COLUMNS, rng.randint(1, 4))
@@ -203,10 +251,15 @@ def row_cases(rng: random.Random, per_class: int) -> list[Case]:
         field = rng.choice(list(mapping))
         column = mapping[field]
         other = rng.choice([r for r in rows if r is not row])
-        if _same(other[column], row[column]):
+        check: dict[str, Any] = {"fact": FACT, "key_field": "id", "fields": mapping}
+        tolerance, rel = rng.choice(((0, None), (0, None), (0.001, None), (0, 1e-6), (0.5, 0.001)))
+        if tolerance:
+            check["tolerance"] = tolerance
+        if rel:
+            check["rel_tolerance"] = rel
+        if _same(other[column], row[column], tolerance, rel):
             return False
         output[field] = other[column]
-        check = {"fact": FACT, "key_field": "id", "fields": mapping}
         emit("attribute_swap", "unsupported", facts(rows), check, output, "swapped_value")
         return True
 
@@ -253,14 +306,39 @@ def row_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("numeric_string", "unsupported", facts(rows), check, output, "value_mismatch")
         return True
 
+    def bool_as_number(rng: random.Random) -> bool:
+        rows, row, mapping, output = setup(rng)
+        mapping["claimed_flag"] = "flag"
+        output["claimed_flag"] = rng.choice(
+            (int(row["flag"]), float(row["flag"]), str(row["flag"]).lower())
+        )
+        check = {"fact": FACT, "key_field": "id", "fields": mapping}
+        emit("bool_as_number", "unsupported", facts(rows), check, output)
+        return True
+
     def unknown_row(rng: random.Random) -> bool:
         rows, row, mapping, output = setup(rng)
         key = row["id"]
-        output["id"] = str(key) if isinstance(key, int) else rng.choice((key.upper(), f"{key}-2", "missing"))
-        if any(r["id"] == output["id"] and type(r["id"]) is type(output["id"]) for r in rows):
+        if isinstance(key, int):
+            output["id"] = rng.choice((str(key), float(key), key + 100_000, True))
+        else:
+            output["id"] = rng.choice((key.upper(), f"{key}-2", "missing", [key]))
+        if any(type(r["id"]) is type(output["id"]) and r["id"] == output["id"] for r in rows):
             return False
         check = {"fact": FACT, "key_field": "id", "fields": mapping}
         emit("unknown_row", "unsupported", facts(rows), check, output, "row_not_found")
+        return True
+
+    def non_finite(rng: random.Random) -> bool:
+        rows, row, mapping, output = setup(rng)
+        numeric = [f for f, c in mapping.items() if c in ("spend", "clicks", "ctr", "big")]
+        if not numeric:
+            return False
+        output[rng.choice(numeric)] = rng.choice(NON_FINITE)
+        check: dict[str, Any] = {"fact": FACT, "key_field": "id", "fields": mapping}
+        if rng.random() < 0.5:
+            check["rel_tolerance"] = 1.0
+        emit("non_finite_claim", "unsupported", facts(rows), check, output, "value_mismatch")
         return True
 
     # -- supported --
@@ -316,7 +394,11 @@ def row_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("correct:large_ints", "supported", facts(rows), check, output)
         return True
 
-    for make in (attribute_swap, column_swap, invented_value, numeric_string, unknown_row):
+    wrong = (
+        attribute_swap, column_swap, invented_value, numeric_string, unknown_row, non_finite,
+        bool_as_number,
+    )  # fmt: skip
+    for make in wrong:
         repeat(rng, per_class, make)
     for make in (exact, within_tolerance, int_as_float, large_ints):
         repeat(rng, per_class * 5 // 4, make)
@@ -328,7 +410,7 @@ def row_cases(rng: random.Random, per_class: int) -> list[Case]:
 
 def field_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("field_matches_fact", cases)
+    emit = Emitter("field_matches_fact", cases, FACT)
 
     def value(rng: random.Random) -> dict[str, Any]:
         return {
@@ -379,6 +461,15 @@ def field_cases(rng: random.Random, per_class: int) -> list[Case]:
     def numeric_string(v: Any) -> Any:
         return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
+    def key_type(rng: random.Random) -> bool:
+        """A fact recorded in code with int keys; the JSON output can only have str keys."""
+        fact = {rng.randrange(1, 12): names(rng, 1)[0] for _ in range(rng.randint(1, 4))}
+        claim = {str(k): v for k, v in fact.items()}
+        emit("json_key_type", "unsupported", [FactSpec("value", FACT, fact)], {"field": "claimed"},
+             {"claimed": claim}, "value_mismatch")  # fmt: skip
+        return True
+
+    repeat(rng, per_class // 2, key_type)
     for failure, mutate in (
         ("wrong_value", wrong_value),
         ("bool_as_number", bool_as_number),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable
 from fractions import Fraction
 from typing import Any
 
-from ._common import Emitter, names, repeat, scores
+from ._common import NON_FINITE, Emitter, names, repeat, scores
 from .model import Case, FactSpec, nearest, truly_matches
 
 FACT = "numbers"
@@ -64,12 +64,14 @@ def _selected(rows: list[dict[str, Any]], where: dict[str, Any] | None) -> list[
 
 def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("aggregate_reconciles", cases)
+    emit = Emitter("aggregate_reconciles", cases, FACT)
 
     def table(rows: list[dict[str, Any]], exhaustive: bool = True) -> list[FactSpec]:
         return [FactSpec("table", FACT, rows, {"key": "id", "exhaustive": exhaustive})]
 
-    def truth(rows: list[dict[str, Any]], op: str, where: Any = None, weighted: bool = False) -> Fraction:
+    def truth(
+        rows: list[dict[str, Any]], op: str, where: Any = None, weighted: bool = False
+    ) -> Fraction:
         chosen = _selected(rows, where)
         values = [row.get("amount") for row in chosen]
         weights = [row["weight"] for row in chosen] if weighted else None
@@ -83,7 +85,9 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         if style == "large" and rng.random() < 0.5:
             claim: int | float = float(exact)  # a large int rounded through a float
         else:
-            claim = nearest(exact) + rng.choice((-1, 1)) * rng.choice((tolerance * 3 or 1, 490, 0.5, 1e-6))
+            claim = nearest(exact) + rng.choice((-1, 1)) * rng.choice(
+                (tolerance * 3 or 1, 490, 0.5, 1e-6)
+            )
         if truly_matches(claim, exact, tolerance):
             return False
         check = {"field": "total", "column": "amount", "op": "sum", "tolerance": tolerance}
@@ -110,7 +114,9 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         if truly_matches(claim, exact):
             return False
         check = {"field": "avg", "column": "amount", "op": "mean", "weight_column": "weight"}
-        emit("unweighted_mean", "unsupported", table(rows), check, {"avg": claim}, "unweighted_mean")
+        emit(
+            "unweighted_mean", "unsupported", table(rows), check, {"avg": claim}, "unweighted_mean"
+        )
         return True
 
     def wrong_subset(rng: random.Random) -> bool:
@@ -154,7 +160,14 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         check: dict[str, Any] = {"field": "agg", "op": op}
         if op != "count":
             check["column"] = "amount"
-        emit("not_exhaustive", "unsupported", table(rows, exhaustive=False), check, {"agg": claim}, "not_exhaustive")
+        emit(
+            "not_exhaustive",
+            "unsupported",
+            table(rows, exhaustive=False),
+            check,
+            {"agg": claim},
+            "not_exhaustive",
+        )
         return True
 
     def non_int_count(rng: random.Random) -> bool:
@@ -173,7 +186,7 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         gaps = rng.sample(range(len(rows)), rng.randint(1, max(1, len(rows) // 3)))
         for position in gaps:
             del rows[position]["amount"]
-        op = rng.choice(("sum", "mean", "max", "median"))
+        op = rng.choice(("sum", "mean", "max", "median", "count"))
         present = [row["amount"] for row in rows if "amount" in row]
         if not present:
             return False
@@ -182,10 +195,39 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("partial_column", "unsupported", table(rows), check, {"agg": claim}, "partial_column")
         return True
 
+    def empty_filter(rng: random.Random) -> bool:
+        """No row matches the filter: the reference semantics refuse to verify any claim."""
+        rows = _rows(rng, rng.randint(1, 20), "int")
+        where = rng.choice(({"segment": "government"}, {"active": "yes"}, {"missing": 1}))
+        if "missing" in where:
+            rows[0]["missing"] = 2
+        op = rng.choice(("sum", "count"))
+        check: dict[str, Any] = {"field": "agg", "op": op, "where": where}
+        if op == "sum":
+            check["column"] = "amount"
+        emit("empty_filter", "unsupported", table(rows), check, {"agg": 0}, "empty_filter")
+        return True
+
+    def non_finite(rng: random.Random) -> bool:
+        rows = _rows(rng, rng.randint(1, 20), rng.choice(("int", "float")))
+        op = rng.choice(("sum", "mean", "min", "max", "median"))
+        check: dict[str, Any] = {"field": "agg", "column": "amount", "op": op}
+        if rng.random() < 0.5:
+            check["rel_tolerance"] = 1.0
+        emit(
+            "non_finite_claim",
+            "unsupported",
+            table(rows),
+            check,
+            {"agg": rng.choice(NON_FINITE)},
+            "not_a_number",
+        )
+        return True
+
     # -- supported --
 
     def exact_ops(rng: random.Random) -> bool:
-        rows = _rows(rng, rng.randint(1, 25), rng.choice(("int", "float", "mixed")))
+        rows = _rows(rng, rng.randint(1, 25), rng.choice(("int", "float", "mixed", "signed")))
         op = rng.choice(("sum", "count", "mean", "min", "max", "median"))
         check: dict[str, Any] = {"field": "agg", "op": op}
         if op != "count" or rng.random() < 0.5:
@@ -200,7 +242,13 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         if exact.denominator == 1:
             return False
         check = {"field": "agg", "column": "amount", "op": op}
-        emit("correct:nearest_float_of_rational", "supported", table(rows), check, {"agg": float(exact)})
+        emit(
+            "correct:nearest_float_of_rational",
+            "supported",
+            table(rows),
+            check,
+            {"agg": float(exact)},
+        )
         return True
 
     def int_as_float(rng: random.Random) -> bool:
@@ -237,7 +285,9 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         rows = _rows(rng, rng.randint(2, 25), "large")
         op = rng.choice(("sum", "max", "min"))
         check = {"field": "agg", "column": "amount", "op": op}
-        emit("correct:large_ints", "supported", table(rows), check, {"agg": nearest(truth(rows, op))})
+        emit(
+            "correct:large_ints", "supported", table(rows), check, {"agg": nearest(truth(rows, op))}
+        )
         return True
 
     def weighted(rng: random.Random) -> bool:
@@ -254,14 +304,31 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
             return False
         op = rng.choice(("sum", "count", "mean", "min", "max", "median"))
         check = {"field": "agg", "column": "amount", "op": op, "where": where}
-        emit("correct:type_strict_filter", "supported", table(rows), check, {"agg": nearest(truth(rows, op, where))})
+        emit(
+            "correct:type_strict_filter",
+            "supported",
+            table(rows),
+            check,
+            {"agg": nearest(truth(rows, op, where))},
+        )
         return True
 
-    wrong = (wrong_sum, wrong_stat, unweighted_mean, wrong_subset, not_exhaustive, non_int_count, partial_column)
+    wrong = (
+        wrong_sum, wrong_stat, unweighted_mean, wrong_subset, not_exhaustive, non_int_count,
+        partial_column, non_finite, empty_filter,
+    )  # fmt: skip
     for make in wrong:
         repeat(rng, per_class, make)
     repeat(rng, per_class // 2, loose_filter)
-    right = (exact_ops, nearest_mean, int_as_float, within_tolerance, large_ints, weighted, filtered)
+    right = (
+        exact_ops,
+        nearest_mean,
+        int_as_float,
+        within_tolerance,
+        large_ints,
+        weighted,
+        filtered,
+    )
     for make in right:
         repeat(rng, per_class, make)
     return cases
@@ -284,14 +351,14 @@ def delta(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
 
 def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("comparison", cases)
+    emit = Emitter("comparison", cases, FACT)
 
     def setup(
         rng: random.Random, style: str | None = None, kinds: tuple[str, ...] = KINDS
     ) -> tuple[list[FactSpec], dict[str, Any], Hashable, Hashable, Fraction, Fraction, str]:
         size = rng.randint(2, 12)
         labels = names(rng, size, ints=rng.random() < 0.2)
-        values = scores(rng, size, style or rng.choice(("int", "float", "mixed")))
+        values = scores(rng, size, style or rng.choice(("int", "float", "mixed", "signed")))
         if rng.random() < 0.5:
             facts = [FactSpec("ranking", FACT, list(zip(labels, values, strict=True)))]
             check: dict[str, Any] = {}
@@ -309,7 +376,9 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         return facts, check, labels[a], labels[b], left, right, kind
 
     def make_wrong(
-        failure: str, code: str | None, claim_of: Callable[[str, Fraction, Fraction], Fraction | None],
+        failure: str,
+        code: str | None,
+        claim_of: Callable[[str, Fraction, Fraction], Fraction | None],
         kinds: tuple[str, ...] = KINDS,
     ) -> Callable[[random.Random], bool]:
         def make(rng: random.Random) -> bool:
@@ -337,6 +406,10 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
     def ratio_as_difference(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
         return delta(rng.choice(("abs", "pp")), left, right)
 
+    def pct_as_fraction(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
+        value = delta(kind, left, right)
+        return None if value is None else value / 100
+
     def swapped(kind: str, left: Fraction, right: Fraction) -> Fraction | None:
         return delta(kind, right, left)
 
@@ -347,16 +420,53 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         if spec.kind == "ranking":
             data = [(n, 0 if n == base_label else v) for n, v in spec.data]
         else:
-            data = [{**row, "value": 0 if row["name"] == base_label else row["value"]} for row in spec.data]
+            data = [
+                {**row, "value": 0 if row["name"] == base_label else row["value"]}
+                for row in spec.data
+            ]
         facts = [FactSpec(spec.kind, spec.name, data, spec.options)]
         claim = rng.choice((0, 100, -100, 1e9, float(left), 0.0))
-        emit("zero_base", "unsupported", facts, check, {"a": a, "b": b, "delta": claim}, "zero_base")
+        emit(
+            "zero_base", "unsupported", facts, check, {"a": a, "b": b, "delta": claim}, "zero_base"
+        )
         return True
 
     def same_entity(rng: random.Random) -> bool:
         facts, check, a, b, left, right, kind = setup(rng)
         claim = rng.choice((0, 0.0, 1, 1.0)) if kind == "ratio" else rng.choice((0, 0.0))
-        emit("same_entity", "unsupported", facts, check, {"a": a, "b": a, "delta": claim}, "same_entity")
+        emit(
+            "same_entity",
+            "unsupported",
+            facts,
+            check,
+            {"a": a, "b": a, "delta": claim},
+            "same_entity",
+        )
+        return True
+
+    def unknown_entity(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng)
+        exact = delta(kind, left, right)
+        if exact is None:
+            return False
+        if isinstance(b, int):
+            wrong: Any = rng.choice((str(b), float(b), b + 10_000))
+        else:
+            wrong = rng.choice((b.upper(), f"{b}-2", f"{a} {b}"))
+        output = {"a": a, "b": wrong, "delta": nearest(exact)}
+        if rng.random() < 0.5:
+            output = {"a": wrong, "b": b, "delta": nearest(exact)}
+        emit("unknown_entity", "unsupported", facts, check, output, "unknown_entity")
+        return True
+
+    def non_finite(rng: random.Random) -> bool:
+        facts, check, a, b, left, right, kind = setup(rng)
+        if delta(kind, left, right) is None:
+            return False
+        if rng.random() < 0.5:
+            check["rel_tolerance"] = 1.0
+        output = {"a": a, "b": b, "delta": rng.choice(NON_FINITE)}
+        emit("non_finite_claim", "unsupported", facts, check, output, "not_a_number")
         return True
 
     # -- supported --
@@ -386,7 +496,9 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
             ok = truly_matches(claim, exact, 0, rel)
         if not ok:
             return False
-        emit("correct:within_tolerance", "supported", facts, check, {"a": a, "b": b, "delta": claim})
+        emit(
+            "correct:within_tolerance", "supported", facts, check, {"a": a, "b": b, "delta": claim}
+        )
         return True
 
     def int_as_float(rng: random.Random) -> bool:
@@ -394,21 +506,39 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         exact = delta(kind, left, right)
         if exact is None or exact.denominator != 1:
             return False
-        emit("correct:int_vs_float", "supported", facts, check, {"a": a, "b": b, "delta": float(exact)})
+        emit(
+            "correct:int_vs_float",
+            "supported",
+            facts,
+            check,
+            {"a": a, "b": b, "delta": float(exact)},
+        )
         return True
 
     def large_ints(rng: random.Random) -> bool:
         facts, check, a, b, left, right, kind = setup(rng, style="large", kinds=("abs", "pp"))
         exact = delta(kind, left, right)
         assert exact is not None
-        emit("correct:large_ints", "supported", facts, check, {"a": a, "b": b, "delta": nearest(exact)})
+        emit(
+            "correct:large_ints",
+            "supported",
+            facts,
+            check,
+            {"a": a, "b": b, "delta": nearest(exact)},
+        )
         return True
 
     def zero_base_abs(rng: random.Random) -> bool:
         facts, check, a, b, left, right, kind = setup(rng, style="int", kinds=("abs", "pp"))
         exact = delta(kind, left, right)
         assert exact is not None
-        emit("correct:abs_or_pp", "supported", facts, check, {"a": a, "b": b, "delta": nearest(exact)})
+        emit(
+            "correct:abs_or_pp",
+            "supported",
+            facts,
+            check,
+            {"a": a, "b": b, "delta": nearest(exact)},
+        )
         return True
 
     wrong = (
@@ -416,8 +546,11 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         make_wrong("pct_vs_pp", "wrong_kind", pct_vs_pp, ("pct", "pp")),
         make_wrong("ratio_as_difference", "wrong_kind", ratio_as_difference, ("ratio",)),
         make_wrong("entities_swapped", "wrong_direction", swapped, ("pct", "ratio")),
+        make_wrong("pct_as_fraction", None, pct_as_fraction, ("pct", "pp")),
         zero_base,
         same_entity,
+        unknown_entity,
+        non_finite,
     )
     for make in wrong:
         repeat(rng, per_class, make)

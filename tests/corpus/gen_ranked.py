@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from fractions import Fraction
 from typing import Any
 
-from ._common import Emitter, blocks, names, order, repeat, scores
+from ._common import NON_FINITE, Emitter, blocks, names, order, repeat, scores
 from .model import Case, FactSpec, truly_matches
 
 FACT = "ranked"
@@ -58,7 +58,7 @@ def _setup(
 
 def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("superlative", cases)
+    emit = Emitter("superlative", cases, FACT)
 
     def unique_top(rng: random.Random, **kw: Any) -> tuple[Any, ...] | None:
         labels, values, hib, ordering = _setup(rng, **kw)
@@ -74,6 +74,8 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
             return False
         pick = rng.choice([i for run in runs[1:] for i in run])
         facts, check = _fact(rng, labels, values, hib)
+        if rng.random() < 0.3:  # a tie pick is allowed, but only among the tied leaders
+            check["allow_tie_pick"] = True
         emit("wrong_winner", "unsupported", facts, check, {"winner": labels[pick]}, "wrong_winner")
         return True
 
@@ -84,10 +86,14 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
         labels, values, hib, ordering = found
         best = values[ordering[0]]
         tolerance = rng.choice((0, 0, 0.001, 2))
-        if rng.random() < 0.4:
-            claim: int | float = values[rng.choice(ordering[1:])]
+        if isinstance(best, int) and best > 2**53 and rng.random() < 0.5:
+            claim: int | float = float(best)  # a large int rounded through a float
+        elif rng.random() < 0.4:
+            claim = values[rng.choice(ordering[1:])]
         else:
-            claim = best + rng.choice((-1, 1)) * (tolerance * rng.uniform(1.5, 5) or rng.choice((1, 0.01, 1e-9)))
+            claim = best + rng.choice((-1, 1)) * (
+                tolerance * rng.uniform(1.5, 5) or rng.choice((1, 0.01, 1e-9))
+            )
         if truly_matches(claim, Fraction(best), tolerance):
             return False
         facts, check = _fact(rng, labels, values, hib)
@@ -98,11 +104,19 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
 
     def unranked_entity(rng: random.Random) -> bool:
         labels, values, hib, ordering = _setup(rng)
+        if rng.random() < 0.15:  # ints 0 and 1 among the names: True and False are not them
+            labels[ordering[0]], labels[ordering[-1]] = 1, 0
+            claim = rng.choice((True, False))
+            facts, check = _fact(rng, labels, values, hib)
+            emit("unranked_entity", "unsupported", facts, check, {"winner": claim}, "not_ranked")
+            return True
         best = labels[ordering[0]]
         if isinstance(best, int):
             claim: Any = rng.choice((str(best), float(best), max(labels) + 1))  # type: ignore[type-var]
         else:
-            claim = rng.choice((f"{best}s", "unknown", f"{best} {labels[ordering[-1]]}", best.upper()))
+            claim = rng.choice(
+                (f"{best}s", "unknown", f"{best} {labels[ordering[-1]]}", best.upper())
+            )
         if claim in labels and type(claim) is type(best):
             return False
         facts, check = _fact(rng, labels, values, hib)
@@ -142,6 +156,21 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("numeric_string", "unsupported", facts, check, output, "not_a_number")
         return True
 
+    def non_finite(rng: random.Random) -> bool:
+        found = unique_top(rng)
+        if found is None:
+            return False
+        labels, values, hib, ordering = found
+        facts, check = _fact(rng, labels, values, hib)
+        check.update(
+            score_field="score",
+            tolerance=rng.choice((0, 1e9)),
+            rel_tolerance=rng.choice((None, 1.0)),
+        )
+        output = {"winner": labels[ordering[0]], "score": rng.choice(NON_FINITE)}
+        emit("non_finite_score", "unsupported", facts, check, output, "not_a_number")
+        return True
+
     def bool_as_number(rng: random.Random) -> bool:
         size = rng.randint(2, 10)
         labels = names(rng, size)
@@ -177,6 +206,34 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
         output = {"winner": labels[ordering[0]], "rank": claim}
         code = "rank_mismatch" if type(claim) is int else "not_an_integer"
         emit("inconsistent_rank", "unsupported", facts, check, output, code)
+        return True
+
+    def sparse_column(rng: random.Random, *, label: str = "unsupported") -> bool:
+        """A Table whose score column is missing in some rows, ranked with on_missing="skip"."""
+        labels, values, hib, ordering = _setup(rng, n=(4, 14))
+        gaps = set(rng.sample(range(len(labels)), rng.randint(1, len(labels) // 2)))
+        kept = [i for i in ordering if i not in gaps]
+        if len(kept) > 1 and values[kept[0]] == values[kept[1]]:
+            return False
+        rows = []
+        for i, name in enumerate(labels):
+            row: dict[str, Any] = {"name": name, "units": rng.randrange(1, 99)}
+            if i not in gaps:
+                row["score"] = values[i]
+            rows.append(row)
+        check = {"column": "score", "higher_is_better": hib, "on_missing": "skip"}
+        facts = [FactSpec("table", FACT, rows, {"key": "name"})]
+        if label == "supported":
+            emit(
+                "correct:sparse_column_skipped",
+                "supported",
+                facts,
+                check,
+                {"winner": labels[kept[0]]},
+            )
+        else:
+            claim = labels[rng.choice(sorted(gaps))]
+            emit("unranked_entity", "unsupported", facts, check, {"winner": claim}, "not_ranked")
         return True
 
     # -- supported --
@@ -269,11 +326,13 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
 
     wrong = (
         wrong_winner, invented_score, unranked_entity, flattened_tie, min_max_flip,
-        numeric_string, bool_as_number, inconsistent_rank,
+        numeric_string, bool_as_number, inconsistent_rank, non_finite,
     )  # fmt: skip
     right = (correct, tie_pick, within_tolerance, int_as_float, large_ints, lower_is_better)
     for make in wrong:
         repeat(rng, per_class, make)
+    repeat(rng, per_class // 2, sparse_column)
+    repeat(rng, per_class // 2, lambda rng: sparse_column(rng, label="supported"))
     for make in right:
         repeat(rng, per_class + per_class // 3, make)
     return cases
@@ -281,11 +340,12 @@ def superlative_cases(rng: random.Random, per_class: int) -> list[Case]:
 
 def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
     cases: list[Case] = []
-    emit = Emitter("ranking_prefix", cases)
+    emit = Emitter("ranking_prefix", cases, FACT)
 
     def with_boundary(rng: random.Random, **kw: Any) -> tuple[Any, ...] | None:
         """A ranking and a k whose cut falls between two tie blocks."""
-        labels, values, hib, ordering = _setup(rng, n=(4, 16), style=rng.choice(("int", "float")), **kw)
+        kw.setdefault("style", rng.choice(("int", "float")))
+        labels, values, hib, ordering = _setup(rng, n=(4, 16), **kw)
         runs = blocks(values, ordering)
         cuts = [sum(len(run) for run in runs[: i + 1]) for i in range(len(runs) - 1)]
         cuts = [cut for cut in cuts if cut >= 2] or [c for c in cuts if c >= 1]
@@ -308,7 +368,14 @@ def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
             return False
         facts, check = _fact(rng, labels, values, hib)
         check.update(field="top", k=rng.choice((k, None)))
-        emit("invented_order", "unsupported", facts, check, {"top": claim_of(labels, shuffled)}, "order_mismatch")
+        emit(
+            "invented_order",
+            "unsupported",
+            facts,
+            check,
+            {"top": claim_of(labels, shuffled)},
+            "order_mismatch",
+        )
         return True
 
     def interloper(rng: random.Random) -> bool:
@@ -318,7 +385,9 @@ def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
         labels, values, hib, ordering, k = found
         claim = claim_of(labels, ordering[:k])
         slot = rng.randrange(k)
-        if rng.random() < 0.6:
+        if isinstance(claim[slot], int) and rng.random() < 0.3:
+            claim[slot] = rng.choice((float(claim[slot]), str(claim[slot])))  # type-strict names
+        elif rng.random() < 0.6:
             claim[slot] = labels[rng.choice(ordering[k:])]
         else:
             claim[slot] = f"{labels[ordering[slot]]}-x" if isinstance(labels[0], str) else -7
@@ -370,7 +439,14 @@ def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
         length = rng.choice([n for n in (k - 1, k + 1) if 0 <= n <= len(labels)])
         facts, check = _fact(rng, labels, values, hib)
         check.update(field="top", k=k)
-        emit("wrong_length", "unsupported", facts, check, {"top": claim_of(labels, ordering[:length])}, "wrong_length")
+        emit(
+            "wrong_length",
+            "unsupported",
+            facts,
+            check,
+            {"top": claim_of(labels, ordering[:length])},
+            "wrong_length",
+        )
         return True
 
     # -- supported --
@@ -382,7 +458,13 @@ def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
         labels, values, hib, ordering, k = found
         facts, check = _fact(rng, labels, values, hib)
         check.update(field="top", k=rng.choice((k, None)))
-        emit("correct:exact_prefix", "supported", facts, check, {"top": claim_of(labels, ordering[:k])})
+        emit(
+            "correct:exact_prefix",
+            "supported",
+            facts,
+            check,
+            {"top": claim_of(labels, ordering[:k])},
+        )
         return True
 
     def reordered_ties(rng: random.Random) -> bool:
@@ -403,7 +485,13 @@ def prefix_cases(rng: random.Random, per_class: int) -> list[Case]:
             return False
         facts, check = _fact(rng, labels, values, hib)
         check.update(field="top", k=rng.choice((k, None)))
-        emit("correct:reordered_ties", "supported", facts, check, {"top": claim_of(labels, permuted[:k])})
+        emit(
+            "correct:reordered_ties",
+            "supported",
+            facts,
+            check,
+            {"top": claim_of(labels, permuted[:k])},
+        )
         return True
 
     def unordered(rng: random.Random) -> bool:

@@ -14,11 +14,13 @@ cannot pass as a checker bug.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from groundplane_otel.boundary import boundary
 from groundplane_otel.checks.aggregate import aggregate_reconciles
 from groundplane_otel.checks.comparison import comparison
 from groundplane_otel.checks.entities import entities_recorded
@@ -26,7 +28,7 @@ from groundplane_otel.checks.field_match import field_matches_fact
 from groundplane_otel.checks.ranking_prefix import ranking_prefix
 from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.checks.superlative import superlative
-from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.errors import SparseColumnWarning, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
 Label = Literal["supported", "unsupported"]
@@ -102,14 +104,19 @@ def record(registry: FactRegistry, spec: FactSpec) -> None:
 
 
 def evaluate(case: Case) -> Outcome:
-    """Record the case's facts in a fresh registry, build its check and run it on its output."""
+    """Record the case's facts in a fresh registry, build its check and submit the output
+    through a boundary declaring every fact (the path a user takes)."""
     try:
         registry = FactRegistry()
         for spec in case.facts:
             record(registry, spec)
         options = dict(case.check)
         check = BUILDERS[options.pop("builder")](**options)
-        check(registry, case.output)
+        declared = boundary(registry, facts=[spec.name for spec in case.facts], checks=[check])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SparseColumnWarning)
+            with declared as entered:
+                entered.submit(case.output)
     except UnsupportedClaim as claim:
         return Outcome("unsupported", claim.code, str(claim))
     except Exception as exc:  # a misconfigured case or a checker crash: never a verdict

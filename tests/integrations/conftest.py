@@ -1,82 +1,16 @@
-"""Fixtures for the integration tests: real SDK providers passed in (never global), an in-memory
-span exporter and metric reader, and the guard installed on them and uninstalled afterwards."""
+"""Fixtures for the integration tests (the harness lives in ``integration_harness``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from groundplane_otel.otel import Guard, GuardConfig, install
-
-
-class Otel:
-    """Providers + exporter (registered before the guard, as zero-code does) + metric reader."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.reader = InMemoryMetricReader()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.tracer = self.tracer_provider.get_tracer("integration-app")
-        self.guards: list[Guard] = []
-
-    def install(self, config: GuardConfig) -> Guard:
-        guard = install(
-            config,
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-            raise_internal_errors=True,
-        )
-        self.guards.append(guard)
-        return guard
-
-    def spans(self, name: str | None = None) -> list[ReadableSpan]:
-        found = list(self.exporter.get_finished_spans())
-        return [span for span in found if name is None or span.name == name]
-
-    def span(self, name: str) -> ReadableSpan:
-        (found,) = self.spans(name)
-        return found
-
-    def metrics(self) -> dict[str, list[tuple[dict[str, Any], Any]]]:
-        """Metric name -> sorted [(attributes, value or histogram count)]."""
-        found: dict[str, list[tuple[dict[str, Any], Any]]] = {}
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data else ():
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    for point in metric.data.data_points:
-                        value = getattr(point, "value", None)
-                        if value is None:
-                            value = point.count
-                        found.setdefault(metric.name, []).append((dict(point.attributes), value))
-        for points in found.values():
-            points.sort(key=lambda item: sorted(item[0].items()))
-        return found
-
-    def close(self) -> None:
-        for guard in self.guards:
-            guard.uninstall()
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
+from integration_harness import Otel
 
 
 @pytest.fixture
 def otel() -> Iterator[Otel]:
-    """Fresh providers; every guard installed through them is uninstalled afterwards."""
+    """Fresh SDK providers; every guard installed through them is uninstalled afterwards."""
     harness = Otel()
     yield harness
     harness.close()
-
-
-def events(span: ReadableSpan) -> list[dict[str, Any]]:
-    """The span's events as plain dicts ({"name": ..., **attributes})."""
-    return [{"name": event.name, **dict(event.attributes or {})} for event in span.events]

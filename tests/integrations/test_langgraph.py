@@ -4,19 +4,23 @@ right one, sync and async nodes, misconfiguration propagating."""
 from __future__ import annotations
 
 import asyncio
+import json
 import operator
 import subprocess
 import sys
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from integration_harness import Otel, events
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
+from opentelemetry.trace import StatusCode
 
 from groundplane_otel.adapters.langgraph import goto_on_violation, guarded_node, record_state
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.facts import Ranking, ranking_from_scores
+from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
 from groundplane_otel.registry import FactRegistry
 
 CTR = {"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}
@@ -75,6 +79,7 @@ def _build(
         checks=checks if checks is not None else [superlative(fact="campaign_ctr")],
         output_key="answer",
         on_violation=_violation,
+        name="campaign_answer",
     )
     graph = StateGraph(AgentState)
     graph.add_node("tool", tool)
@@ -306,6 +311,151 @@ def test_record_state_copies_and_keeps_provenance() -> None:
     state["rows"][0]["v"] = 99
     assert registry.value("rows") == [{"id": 1, "v": 2}]
     assert str(facts["rows"].provenance) == "sql(q='x')"
+
+
+# -- with the OpenTelemetry guard installed ------------------------------------------------------
+
+RULE = "superlative(fact='campaign_ctr', field='winner')"
+
+
+def _labels(verdict: str) -> dict[str, str]:
+    return {
+        "groundplane.check": "superlative",
+        "groundplane.verdict": verdict,
+        "groundplane.boundary": "campaign_answer",
+        "groundplane.mode": "enforce",
+    }
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_guard_records_every_check_of_a_guarded_node(otel: Otel, use_async: bool) -> None:
+    """Each node call gets a guarded_node span with the guard's summary, one guardrail event per
+    unsupported claim and ERROR when blocked; every check is counted by verdict."""
+    otel.install(GuardConfig())
+    app, _ = _build([WRONG, RIGHT], use_async=use_async)
+    asyncio.run(app.ainvoke({})) if use_async else app.invoke({})
+    node = "amodel" if use_async else "model"
+    blocked, passed = otel.spans(f"guarded_node {node}")
+    assert dict(blocked.attributes or {}) == {
+        "groundplane.boundary": "campaign_answer",
+        "groundplane.outcome": "blocked",
+        "groundplane.violations": 1,
+        "groundplane.facts": ("campaign_ctr",),
+        "groundplane.mode": "enforce",
+    }
+    assert blocked.status.status_code is StatusCode.ERROR
+    assert events(blocked) == [
+        {
+            "name": "gen_ai.guardrail.result",
+            "gen_ai.guardrail.component.name": "groundplane",
+            "gen_ai.guardrail.policy.id": "campaign_answer",
+            "gen_ai.guardrail.result.value": "unsupported",
+            "gen_ai.guardrail.result.reason": "wrong_winner",
+            "gen_ai.guardrail.source": "model_response",
+            "gen_ai.guardrail.policy.rule.id": RULE,
+            "groundplane.check": "superlative",
+            "groundplane.field": "winner",
+            "groundplane.fact": "campaign_ctr",
+            "groundplane.fact.tool": "warehouse.query",
+        }
+    ]
+    assert (passed.attributes or {})["groundplane.outcome"] == "passed"
+    assert (passed.status.status_code, events(passed)) == (StatusCode.UNSET, [])
+    metrics = otel.metrics()
+    assert metrics["groundplane.claims"] == [(_labels("supported"), 1), (_labels("unsupported"), 1)]
+    assert metrics["groundplane.outputs"] == [
+        (
+            {
+                "groundplane.boundary": "campaign_answer",
+                "groundplane.outcome": o,
+                "groundplane.mode": "enforce",
+            },
+            1,
+        )
+        for o in ("blocked", "passed")
+    ]
+    assert metrics["groundplane.check.duration"] == [
+        ({"groundplane.boundary": "campaign_answer"}, 2)
+    ]
+
+
+def test_guard_counts_a_misconfigured_check_as_error_and_it_still_propagates(otel: Otel) -> None:
+    """A check raising ValueError: verdict error, an error event with reason check_error (no
+    message: content stays off), and the ValueError reaches the caller after the span ended."""
+    otel.install(GuardConfig())
+    app, _ = _build(
+        [RIGHT], use_async=False, checks=[superlative(fact="campaign_ctr", column="ctr")]
+    )
+    with pytest.raises(ValueError):
+        app.invoke({})
+    span = otel.span("guarded_node model")
+    assert (span.attributes or {})["groundplane.outcome"] == "error"
+    (event,) = events(span)
+    assert (event["gen_ai.guardrail.result.value"], event["gen_ai.guardrail.result.reason"]) == (
+        "error",
+        "check_error",
+    )
+    assert "groundplane.message" not in event
+    assert otel.metrics()["groundplane.claims"] == [(_labels("error"), 1)]
+
+
+def test_state_facts_reach_span_end_boundaries(otel: Otel) -> None:
+    """record_state inside a traced run also records into the trace's registry, so a chat span
+    in a later node is checked by the guard against it (and its UnsupportedClaim fails the run)."""
+    boundary_spec = BoundarySpec(
+        "chat_answer",
+        ("campaign_ctr",),
+        (superlative(fact="campaign_ctr"),),
+        match=MatchSpec(agent_name="analyst"),
+        report_mode="first",
+    )
+    otel.install(GuardConfig(boundaries=(boundary_spec,)))
+    registry = FactRegistry()
+
+    def tool(state: AgentState) -> dict[str, Any]:
+        update = {"ranking": ranking_from_scores("ctr", CTR)}
+        record_state(registry, update, keys={"ranking": "campaign_ctr"}, tool="warehouse.query")
+        return update
+
+    def model(state: AgentState) -> dict[str, Any]:
+        message = {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": '{"winner": "north"}'}],
+        }
+        with otel.tracer.start_as_current_span(
+            "chat scripted", attributes={"gen_ai.operation.name": "chat"}
+        ) as chat:
+            chat.set_attribute("gen_ai.output.messages", json.dumps([message]))
+        return {"answer": {"winner": "north"}}
+
+    graph = StateGraph(AgentState)
+    graph.add_node("tool", tool)
+    graph.add_node("model", model)
+    graph.add_edge(START, "tool")
+    graph.add_edge("tool", "model")
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
+    with (
+        pytest.raises(UnsupportedClaim) as caught,
+        otel.tracer.start_as_current_span("invoke_agent analyst", attributes=agent),
+    ):
+        graph.compile().invoke({})
+    assert (caught.value.claimed, caught.value.supported) == ("north", "harbour")
+    chat = otel.span("chat scripted")
+    (event,) = events(chat)
+    assert (event["groundplane.fact"], event["groundplane.fact.tool"]) == (
+        "campaign_ctr",
+        "warehouse.query",
+    )
+    assert otel.metrics()["groundplane.facts"] == [
+        (
+            {
+                "groundplane.fact.kind": "ranking",
+                "groundplane.fact.source": "langgraph",
+                "groundplane.fact.outcome": "recorded",
+            },
+            1,
+        )
+    ]
 
 
 _ABSENT = """

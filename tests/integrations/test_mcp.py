@@ -4,6 +4,7 @@ real ClientSession: payload_of, record_result and call_and_record semantics, exa
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from integration_harness import Otel, events
 from mcp import ClientSession
 from mcp_types import CallToolResult, TextContent
 from opentelemetry.sdk.trace import TracerProvider
@@ -29,6 +31,7 @@ from groundplane_otel.adapters.mcp import (
 from groundplane_otel.boundary import boundary
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 from groundplane_otel.registry import FactRegistry
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -485,3 +488,90 @@ def test_import_without_mcp_and_exact_install_hint() -> None:
         "groundplane_otel.adapters.mcp needs 'mcp', which is not installed; "
         "install it with: pip install 'groundplane-otel[mcp]'",
     ]
+
+
+# -- with the OpenTelemetry guard installed -------------------------------------------------------
+
+
+def _guard_config(capture_content: bool) -> GuardConfig:
+    spec = BoundarySpec(
+        "campaign_answer",
+        ("campaign_ctr",),
+        (superlative(fact="campaign_ctr"),),
+        match=MatchSpec(agent_name="analyst"),
+        report_mode="first",
+    )
+    fact = FactSpec("campaign_ctr", "campaign_ctr", kind="ranking")
+    return GuardConfig(facts=(fact,), boundaries=(spec,), capture_content=capture_content)
+
+
+def _answer(winner: str) -> str:
+    text = json.dumps({"winner": winner})
+    return json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+
+
+def _agent_turn(otel: Otel, winner: str) -> Callable[[ClientSession], Awaitable[None]]:
+    """invoke_agent -> call_and_record (execute_tool) -> chat span carrying the final answer."""
+
+    async def turn(session: ClientSession) -> None:
+        agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
+        with otel.tracer.start_as_current_span("invoke_agent analyst", attributes=agent):
+            await call_and_record(
+                session,
+                FactRegistry(),
+                fact="campaign_ctr",
+                tool="campaign_ctr",
+                arguments={"window": "7d"},
+                tool_call_id="call_7",
+            )
+            chat = {"gen_ai.operation.name": "chat"}
+            with otel.tracer.start_as_current_span("chat scripted", attributes=chat) as span:
+                span.set_attribute("gen_ai.output.messages", _answer(winner))
+
+    return turn
+
+
+def test_guard_checks_an_answer_against_the_mcp_fact(client: _Client, otel: Otel) -> None:
+    """With the guard installed, the MCP result lands in the trace's registry (typed by the
+    FactSpec, source mcp): a wrong winner on the chat span raises, and its guardrail event
+    points at the execute_tool span of the MCP call."""
+    otel.install(_guard_config(capture_content=False))
+    with pytest.raises(UnsupportedClaim) as caught:
+        client.run(_agent_turn(otel, "north"))
+    assert (caught.value.claimed, caught.value.supported) == ("north", "harbour")
+    tool_span = otel.span("execute_tool campaign_ctr")
+    assert dict(tool_span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "campaign_ctr",
+        "gen_ai.tool.type": "extension",
+        "gen_ai.tool.call.id": "call_7",
+        "groundplane.fact.source": "mcp",
+    }
+    (event,) = events(otel.span("chat scripted"))
+    assert {key: event[key] for key in ("groundplane.fact.tool", "groundplane.fact.span_id")} == {
+        "groundplane.fact.tool": "campaign_ctr",
+        "groundplane.fact.span_id": format_span_id(tool_span.context.span_id),
+    }
+    assert otel.metrics()["groundplane.facts"] == [
+        (
+            {
+                "groundplane.fact.kind": "ranking",
+                "groundplane.fact.source": "mcp",
+                "groundplane.fact.outcome": "recorded",
+            },
+            1,
+        )
+    ]
+
+
+def test_guard_passes_the_right_answer_and_captures_content_when_asked(
+    client: _Client, otel: Otel
+) -> None:
+    """The right winner passes; with capture_content the tool span carries the arguments sent
+    and the payload as JSON."""
+    otel.install(_guard_config(capture_content=True))
+    client.run(_agent_turn(otel, "harbour"))
+    assert (otel.span("chat scripted").attributes or {})["groundplane.outcome"] == "passed"
+    attributes = otel.span("execute_tool campaign_ctr").attributes or {}
+    assert json.loads(str(attributes["gen_ai.tool.call.arguments"])) == {"window": "7d"}
+    assert json.loads(str(attributes["gen_ai.tool.call.result"])) == CTR

@@ -22,13 +22,18 @@ from groundplane_otel.otel import (
 RULE = "superlative(fact='sales', field='winner')"
 
 
-def run_agent(otel: Harness, winner: str, *, facts: object = SALES_ROWS) -> None:
-    """invoke_agent analyst -> chat (tool call) -> execute_tool -> chat (final answer)."""
+def run_agent(
+    otel: Harness, winner: str, *, facts: object = SALES_ROWS, final: str | None = None
+) -> None:
+    """invoke_agent analyst -> chat (tool call) -> execute_tool(s) -> chat (final answer).
+
+    ``facts``: one tool result, a list of results (one tool call each), or None (no tool call).
+    """
     with otel.agent():
         otel.chat(tool_call_turn())
-        if facts is not None:
-            otel.tool(facts)
-        otel.chat(answer({"winner": winner}))
+        for result in facts if isinstance(facts, list) else [] if facts is None else [facts]:
+            otel.tool(result)
+        otel.chat(final if final is not None else answer({"winner": winner}))
 
 
 def final_chat(otel: Harness):  # type: ignore[no-untyped-def]
@@ -281,12 +286,17 @@ class TestSkip:
         """A chat span that ends with the app's exception and no output is skipped
         (span_error): the app's exception is not replaced."""
         otel.install()
-        with pytest.raises(TimeoutError), otel.agent():
-            otel.tool(SALES_ROWS)
-            with otel.tracer.start_as_current_span(
-                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
-            ):
-                raise TimeoutError("model timed out")
+
+        def failing_model_call() -> None:
+            with otel.agent():
+                otel.tool(SALES_ROWS)
+                with otel.tracer.start_as_current_span(
+                    "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+                ):
+                    raise TimeoutError("model timed out")
+
+        with pytest.raises(TimeoutError):
+            failing_model_call()
         outputs = otel.metrics()["groundplane.outputs"]
         assert outputs[0][0]["groundplane.skip_reason"] == "span_error"
 
@@ -299,9 +309,8 @@ class TestError:
         prose = json.dumps(
             [{"role": "assistant", "parts": [{"type": "text", "content": "EU, I think"}]}]
         )
-        with pytest.raises(ClaimsUnsupported) as raised, otel.agent():
-            otel.tool(SALES_ROWS)
-            otel.chat(prose)
+        with pytest.raises(ClaimsUnsupported) as raised:
+            run_agent(otel, "", final=prose)
         (unchecked,) = raised.value.report.violations
         assert isinstance(unchecked, OutputUnchecked)
         assert unchecked.code == "output_unreadable"
@@ -339,10 +348,8 @@ class TestError:
         """A check whose fact is missing, conflicting or unparseable is not run: verdict error,
         one error event naming the check and the fact, and enforce raises."""
         otel.install(sales_config(report_mode="first"))
-        with pytest.raises(OutputUnchecked) as raised, otel.agent():
-            for result in results:
-                otel.tool(result)
-            otel.chat(answer({"winner": "EU"}))
+        with pytest.raises(OutputUnchecked) as raised:
+            run_agent(otel, "EU", facts=results)
         assert raised.value.code == reason
         (event,) = final_chat(otel)[0].events
         assert dict(event.attributes) == {
@@ -372,12 +379,17 @@ class TestError:
 
         otel = make_otel(SpanLimits(max_attribute_length=30))
         otel.install()
-        with pytest.raises(ClaimsUnsupported) as raised, otel.agent():
-            otel.tool(SALES_ROWS)
-            with otel.tracer.start_as_current_span(
-                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
-            ):
-                submit_output({"winner": "EU"}, guard=otel.guards[0])
+
+        def submitted_answer() -> None:
+            with otel.agent():
+                otel.tool(SALES_ROWS)
+                with otel.tracer.start_as_current_span(
+                    "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+                ):
+                    submit_output({"winner": "EU"}, guard=otel.guards[0])
+
+        with pytest.raises(ClaimsUnsupported) as raised:
+            submitted_answer()
         codes = [claim.code for claim in raised.value.report.violations]
         assert codes == ["fact_truncated"]
         facts = otel.metrics()["groundplane.facts"]

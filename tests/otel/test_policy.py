@@ -233,6 +233,15 @@ ERRORS = {
         "2: boundaries: the policy declares no boundaries, so it checks nothing. "
         "Fix: add `boundaries: {<name>: {facts: [...], checks: [...]}}`",
     ),
+    "float version": (
+        BASE.replace("version: 1", "version: 1.0"),
+        "1: version: unsupported policy version 1.0. Fix: this groundplane_otel reads `version: 1`",
+    ),
+    "alias into itself": (
+        BASE + "    match: &m {attributes: {self: *m}}\n",
+        "10: boundaries.report.match.attributes.self: an alias refers to a node that contains "
+        "it. Fix: remove the alias",
+    ),
     "YAML syntax": (
         BASE + "  bad: [unclosed\n",
         "11: <top level>: not valid YAML: expected ',' or ']', but got '<stream end>'. "
@@ -305,3 +314,27 @@ def test_python_tags_are_refused_and_the_canary_never_runs(tmp_path: Path, tag: 
     # The canary is live: an unsafe loader really would have created the file.
     yaml.unsafe_load(text)
     assert canary.exists()
+
+
+def test_aliases_may_share_a_block_between_boundaries(tmp_path: Path) -> None:
+    """An anchor reused by two boundaries is plain YAML reuse and loads into equal specs."""
+    text = BASE.replace(
+        "    facts: [campaign_ctr]\n",
+        "    facts: [campaign_ctr]\n    match: &m {agent_name: a}\n",
+        1,
+    )
+    text += "  second:\n    facts: [campaign_ctr]\n    match: *m\n    checks: [{superlative: {}}]\n"
+    first, second = load_policy(write(tmp_path, text)).boundaries
+    assert first.match == second.match == MatchSpec(agent_name="a")
+
+
+def test_non_utf8_file_names_the_byte_and_the_fix(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 fail at load as a PolicyError, not a UnicodeDecodeError."""
+    path = tmp_path / "policy.yaml"
+    path.write_bytes(b"version: 1\nmode: \xff\n")
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert str(caught.value) == (
+        f"{path}: <top level>: the file is not UTF-8 text (invalid start byte at byte 17). "
+        "Fix: save the policy as UTF-8"
+    )

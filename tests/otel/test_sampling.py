@@ -3,13 +3,18 @@ SDK selects it by OTEL_TRACES_SAMPLER, and install warns about samplers that can
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk._configuration import _import_sampler
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -28,6 +33,9 @@ from opentelemetry.trace.span import TraceState
 from opentelemetry.util._importlib_metadata import entry_points
 from opentelemetry.util.types import Attributes
 
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.otel.install import install
+from groundplane_otel.otel.policy import load_policy
 from groundplane_otel.otel.sampling import (
     SAMPLER_ENTRY_POINT,
     GuardSampler,
@@ -123,9 +131,9 @@ def test_wrapping_a_non_sampler_is_a_type_error() -> None:
 def test_ratio_zero_unwrapped_hides_every_span_from_processors() -> None:
     """The failure being fixed: with a plain ratio of 0 no processor sees any span."""
     provider, seen, exporter = provider_with(ParentBased(TraceIdRatioBased(0.0)))
-    with provider.get_tracer("t").start_as_current_span("invoke_agent"):
-        with provider.get_tracer("t").start_as_current_span("chat"):
-            pass
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("invoke_agent"), tracer.start_as_current_span("chat"):
+        pass
     assert (seen.ended, exporter.get_finished_spans()) == ([], ())
 
 
@@ -133,9 +141,11 @@ def test_ratio_zero_wrapped_records_every_span_and_exports_none() -> None:
     """Wrapped, every span (root and child) reaches processors as recorded-not-sampled."""
     provider, seen, exporter = provider_with(GuardSampler(ParentBased(TraceIdRatioBased(0.0))))
     tracer = provider.get_tracer("t")
-    with tracer.start_as_current_span("invoke_agent") as root:
-        with tracer.start_as_current_span("chat") as child:
-            assert (root.is_recording(), child.is_recording()) == (True, True)
+    with (
+        tracer.start_as_current_span("invoke_agent") as root,
+        tracer.start_as_current_span("chat") as child,
+    ):
+        assert (root.is_recording(), child.is_recording()) == (True, True)
     assert [span.name for span in seen.ended] == ["chat", "invoke_agent"]
     assert [span.context.trace_flags.sampled for span in seen.ended] == [False, False]
     assert exporter.get_finished_spans() == ()
@@ -235,3 +245,96 @@ def test_a_provider_without_a_sampler_is_not_judged(caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
         assert warn_if_sampler_drops(trace.NoOpTracerProvider()) is False
     assert caplog.messages == []
+
+
+# -- with the guard installed -----------------------------------------------------------------
+
+ROWS = [
+    {"campaign": "harbour", "impressions": 20000, "clicks": 910, "ctr": 0.0455},
+    {"campaign": "north", "impressions": 20000, "clicks": 824, "ctr": 0.0412},
+    {"campaign": "delta", "impressions": 20000, "clicks": 602, "ctr": 0.0301},
+]
+RIGHT = {"winner": "harbour", "ctr": 0.0455, "top3": ["harbour", "north", "delta"]}
+RIGHT["total_clicks"] = 2336
+WRONG = {**RIGHT, "winner": "north", "ctr": 0.0412}
+POLICY = Path(__file__).resolve().parents[2] / "examples" / "policy.yaml"
+
+
+def agent_turn(tracer: trace.Tracer, answer: dict[str, object]) -> None:
+    """invoke_agent → execute_tool (the SQL result) → chat (the structured answer)."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign-analyst"}
+    tool = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "warehouse.query",
+        "gen_ai.tool.call.arguments": json.dumps({"table": "campaign_daily"}),
+        "gen_ai.tool.call.result": json.dumps({"rows": ROWS}),
+    }
+    message = {"role": "assistant", "parts": [{"type": "text", "content": json.dumps(answer)}]}
+    with tracer.start_as_current_span("invoke_agent campaign-analyst", attributes=agent):
+        with tracer.start_as_current_span("execute_tool warehouse.query", attributes=tool):
+            pass
+        with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat"}):
+            trace.get_current_span().set_attribute("gen_ai.output.messages", json.dumps([message]))
+
+
+def run_turns(sampler: Sampler, count: int) -> tuple[int, InMemorySpanExporter, dict[Any, int]]:
+    """``count`` wrong and ``count`` right turns; returns (raised, exporter, output counts)."""
+    provider, _, exporter = provider_with(sampler)
+    reader = InMemoryMetricReader()
+    install(
+        load_policy(POLICY),
+        tracer_provider=provider,
+        meter_provider=MeterProvider(metric_readers=[reader]),
+    )
+    raised = 0
+    for _ in range(count):
+        try:
+            agent_turn(provider.get_tracer("t"), WRONG)
+        except UnsupportedClaim:
+            raised += 1
+        agent_turn(provider.get_tracer("t"), RIGHT)
+    counts: dict[Any, int] = {}
+    for resource in (reader.get_metrics_data() or MetricsData([])).resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name in ("groundplane.outputs", "groundplane.claims"):
+                    for point in metric.data.data_points:  # type: ignore[union-attr]
+                        labels = tuple(sorted((point.attributes or {}).items()))
+                        counts[metric.name, labels] = point.value  # type: ignore[union-attr]
+    return raised, exporter, counts
+
+
+def output(outcome: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The key of a groundplane.outputs point for ``outcome`` in run_turns' counts."""
+    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    return "groundplane.outputs", tuple(sorted({**labels, "groundplane.outcome": outcome}.items()))
+
+
+def claim(check: str, verdict: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The key of a groundplane.claims point for ``check`` and ``verdict``."""
+    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    labels |= {"groundplane.check": check, "groundplane.verdict": verdict}
+    return "groundplane.claims", tuple(sorted(labels.items()))
+
+
+def test_ratio_zero_wrapped_checks_raises_and_counts_every_output_and_exports_none() -> None:
+    """With GuardSampler(ParentBased(ratio 0)) all 5 wrong answers raise, all 10 outputs are
+    counted, and not one span is exported."""
+    raised, exporter, counts = run_turns(GuardSampler(ParentBased(TraceIdRatioBased(0.0))), 5)
+    assert raised == 5
+    assert exporter.get_finished_spans() == ()
+    assert counts == {
+        output("blocked"): 5,
+        output("passed"): 5,
+        claim("superlative", "unsupported"): 5,
+        claim("superlative", "supported"): 5,
+        claim("ranking_prefix", "supported"): 5,
+        claim("aggregate_reconciles", "supported"): 5,
+    }
+
+
+def test_ratio_zero_unwrapped_checks_nothing() -> None:
+    """The failure GuardSampler fixes: the plain sampler lets every wrong answer through."""
+    raised, exporter, counts = run_turns(ParentBased(TraceIdRatioBased(0.0)), 5)
+    assert (raised, exporter.get_finished_spans()) == (0, ())
+    assert counts == {}

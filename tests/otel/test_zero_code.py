@@ -20,6 +20,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import DEFAULT_ON
 
 from groundplane_otel.otel.instrumentor import GroundplaneInstrumentor
 
@@ -32,6 +33,14 @@ WRONG_WINNER = (
     "registered facts support 'harbour' | fact='campaign_ctr' | "
     "provenance=warehouse.query(table='campaign_daily', window='7d') | "
     "computed argmax on 'ctr' is 'harbour' (0.0455); 'north' ranked #2 at 0.0412"
+)
+SAMPLER_WARNING = (
+    f"groundplane: the tracer provider's sampler {DEFAULT_ON.get_description()} can drop spans, "
+    "and the guard never sees a dropped span (its output goes unchecked and uncounted). Wrap "
+    "it: TracerProvider(sampler=GuardSampler(sampler)), or set "
+    "OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio (OTEL_TRACES_SAMPLER_ARG = the "
+    "fraction to export); every span is then recorded for the guard and only the sampled ones "
+    "are exported"
 )
 NO_POLICY_WARNING = (
     "groundplane: GROUNDPLANE_POLICY is not set, so no guard is installed and no output is "
@@ -49,6 +58,8 @@ def run_app(tmp_path: Path, which: str, **env: str) -> subprocess.CompletedProce
     }
     command = [str(INSTRUMENT), "--traces_exporter", "console", "--metrics_exporter", "console"]
     command += ["--logs_exporter", "none", sys.executable, str(APP), which]
+    # The openai instrumentors are installed too; they only slow the start-up down here.
+    clean["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "openai"
     return subprocess.run(
         command,
         cwd=tmp_path,
@@ -125,7 +136,7 @@ def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
             1,
         )
     ]
-    assert result.stderr == ""
+    assert result.stderr.splitlines() == [SAMPLER_WARNING]
 
 
 CONTRACT = (
@@ -168,7 +179,7 @@ def test_disabled_by_name_checks_nothing(tmp_path: Path) -> None:
         tmp_path,
         "wrong",
         GROUNDPLANE_POLICY=str(POLICY),
-        OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="groundplane",
+        OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="openai,groundplane",
     )
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     chat = spans(result.stdout)["chat scripted-model"]
@@ -191,7 +202,7 @@ def test_invalid_policy_logs_the_located_error_and_installs_nothing(tmp_path: Pa
     result = run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     assert result.stderr.splitlines() == [
-        f"groundplane: invalid policy, the guard is NOT installed: {bad}:26: "
+        f"groundplane: invalid policy, the guard is NOT installed: {bad}:25: "
         "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, got 'tabel'. "
         "Fix: did you mean 'table'?"
     ]
@@ -212,6 +223,7 @@ def test_sampler_entry_point_at_ratio_zero_checks_everything_and_exports_nothing
     assert result.stdout.splitlines()[0] == WRONG_WINNER
     assert spans(result.stdout) == {}
     assert [value for _, value in points(result.stdout, "groundplane.claims")] == [1]
+    assert result.stderr == ""  # GuardSampler: no sampler warning
 
 
 @pytest.fixture

@@ -1,0 +1,89 @@
+"""The checker's own false-pass / false-reject rates, per family (``python -m bench.error_rates``).
+
+Generates the labelled corpus (``tests/corpus``, fixed seed 20261129) in memory, submits every
+case through a boundary, and prints the per-family table in markdown, for the README. Also part
+of ``python -m bench`` (with a small corpus under ``--smoke``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import Section
+
+__all__ = ["main", "run"]
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+
+
+def _corpus() -> tuple[Any, Any]:
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    from corpus import generate, rates
+
+    return generate, rates
+
+
+def _rate(count: int, of: int) -> str:
+    return f"{count} / {of:,} ({100 * count / of:.2f} %)" if of else "—"
+
+
+def run(smoke: bool) -> list[Section]:
+    return [_measure(smoke)[0]]
+
+
+def _measure(smoke: bool) -> tuple[Section, int]:
+    """The table, and how many cases the checker got wrong (false passes, rejects, errors)."""
+    generate, rates = _corpus()
+    started = time.perf_counter()
+    cases = generate.generate(generate.SEED, per_class=6 if smoke else generate.PER_CLASS)
+    result = rates.run(cases)
+    elapsed = time.perf_counter() - started
+    section = Section(
+        key="error_rates",
+        title=f"The checker's own error rates (labelled corpus, seed {generate.SEED})",
+        headers=(
+            "family",
+            "failure classes",
+            "wrong outputs",
+            "false passes",
+            "correct outputs",
+            "false rejects",
+            "errors",
+        ),
+    )
+    for family, tally in [*result.by_family.items(), ("**all**", result.total)]:
+        wrong_classes = [c for c in tally.classes if not c.startswith("correct:")]
+        section.rows.append(
+            (
+                family,
+                str(len(wrong_classes)),
+                f"{tally.wrong:,}",
+                _rate(tally.false_pass, tally.wrong),
+                f"{tally.correct:,}",
+                _rate(tally.false_reject, tally.correct),
+                str(tally.errors),
+            )
+        )
+    section.notes.append(
+        f"{len(cases):,} labelled outputs generated and checked in {elapsed:.1f} s; each is "
+        "submitted through a boundary. `tests/test_error_rates.py` fails on any false pass or "
+        "false reject."
+    )
+    section.notes.extend(rates.describe(case, outcome) for case, outcome in result.misses[:10])
+    return section, len(result.misses)
+
+
+def main() -> int:
+    from bench import render
+
+    section, misses = _measure(smoke="--smoke" in sys.argv[1:])
+    print(render([section]))
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""Per-trace registries: isolation, write-once conflicts, bounds (traces, TTL, facts, bytes) with
+every drop counted, and the trace dropped when its local root span ends."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from otel_harness import SALES_ROWS, Harness, answer
+
+from groundplane_otel.errors import FactBoundaryError
+from groundplane_otel.facts import Provenance
+from groundplane_otel.otel.config import Limits
+from groundplane_otel.otel.store import TraceStore
+
+PROVENANCE = Provenance("tool")
+
+
+class Recorder:
+    """Collects what the store counts, and the live-trace gauge."""
+
+    def __init__(self) -> None:
+        self.facts: Counter[tuple[str, str, str]] = Counter()
+        self.traces = 0
+
+    def fact(self, kind: str, source: str, outcome: str) -> None:
+        self.facts[(kind, source, outcome)] += 1
+
+    def trace(self, delta: int) -> None:
+        self.traces += delta
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make(**limits: int | float) -> tuple[TraceStore, Recorder, Clock]:
+    recorder, clock = Recorder(), Clock()
+    store = TraceStore(Limits(**limits), recorder.fact, recorder.trace, clock)  # type: ignore[arg-type]
+    return store, recorder, clock
+
+
+def put(store: TraceStore, trace_id: int, name: str, value: object, size: int = 10) -> str:
+    return store.record(trace_id, name, value, source="genai", provenance=PROVENANCE, size=size)
+
+
+class TestIsolationAndConflicts:
+    def test_a_fact_of_one_trace_is_invisible_in_another(self) -> None:
+        """Trace B never sees trace A's facts."""
+        store, _, _ = make()
+        put(store, 1, "sales", {"EU": 10})
+        assert "sales" in store.view(1, ("sales",)).registry
+        assert "sales" not in store.view(2, ("sales",)).registry
+
+    def test_same_result_twice_is_fine_and_not_counted_twice(self) -> None:
+        """Recording an equal value again is a no-op."""
+        store, recorder, _ = make()
+        assert [put(store, 1, "s", {"EU": 10}), put(store, 1, "s", {"EU": 10})] == [
+            "recorded",
+            "duplicate",
+        ]
+        assert recorder.facts == Counter({("value", "genai", "recorded"): 1})
+
+    def test_different_result_is_a_conflict_that_withdraws_the_fact(self) -> None:
+        """A second, different result poisons the name: the fact is withdrawn, conflict counted."""
+        store, recorder, _ = make()
+        put(store, 1, "s", {"EU": 10})
+        assert put(store, 1, "s", {"EU": 11}) == "conflict"
+        assert put(store, 1, "s", {"EU": 10}) == "conflict"
+        view = store.view(1, ("s",))
+        assert ("s" in view.registry, dict(view.problems)) == (False, {"s": "conflict"})
+        assert recorder.facts[("value", "genai", "conflict")] == 2
+
+    def test_types_matter_in_conflicts(self) -> None:
+        """1 and True are different results."""
+        store, _, _ = make()
+        put(store, 1, "s", [1])
+        assert put(store, 1, "s", [True]) == "conflict"
+
+    def test_a_problem_then_a_good_result_stays_poisoned(self) -> None:
+        """After a truncated result, a later good one cannot be compared: conflict."""
+        store, recorder, _ = make()
+        store.problem(1, "s", "truncated", kind="table", source="genai")
+        assert put(store, 1, "s", [1]) == "conflict"
+        assert dict(store.view(1, ("s",)).problems) == {"s": "conflict"}
+        assert recorder.facts[("table", "genai", "truncated")] == 1
+
+
+class TestBounds:
+    def test_facts_per_trace(self) -> None:
+        """Past max_facts_per_trace a result is rejected and counted."""
+        store, recorder, _ = make(max_facts_per_trace=2)
+        outcomes = [put(store, 1, name, 1) for name in ("a", "b", "c")]
+        assert outcomes == ["recorded", "recorded", "rejected"]
+        assert recorder.facts[("value", "genai", "rejected")] == 1
+
+    def test_bytes_per_trace(self) -> None:
+        """A result that would take a trace past max_trace_bytes is rejected."""
+        store, _, _ = make(max_trace_bytes=100)
+        assert [put(store, 1, "a", 1, size=60), put(store, 1, "b", 2, size=60)] == [
+            "recorded",
+            "rejected",
+        ]
+
+    def test_total_bytes_evict_the_least_recently_used_trace(self) -> None:
+        """Past max_total_bytes the oldest trace is evicted and its facts counted evicted."""
+        store, recorder, _ = make(max_total_bytes=100)
+        put(store, 1, "a", 1, size=60)
+        put(store, 2, "a", 1, size=60)
+        assert "a" not in store.view(1, ("a",)).registry
+        assert recorder.facts[("value", "genai", "evicted")] == 1
+        assert (len(store), recorder.traces) == (1, 1)
+
+    def test_max_traces_evicts_lru(self) -> None:
+        """The least recently used trace goes first; touching a trace keeps it."""
+        store, recorder, _ = make(max_traces=2)
+        put(store, 1, "a", 1)
+        put(store, 2, "a", 1)
+        store.view(1, ("a",))  # touch trace 1
+        put(store, 3, "a", 1)
+        assert ["a" in store.view(t, ("a",)).registry for t in (1, 2, 3)] == [True, False, True]
+        assert recorder.facts[("value", "genai", "evicted")] == 1
+
+    def test_ttl_expires_idle_traces(self) -> None:
+        """A trace idle longer than ttl_seconds is evicted when new state is created."""
+        store, recorder, clock = make(ttl_seconds=10)
+        put(store, 1, "a", 1)
+        clock.now = 11
+        put(store, 2, "a", 1)
+        assert len(store) == 1
+        assert recorder.facts[("value", "genai", "evicted")] == 1
+
+
+class TestLifecycle:
+    def test_local_root_end_drops_without_counting_eviction(self) -> None:
+        """The trace goes when its local root ends; that is not an eviction."""
+        store, recorder, _ = make()
+        store.root_started(1)
+        put(store, 1, "a", 1)
+        store.root_ended(1)
+        assert (len(store), recorder.traces) == (0, 0)
+        assert recorder.facts[("value", "genai", "evicted")] == 0
+
+    def test_two_local_roots_of_one_trace(self) -> None:
+        """With two local roots in one trace, the facts live until both ended."""
+        store, _, _ = make()
+        store.root_started(1)
+        store.root_started(1)
+        put(store, 1, "a", 1)
+        store.root_ended(1)
+        assert len(store) == 1
+        store.root_ended(1)
+        assert len(store) == 0
+
+    def test_spans_are_tracked_only_under_agents_and_bounded(self) -> None:
+        """Lineage is kept for spans inside an agent span, up to max_spans_per_trace."""
+        store, _, _ = make(max_spans_per_trace=2)
+        store.track_span(1, 10, None, None)
+        assert len(store) == 0
+        agent = object()
+        store.track_span(1, 11, None, agent)
+        store.track_span(1, 12, 11, None)
+        store.track_span(1, 13, 12, None)
+        assert [store.agents(1, span) for span in (11, 12, 13)] == [(agent,), (agent,), ()]
+
+
+class TestTraceRegistry:
+    def test_recording_in_code_goes_through_the_rules(self) -> None:
+        """The trace registry is writable; a conflicting record raises, a duplicate does not."""
+        store, recorder, _ = make()
+        registry = store.registry(1)
+        registry.record_ranking("r", {"EU": 10, "US": 7}, tool="t")
+        registry.record_ranking("r", {"EU": 10, "US": 7}, tool="t")
+        with pytest.raises(ValueError, match="conflict"):
+            registry.record_ranking("r", {"EU": 1, "US": 7}, tool="t")
+        assert recorder.facts[("ranking", "code", "recorded")] == 1
+
+    def test_views_are_read_only(self) -> None:
+        """A boundary's view cannot record."""
+        store, _, _ = make()
+        put(store, 1, "a", 1)
+        with pytest.raises(FactBoundaryError):
+            store.view(1, ("a",)).registry.record("b", 2)
+
+
+def test_sdk_traces_are_dropped_and_the_gauge_returns_to_zero(otel: Harness) -> None:
+    """Through the SDK: after the local root ends, no trace is live and the gauge reads 0."""
+    guard = otel.install()
+    for _ in range(3):
+        with otel.agent():
+            otel.tool(SALES_ROWS)
+            otel.chat(answer({"winner": "EU"}))
+    assert len(guard.processor.store) == 0
+    assert otel.metrics()["groundplane.traces.active"] == [({}, 0)]

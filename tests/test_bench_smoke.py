@@ -1,0 +1,83 @@
+"""The benchmarks never rot: ``python -m bench --smoke`` runs every one and prints every row.
+
+No timing is asserted (a loaded CI machine must not fail the build); only that each benchmark
+ran and reported the rows the README quotes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EXPECTED = {
+    "Core: record-then-check and repeated checks": [
+        "| record-then-check | 20 |",
+        "| repeated check | 20 |",
+        "| record-then-check | 200 |",
+        "| repeated check | 200 |",
+    ],
+    "Scaling: each check family": [
+        f"| {family} {phase} |"
+        for family in (
+            "superlative",
+            "ranking_prefix",
+            "aggregate_reconciles",
+            "entities_recorded",
+            "row_integrity",
+            "comparison",
+        )
+        for phase in ("cold", "warm")
+    ]
+    + ["| record_table |"],
+    "Argmax check vs a hand-written Pydantic v2 model validator": ["| 20 |", "| 200 |"],
+    "Memory:": [
+        "| backend |",
+        "| peak traced memory |",
+        "| traces left after every root ended | 0 |",
+        "| still held after all ended |",
+    ],
+    "OpenTelemetry guard": [
+        "| unmatched trace",
+        "| guarded trace",
+        "| added per guarded output vs the floor |",
+    ],
+    "The checker's own error rates": [
+        f"| {family} |"
+        for family in (
+            "superlative",
+            "ranking_prefix",
+            "aggregate_reconciles",
+            "entities_recorded",
+            "row_integrity",
+            "comparison",
+            "field_matches_fact",
+        )
+    ]
+    + ["| **all** |"],
+}
+
+
+def test_bench_smoke_prints_every_table_and_row() -> None:
+    """Every benchmark runs at tiny sizes and its table has all its rows."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    sections = done.stdout.split("\n### ")
+    for title, rows in EXPECTED.items():
+        found = [section for section in sections if section.startswith(title)]
+        assert found, f"no table titled {title!r} in:\n{done.stdout}"
+        missing = [row for row in rows if row not in found[0]]
+        assert not missing, f"{title!r} lacks rows {missing}:\n{found[0]}"
+    assert "pending" not in done.stdout, "a benchmark reported itself unavailable"
