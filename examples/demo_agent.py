@@ -33,10 +33,9 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProces
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
-from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
-from groundplane_otel.otel.config import GuardConfig
+from groundplane_otel import ClaimsUnsupported, UnsupportedClaim
+from groundplane_otel.otel import GuardConfig, install
 from groundplane_otel.otel.environment import apply_environment
-from groundplane_otel.otel.install import install
 from groundplane_otel.otel.policy import load_policy
 from groundplane_otel.otel.sampling import GuardSampler
 

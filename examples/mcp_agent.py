@@ -16,6 +16,8 @@ import json
 import sys
 from typing import Any
 
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -36,9 +38,6 @@ AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign
 
 def serve() -> None:
     """The MCP server half: one tool with structured output, one that fails in-band."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult, TextContent
-
     server = MCPServer("campaign-metrics")
 
     @server.tool()
@@ -78,30 +77,39 @@ def model_turn(tracer: Tracer, answer: dict[str, Any]) -> None:
         span.set_attribute("gen_ai.output.messages", messages)
 
 
-async def agent(tracer: Tracer, answer: dict[str, Any]) -> None:
-    registry = FactRegistry()
+async def agent(tracer: Tracer) -> None:
+    """One MCP session, two agent runs (one trace each): the right answer, then a wrong one."""
     async with stdio_session(sys.executable, [__file__, "--serve"]) as session:
-        with tracer.start_as_current_span("invoke_agent campaign-analyst", attributes=AGENT):
-            fact = await call_and_record(
-                session,
-                registry,
-                fact="campaign_ctr",
-                tool="campaign_ctr",
-                arguments={"window": "7d"},
-            )
-            print(f"fact:   {fact.name} = {json.dumps(fact.value)} from {fact.provenance}")
+        for answer in ({"winner": "harbour", "ctr": 0.0455}, {"winner": "north", "ctr": 0.0412}):
+            registry = FactRegistry()
             try:
-                await call_and_record(
-                    session,
-                    registry,
-                    fact="campaign_spend",
-                    tool="campaign_spend",
-                    arguments={"window": "7d"},
-                )
-            except MCPToolError as exc:
-                print(f"tool:   {exc}")
-            print(f"model:  {json.dumps(answer)}")
-            model_turn(tracer, answer)
+                with tracer.start_as_current_span(
+                    "invoke_agent campaign-analyst", attributes=AGENT
+                ):
+                    fact = await call_and_record(
+                        session,
+                        registry,
+                        fact="campaign_ctr",
+                        tool="campaign_ctr",
+                        arguments={"window": "7d"},
+                    )
+                    print(f"fact:   {fact.name} = {json.dumps(fact.value)} from {fact.provenance}")
+                    try:
+                        await call_and_record(
+                            session,
+                            registry,
+                            fact="campaign_spend",
+                            tool="campaign_spend",
+                            arguments={"window": "7d"},
+                        )
+                    except MCPToolError as exc:
+                        print(f"tool:   {exc}")
+                    print(f"model:  {json.dumps(answer)}")
+                    model_turn(tracer, answer)
+            except (UnsupportedClaim, ClaimsUnsupported) as exc:
+                print(f"guard:  blocked: {exc}")
+            else:
+                print("guard:  passed")
 
 
 def main() -> None:
@@ -109,22 +117,19 @@ def main() -> None:
     tracer_provider = TracerProvider(sampler=GuardSampler(ALWAYS_ON))
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     guard = install(config(), tracer_provider=tracer_provider, meter_provider=MeterProvider())
-    tracer = tracer_provider.get_tracer("mcp_agent")
-    for answer in ({"winner": "harbour", "ctr": 0.0455}, {"winner": "north", "ctr": 0.0412}):
-        try:
-            asyncio.run(agent(tracer, answer))
-        except (UnsupportedClaim, ClaimsUnsupported) as exc:
-            print(f"guard:  blocked: {exc}")
-        else:
-            print("guard:  passed")
+    asyncio.run(agent(tracer_provider.get_tracer("mcp_agent")))
     for span in exporter.get_finished_spans():
         if span.name == "chat scripted":
-            event = [e.attributes for e in span.events if e.attributes]
-            tool = event[0]["groundplane.fact.tool"] if event else "-"
-            print(
-                f"span:   {span.name} outcome={(span.attributes or {})['groundplane.outcome']} "
-                f"fact.tool={tool}"
-            )
+            events = [e.attributes for e in span.events if e.attributes]
+            fact_span = events[0]["groundplane.fact.span_id"] if events else "-"
+            tool_spans = {
+                f"{s.context.span_id:016x}"
+                for s in exporter.get_finished_spans()
+                if s.name == "execute_tool campaign_ctr"
+            }
+            linked = "execute_tool campaign_ctr" if fact_span in tool_spans else "-"
+            outcome = (span.attributes or {})["groundplane.outcome"]
+            print(f"span:   {span.name} outcome={outcome} event->{linked}")
     guard.uninstall()
 
 

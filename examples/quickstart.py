@@ -7,12 +7,15 @@ report mode lists every violation at once (what a reask loop feeds back to the m
 
 from __future__ import annotations
 
-from groundplane_otel.boundary import boundary
-from groundplane_otel.checks.entities import entities_recorded
-from groundplane_otel.checks.ranking_prefix import ranking_prefix
-from groundplane_otel.checks.superlative import superlative
-from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
-from groundplane_otel.registry import FactRegistry
+from groundplane_otel import (  # a groundplane user only switches this import
+    ClaimsUnsupported,
+    FactRegistry,
+    UnsupportedClaim,
+    boundary,
+    entities_recorded,
+    ranking_prefix,
+    superlative,
+)
 
 
 def main() -> None:

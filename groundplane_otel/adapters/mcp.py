@@ -230,15 +230,40 @@ async def call_and_record(
         return recorded
 
 
+def _sole(error: BaseException) -> BaseException | None:
+    """The one leaf of a chain of single-member exception groups (None if one has more)."""
+    while True:
+        members = getattr(error, "exceptions", None)
+        if not isinstance(members, tuple):
+            return error
+        if len(members) != 1:
+            return None
+        error = members[0]
+
+
 @asynccontextmanager
 async def stdio_session(
     command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
 ) -> AsyncIterator[Any]:
-    """Spawn an MCP server over stdio and yield an initialized ``mcp.ClientSession``."""
+    """Spawn an MCP server over stdio and yield an initialized ``mcp.ClientSession``.
+
+    The SDK's task groups wrap an exception raised in the ``async with`` body in nested
+    exception groups; a lone exception (an UnsupportedClaim, an MCPToolError …) is re-raised
+    as itself so ``except UnsupportedClaim`` works around the block.
+    """
     mcp = require("mcp", extra="mcp")
     params = mcp.StdioServerParameters(
         command=command, args=list(args), env=None if env is None else dict(env)
     )
-    async with mcp.stdio_client(params) as (read, write), mcp.ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
+    try:
+        async with (
+            mcp.stdio_client(params) as (read, write),
+            mcp.ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+    except BaseException as error:
+        sole = _sole(error)
+        if sole is None or sole is error:
+            raise
+        raise sole from None

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from groundplane_otel.facts import Fact
 
-__all__ = ["MAX_FACTS", "derived"]
+__all__ = ["MAX_FACTS", "clear", "derived"]
 
 MAX_FACTS = 128
 

@@ -71,7 +71,9 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
 
 
 def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
-    if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
+    if not isinstance(data, list) or not all(
+        type(row) is dict or isinstance(row, Mapping) for row in data
+    ):
         raise ValueError(f"fact {name!r}: expected a list of objects (rows)")
     return data
 

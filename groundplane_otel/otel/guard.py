@@ -98,21 +98,33 @@ class GroundplaneSpanProcessor(SpanProcessor):
             return
         try:
             parent = span.parent
-            trace_id, span_id = _ids(span)
-            if parent is None or parent.is_remote:
-                self.store.root_started(trace_id)
-                _scopes.bind(trace_id)
+            context = span.get_span_context()
+            local_root = parent is None or parent.is_remote
+            if local_root:
+                self.store.root_started(context.trace_id)
+                _scopes.bind(context.trace_id)
             if not self.boundaries:
                 return
             attributes = _attributes(span)
+            operation = attributes.get(sc.GEN_AI_OPERATION_NAME)
+            head = span.name.partition(" ")[0]
+            oi_kind = attributes.get(sc.OI_SPAN_KIND)
             if self._by_agent:
-                agent = span if _is_agent(span, attributes) else None
-                local_parent = None if parent is None or parent.is_remote else parent.span_id
-                self.store.track_span(trace_id, span_id, local_parent, agent)
+                is_agent = (
+                    sc.OP_INVOKE_AGENT in (operation, head)
+                    or oi_kind == "AGENT"
+                    or sc.GEN_AI_AGENT_NAME in attributes
+                )
+                self.store.track_span(
+                    context.trace_id,
+                    context.span_id,
+                    None if local_root else parent.span_id,  # type: ignore[union-attr]
+                    span if is_agent else None,
+                )
             if (
-                attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
-                or span.name.partition(" ")[0] in sc.LLM_OPERATIONS
-                or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
+                operation in sc.LLM_OPERATIONS
+                or head in sc.LLM_OPERATIONS
+                or oi_kind in sc.OI_LLM_KINDS
                 or sc.BOUNDARY in attributes
                 or span.name in self._span_names
             ):
@@ -124,17 +136,18 @@ class GroundplaneSpanProcessor(SpanProcessor):
         if not self._enabled:
             return
         try:
-            trace_id, span_id = _ids(span)
+            context = span.get_span_context()
+            assert context is not None
             if self.capture.by_tool:
                 attributes = _attributes(span)
                 call = read_tool_call(attributes, span.name)
                 if call is not None and sc.FACT_SOURCE not in attributes:
-                    self.capture.capture(call, trace_id, span_id)
+                    self.capture.capture(call, context.trace_id, context.span_id)
             if self._by_agent:
-                self.store.untrack_span(trace_id, span_id)
+                self.store.untrack_span(context.trace_id, context.span_id)
             parent = span.parent
             if parent is None or parent.is_remote:
-                self.store.root_ended(trace_id)
+                self.store.root_ended(context.trace_id)
         except Exception:
             self._internal_error("on_end")
 

@@ -16,7 +16,8 @@ from typing import Any, Literal, NoReturn
 __all__ = ["Parsed", "ParseStatus", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_KEEP_BRACKETS = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in '[]{}"'))
+_STRING = re.compile(r'"[^"]*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _PAIR = re.compile(r"\[\]|\{\}")
 
@@ -58,24 +59,28 @@ def _finite_float(token: str) -> float:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Refused(f"duplicate key {key!r}")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
 def _text_depth(text: str, limit: int) -> int:
     """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion.
 
-    Free when the text has no more opening brackets than the limit. Otherwise string literals
-    are dropped, then innermost ``[]``/``{}`` pairs are peeled off one level per pass (C regex
-    passes over the brackets only).
+    Free when the text has no more opening brackets than the limit. Otherwise escaped
+    backslashes and quotes are dropped, every ASCII character but brackets and quotes is
+    translated away, string literals (now quote-delimited runs) are removed, and innermost
+    ``[]``/``{}`` pairs are peeled off one level per pass: all C-speed string operations.
     """
     if text.count("[") + text.count("{") <= limit:
         return 0
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    skeleton = text.replace("\\\\", "").replace('\\"', "").translate(_KEEP_BRACKETS)
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", skeleton))
     depth = 0
     while brackets and depth <= limit:
         peeled = _PAIR.sub("", brackets)

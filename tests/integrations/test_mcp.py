@@ -575,3 +575,18 @@ def test_guard_passes_the_right_answer_and_captures_content_when_asked(
     attributes = otel.span("execute_tool campaign_ctr").attributes or {}
     assert json.loads(str(attributes["gen_ai.tool.call.arguments"])) == {"window": "7d"}
     assert json.loads(str(attributes["gen_ai.tool.call.result"])) == CTR
+
+
+def test_stdio_session_reraises_a_lone_exception_unwrapped() -> None:
+    """An exception raised inside ``async with stdio_session(...)`` leaves the block as itself,
+    not wrapped in the SDK's task-group exception groups."""
+
+    async def main() -> None:
+        async with stdio_session(sys.executable, [str(SERVER)]) as session:
+            payload = payload_of(await session.call_tool("campaign_ctr", {"window": "7d"}))
+            raise UnsupportedClaim("winner", "north", max(payload, key=payload.get))
+
+    with pytest.raises(UnsupportedClaim) as caught:
+        asyncio.run(main())
+    assert type(caught.value) is UnsupportedClaim
+    assert (caught.value.claimed, caught.value.supported) == ("north", "harbour")

@@ -1,0 +1,111 @@
+"""Reading a policy file as plain YAML data, safely.
+
+``yaml.safe_load`` only: no tag constructs an object or runs code (``!!python/...`` is refused).
+The file is also composed into a node tree, which gives error messages their line numbers and
+catches what ``safe_load`` lets through silently: a duplicate key (YAML keeps the last one, so a
+second boundary of the same name would make the first vanish) and an alias into itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader
+
+__all__ = ["read_yaml"]
+
+
+def read_yaml(source: str) -> tuple[Any, yaml.Node | None]:
+    """The parsed document and its node tree (for line numbers), or a located PolicyError."""
+    try:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "save the policy as UTF-8",
+        ) from exc
+    except OSError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"cannot read the policy file ({exc.strerror or exc})",
+            "check the path (GROUNDPLANE_POLICY, if set from the environment)",
+        ) from exc
+    root = _compose(source, text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        line = _mark_line(exc)
+        raise PolicyError(
+            source,
+            "",
+            f"refused YAML: {getattr(exc, 'problem', None) or exc}",
+            "a policy holds plain data (mappings, lists, strings, numbers, booleans): remove "
+            "the tag; no code or object is ever constructed from a policy",
+            line,
+        ) from exc
+    return data, root
+
+
+def _mark_line(exc: yaml.YAMLError) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return None if mark is None else int(mark.line) + 1
+
+
+def _compose(source: str, text: str) -> yaml.Node | None:
+    """The node tree (for line numbers); a syntax error or a duplicate key fails here."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError as exc:
+        raise PolicyError(
+            source, "", "the document is nested too deeply to read", "flatten the policy"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise PolicyError(
+            source,
+            "",
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            "fix the YAML syntax at this line (indentation, a missing colon or quote)",
+            _mark_line(exc),
+        ) from exc
+    _refuse_duplicates(Reader(source, root), root)
+    return root
+
+
+def _refuse_duplicates(reader: Reader, root: yaml.Node | None) -> None:
+    """YAML keeps the last of two equal keys silently (a second boundary would vanish), and an
+    alias may point into itself: both fail here. Each node is visited once, so an alias bomb
+    costs its size in nodes, not its expansion."""
+    seen_nodes: set[int] = set()
+
+    def walk(node: yaml.Node | None, path: Path, open_nodes: frozenset[int]) -> None:
+        if node is None:
+            return
+        if id(node) in open_nodes:
+            reader.fail(path, "an alias refers to a node that contains it", "remove the alias")
+        if id(node) in seen_nodes:
+            return
+        seen_nodes.add(id(node))
+        inside = open_nodes | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            first_line: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                if key in first_line:
+                    reader.fail(
+                        (*path, key),
+                        f"duplicate key {key!r} (first at line {first_line[key]})",
+                        "keep one of them: YAML would silently drop the first",
+                    )
+                first_line[key] = key_node.start_mark.line + 1
+                walk(value_node, (*path, key), inside)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                walk(item, (*path, index), inside)
+
+    walk(root, (), frozenset())
