@@ -46,7 +46,13 @@ def _digest(value: Any) -> str:
 
 
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
-    return cast(Mapping[str, Any], span.attributes)
+    """The span's attributes, read-only. The SDK's BoundedAttributes is a Python-level Mapping
+    whose ``get`` raises and catches KeyError on every miss; its plain dict is read directly
+    (dict reads are atomic under the GIL), which keeps unmatched spans cheap."""
+    raw = getattr(getattr(span, "_attributes", None), "_dict", None)
+    if isinstance(raw, dict):
+        return raw
+    return cast(Mapping[str, Any], span.attributes or {})
 
 
 def _ids(span: ReadableSpan) -> tuple[int, int]:

@@ -520,3 +520,31 @@ class TestInternalErrors:
         with pytest.raises(RuntimeError, match="guard bug"):
             run_agent(otel, "EU")
         assert len(otel.spans("chat gpt-test")) == 2
+
+
+def test_guardrail_events_also_go_to_the_logger_provider(otel: Harness) -> None:
+    """With a logger provider, each finding is also a log event in the guarded span's trace."""
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from groundplane_otel.otel import install
+
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    otel.add_exporter()
+    otel.guards.append(
+        install(
+            sales_config(mode="observe"),
+            tracer_provider=otel.tracer_provider,
+            meter_provider=otel.meter_provider,
+            logger_provider=logger_provider,
+            raise_internal_errors=True,
+        )
+    )
+    run_agent(otel, "US")
+    (record,) = [data.log_record for data in logs.get_finished_logs()]
+    (chat,) = final_chat(otel)
+    assert record.event_name == "gen_ai.guardrail.result"
+    assert record.trace_id == chat.context.trace_id
+    assert dict(record.attributes or {}) == dict(chat.events[0].attributes)
