@@ -1,10 +1,11 @@
 """Memory: 10,000 live per-trace registries, each holding a 100-row fact, then all ended.
 
-Uses the guard's per-trace store (``groundplane_otel.otel.store.TraceStore``) when it exists,
-else plain FactRegistry objects. Each trace records its own parsed JSON payload (fresh objects,
-as a tool span's result would be) and is checked once (so what a check derives from the fact is
-held too). tracemalloc reports the peak while all traces are live, then the memory still held
-after every trace's root span ended (the registry must be empty, the memory returned).
+Uses the guard's own path when it exists: each trace's tool result (a JSON string, as a tool span
+carries it) goes through ``FactCapture`` into the per-trace ``TraceStore`` with its default
+limits, and the six checks run once against the trace's read-only view (so what a check derives
+from a fact is held too). Without the guard, plain FactRegistry objects record the parsed rows.
+tracemalloc reports the peak while every trace is live, the largest allocation sites, and what is
+still held once every trace's root span ended (the store must be empty, the memory returned).
 """
 
 from __future__ import annotations
@@ -13,75 +14,117 @@ import gc
 import json
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench import Section, fmt_bytes
-from bench._scenario import FACT, TOOL, TOOL_ARGS, make_rows
-from groundplane_otel.checks.superlative import superlative
+from bench._scenario import FACT, TOOL, TOOL_ARGS, make_output, make_rows, six_checks
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["run"]
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def _store_backend(traces: int, outcomes: Counter[str]) -> tuple[str, Any] | None:
-    try:
-        from groundplane_otel.otel.config import Limits
+
+class _Guarded:
+    """Per-trace facts through the guard's capture path and store."""
+
+    label = "guard path: FactCapture → TraceStore (otel/), default limits"
+
+    def __init__(self, traces: int, outcomes: Counter[str]) -> None:
+        from groundplane_otel.otel.capture import FactCapture, ToolCall
+        from groundplane_otel.otel.config import FactSpec, Limits
         from groundplane_otel.otel.store import TraceStore
+
+        def count_fact(kind: str, source: str, outcome: str) -> None:
+            outcomes[outcome] += 1
+
+        limits = Limits(max_traces=max(traces, Limits().max_traces))
+        self.store = TraceStore(limits, count_fact, lambda delta: None)
+        spec = FactSpec(FACT, TOOL, kind="table", key="region", path="rows")
+        self.capture = FactCapture((spec,), self.store, None)
+        self.call = ToolCall
+        self.arguments = json.dumps(TOOL_ARGS)
+
+    def start(self, trace_id: int, result: str) -> FactRegistry:
+        self.store.root_started(trace_id)
+        call = self.call("genai", TOOL, "call_1", self.arguments, result)
+        self.capture.capture(call, trace_id, trace_id)
+        return self.store.view(trace_id, (FACT,)).registry
+
+    def live(self) -> int:
+        return len(self.store)
+
+    def end(self, trace_id: int) -> None:
+        self.store.root_ended(trace_id)
+
+
+class _Plain:
+    """Per-trace FactRegistry objects (before the guard's store existed)."""
+
+    label = "FactRegistry per trace (guard store not available)"
+
+    def __init__(self, traces: int, outcomes: Counter[str]) -> None:
+        self.registries: dict[int, FactRegistry] = {}
+        self.outcomes = outcomes
+
+    def start(self, trace_id: int, result: str) -> FactRegistry:
+        registry = FactRegistry()
+        rows = json.loads(result)["rows"]
+        registry.record_table(FACT, rows, key="region", tool=TOOL, args=TOOL_ARGS)
+        self.registries[trace_id] = registry
+        self.outcomes["recorded"] += 1
+        return registry
+
+    def live(self) -> int:
+        return len(self.registries)
+
+    def end(self, trace_id: int) -> None:
+        del self.registries[trace_id]
+
+
+def _backend(traces: int, outcomes: Counter[str]) -> _Guarded | _Plain:
+    try:
+        return _Guarded(traces, outcomes)
     except ImportError:
-        return None
-    limits = Limits(max_traces=max(traces, Limits().max_traces))  # default byte bounds
+        return _Plain(traces, outcomes)
 
-    def count_fact(kind: str, source: str, outcome: str) -> None:
-        outcomes[outcome] += 1
 
-    store = TraceStore(limits, count_fact, lambda delta: None)
-    return "TraceStore (otel/store.py), default byte limits", store
+def _top_sites(snapshot: tracemalloc.Snapshot, count: int) -> list[tuple[str, int]]:
+    sites = []
+    for stat in snapshot.statistics("lineno")[:count]:
+        frame = stat.traceback[0]
+        name = Path(frame.filename)
+        shown = name.relative_to(ROOT) if name.is_relative_to(ROOT) else Path(name.name)
+        sites.append((f"{shown}:{frame.lineno}", stat.size))
+    return sites
 
 
 def run(smoke: bool) -> list[Section]:
     traces, rows_per = (200, 10) if smoke else (10_000, 100)
-    payload = json.dumps(make_rows(rows_per))
-    check = superlative(FACT, "winner", column="ctr")
-    winner = max(json.loads(payload), key=lambda row: row["ctr"])["region"]
-    output = {"winner": winner}
+    rows = make_rows(rows_per)
+    result = json.dumps({"rows": rows})
+    output = make_output(rows)
+    checks: list[Callable[[FactRegistry, Any], None]] = list(six_checks())
     outcomes: Counter[str] = Counter()
-    backend = _store_backend(traces, outcomes)
+    backend = _backend(traces, outcomes)
 
     gc.collect()
     tracemalloc.start()
-    tracemalloc.reset_peak()
     before, _ = tracemalloc.get_traced_memory()
-    if backend is not None:
-        label, store = backend
-        for trace_id in range(1, traces + 1):
-            store.root_started(trace_id)
-            registry = store.registry(trace_id)
-            registry.record_table(
-                FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS
-            )
+    for trace_id in range(1, traces + 1):
+        registry = backend.start(trace_id, result)
+        for check in checks:
             check(registry, output)
-        live_count = len(store)
-    else:
-        label = "FactRegistry (guard store not available yet)"
-        registries: dict[int, FactRegistry] = {}
-        for trace_id in range(1, traces + 1):
-            registry = FactRegistry()
-            registry.record_table(
-                FACT, json.loads(payload), key="region", tool=TOOL, args=TOOL_ARGS
-            )
-            check(registry, output)
-            registries[trace_id] = registry
-        live_count = len(registries)
+    del registry
     gc.collect()
     live, peak = tracemalloc.get_traced_memory()
-    if backend is not None:
-        for trace_id in range(1, traces + 1):
-            store.root_ended(trace_id)
-        left_count = len(store)
-    else:
-        registries.clear()
-        left_count = len(registries)
-    del registry
+    live_count = backend.live()
+    sites = _top_sites(tracemalloc.take_snapshot(), 4)
+    for trace_id in range(1, traces + 1):
+        backend.end(trace_id)
+    left_count = backend.live()
     gc.collect()
     after, _ = tracemalloc.get_traced_memory()
     from groundplane_otel.checks import _memo
@@ -91,6 +134,7 @@ def run(smoke: bool) -> list[Section]:
     after_memo, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
+    held = live - before
     section = Section(
         key="memory",
         title=f"Memory: {traces:,} live traces x {rows_per}-row fact, then all ended",
@@ -98,25 +142,27 @@ def run(smoke: bool) -> list[Section]:
     )
     section.rows.extend(
         [
-            ("backend", label),
-            ("live traces (registries)", f"{live_count:,}"),
+            ("backend", backend.label),
+            ("live traces", f"{live_count:,}"),
             (
                 "facts recorded / evicted by the store's bounds",
                 f"{outcomes['recorded']:,} / {outcomes['evicted']:,}",
             ),
             ("peak traced memory", fmt_bytes(peak - before)),
-            ("held while live", fmt_bytes(live - before)),
-            ("per live trace", fmt_bytes((live - before) / traces)),
-            ("JSON payload per trace", fmt_bytes(len(payload))),
+            ("held while live", fmt_bytes(held)),
+            ("per live trace", fmt_bytes(held / traces)),
+            ("JSON tool result per trace", fmt_bytes(len(result))),
             ("traces left after every root ended", f"{left_count:,}"),
             ("still held after all ended", fmt_bytes(after - before)),
-            ("still held after clearing the check memo", fmt_bytes(after_memo - before)),
-            ("returned", f"{100 * (1 - (after - before) / max(live - before, 1)):.1f} %"),
+            ("… after clearing the check memo", fmt_bytes(after_memo - before)),
+            ("returned", f"{100 * (1 - (after - before) / max(held, 1)):.1f} %"),
         ]
     )
     section.notes.append(
-        "tracemalloc, in-process; each trace records json.loads of its own payload (fresh "
-        "objects) and runs one superlative check. 'still held after all ended' includes the "
-        "bounded check memo (checks/_memo.py, at most 128 facts)."
+        "tracemalloc, in-process; each trace records its own copy of the tool result and runs "
+        "the six checks once. The check memo (checks/_memo.py) keeps what checks derived for "
+        "the 128 most recently used facts. Largest allocation sites while live: "
+        + "; ".join(f"`{site}` {fmt_bytes(size)}" for site, size in sites)
+        + "."
     )
     return [section]

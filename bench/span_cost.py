@@ -57,5 +57,50 @@ def main(repeats: int = 31) -> None:
         )
 
 
+def hooks_alone(repeats: int) -> None:
+    """The guard's on_start + on_end on one finished child span, without the SDK around them."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    from groundplane_otel.otel import install
+
+    provider, _, meter_provider_type = _sdk()
+    tracer_provider = provider(False)
+    guards = {
+        "no-op processor": SpanProcessor(),
+        "guard (agent match)": install(
+            _config(), tracer_provider=tracer_provider, meter_provider=meter_provider_type()
+        ).processor,
+        "guard (operation match)": install(
+            _operation_config(),
+            tracer_provider=provider(False),
+            meter_provider=meter_provider_type(),
+        ).processor,
+    }
+    tracer = tracer_provider.get_tracer("bench")
+    with (
+        tracer.start_as_current_span("GET /campaigns"),
+        tracer.start_as_current_span("SELECT campaigns", attributes={"db.system": "pg"}) as span,
+    ):
+        pass
+    child: Any = span
+
+    def hooks(processor: Any) -> Any:
+        def run() -> None:
+            processor.on_start(child)
+            processor.on_end(child)
+
+        return run
+
+    variants = {name: hooks(processor) for name, processor in guards.items()}
+    timed = compare(variants, repeats=repeats, number=20_000)
+    print("\non_start + on_end of one unmatched child span, hooks called directly\n")
+    print("| processor | per span |")
+    print("|---|---|")
+    for name, timing in timed.items():
+        print(f"| {name} | {fmt_time(timing.median)} |")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 31)
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 31
+    main(count)
+    hooks_alone(count)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from typing import Any
 
@@ -37,6 +38,6 @@ def strict_equal(left: Any, right: Any) -> bool:
         return len(left) == len(right) and all(
             strict_equal(a, b) for a, b in zip(left, right, strict=True)
         )
-    if isinstance(left, float) and (left != left or right != right):
+    if isinstance(left, float) and (math.isnan(left) or math.isnan(right)):
         return False
     return bool(left == right)

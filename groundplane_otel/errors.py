@@ -131,4 +131,3 @@ class ClaimsUnsupported(FactBoundaryError):
 
     def __str__(self) -> str:
         return self.report.to_text()
-

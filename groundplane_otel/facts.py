@@ -76,9 +76,7 @@ class Ranking:
                 raise ValueError(f"ranking on {self.key!r}: duplicate name {name!r}")
             index[token] = (position, score)
             if position and sign * (score - items[position - 1][1]) > 0:
-                raise ValueError(
-                    f"ranking on {self.key!r} is not ordered best-first at {name!r}"
-                )
+                raise ValueError(f"ranking on {self.key!r} is not ordered best-first at {name!r}")
             tied = position and score == items[position - 1][1]
             ranks.append(ranks[-1] if tied else position + 1)
         object.__setattr__(self, "items", items)
@@ -279,9 +277,7 @@ class Table:
                 continue
             value = row[column]
             if not is_number(value):
-                raise _score_error(
-                    f"{_where(fact)}column {column!r}, row {row[self.key]!r}", value
-                )
+                raise _score_error(f"{_where(fact)}column {column!r}, row {row[self.key]!r}", value)
             scored.append((row[self.key], value))
         if not scored:
             raise ValueError(f"{_where(fact)}column {column!r} has no values to rank")
@@ -325,7 +321,7 @@ class Domain:
 
 def ranking_from_scores(
     key: str,
-    scores: Mapping[Hashable, Any] | Sequence[tuple[Hashable, Any]],
+    scores: Mapping[Any, Any] | Sequence[tuple[Any, Any]],
     higher_is_better: bool = True,
     *,
     fact: str | None = None,

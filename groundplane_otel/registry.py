@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from groundplane_otel._copy import copy_in
@@ -55,9 +55,7 @@ class FactRegistry:
             raise TypeError(f"fact name must be a non-empty string, got {name!r}")
         if name in self._facts:
             first = self._facts[name].provenance
-            raise ValueError(
-                f"fact {name!r} is write-once and was already recorded from {first}"
-            )
+            raise ValueError(f"fact {name!r} is write-once and was already recorded from {first}")
         fact = Fact(name, value, provenance)
         self._facts[name] = fact
         return fact
@@ -65,7 +63,7 @@ class FactRegistry:
     def record_ranking(
         self,
         name: str,
-        scores: Mapping[Hashable, Any] | Sequence[tuple[Hashable, Any]],
+        scores: Mapping[Any, Any] | Sequence[tuple[Any, Any]],
         key: str = "score",
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,

@@ -3,14 +3,13 @@ queries and alert rules are checked against what Prometheus actually ingests."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dashboard_queries import dashboard_exprs, substitute, variable_queries
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
@@ -18,7 +17,6 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_server import PrometheusError, PrometheusServer, free_port, start_prometheus
 
 REPO = Path(__file__).parents[1]
-DASHBOARD = REPO / "dashboards" / "groundplane.json"
 ALERTS = REPO / "dashboards" / "alerts.yaml"
 
 # One batch of telemetry, following the contract in DESIGN.md section 4. Recorded twice so
@@ -104,30 +102,6 @@ def _value(server: PrometheusServer, expr: str) -> float | None:
     return float(result[0]["value"][1]) if result else None
 
 
-def _dashboard_exprs() -> list[str]:
-    board = json.loads(DASHBOARD.read_text())
-    return [t["expr"] for p in board["panels"] for t in p["targets"]]
-
-
-def _variable_queries() -> list[str]:
-    """label_values(selector, label) variables, rewritten as PromQL: group by (label) (selector)."""
-    board = json.loads(DASHBOARD.read_text())
-    out = []
-    for var in board["templating"]["list"]:
-        if var["type"] != "query":
-            continue
-        match = re.fullmatch(r"label_values\((.+), (\w+)\)", var["query"]["query"])
-        assert match, var["query"]
-        out.append(f"group by ({match[2]}) ({match[1]})")
-    return out
-
-
-def substitute(expr: str) -> str:
-    """Replace Grafana variables the way an All selection and a short range would."""
-    expr = expr.replace("$__rate_interval", "1m").replace("$__range", "5m")
-    return re.sub(r"\$\{?(\w+)\}?", ".*", expr)
-
-
 def test_claims_counter_reaches_prometheus(prom: PrometheusServer) -> None:
     """OTel counter groundplane.claims is scraped as groundplane_claims_total with its labels."""
     result = prom.query(
@@ -148,7 +122,7 @@ def test_other_contract_names(prom: PrometheusServer) -> None:
     assert _value(prom, "groundplane_traces_active") == 2
 
 
-@pytest.mark.parametrize("expr", _dashboard_exprs() + _variable_queries())
+@pytest.mark.parametrize("expr", dashboard_exprs() + variable_queries())
 def test_dashboard_query_parses_and_returns_data(prom: PrometheusServer, expr: str) -> None:
     """Every dashboard query, variables substituted, is valid PromQL and returns data."""
     assert prom.query(substitute(expr)), substitute(expr)

@@ -520,7 +520,7 @@ def _token(where: tuple[tuple[str, Any], ...] | RowPredicate | None) -> Hashable
     return token
 
 
-def aggregate_reconciles(  # noqa: PLR0917 - the reference accepts these positionally
+def aggregate_reconciles(
     fact: str,
     field: str,
     column: str | None = None,
@@ -546,7 +546,7 @@ def aggregate_reconciles(  # noqa: PLR0917 - the reference accepts these positio
     )
 
 
-def check_aggregate_reconciles(  # noqa: PLR0917 - same signature as the builder
+def check_aggregate_reconciles(
     registry: FactRegistry,
     output: Mapping[str, Any],
     fact: str,

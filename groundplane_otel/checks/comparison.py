@@ -310,7 +310,7 @@ def _validated(
     )
 
 
-def comparison(  # noqa: PLR0917 - the reference accepts these positionally
+def comparison(
     fact: str,
     a_field: str,
     b_field: str,
@@ -338,7 +338,7 @@ def comparison(  # noqa: PLR0917 - the reference accepts these positionally
     )
 
 
-def check_comparison(  # noqa: PLR0917 - same signature as the builder
+def check_comparison(
     registry: FactRegistry,
     output: Mapping[str, Any],
     fact: str,

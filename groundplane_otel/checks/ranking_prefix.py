@@ -243,7 +243,7 @@ class _Run:
         )
 
 
-def ranking_prefix(  # noqa: PLR0917 - positional-or-keyword, like the sibling families
+def ranking_prefix(
     fact: str,
     field: str = "top",
     k: int | None = None,
@@ -277,7 +277,7 @@ def ranking_prefix(  # noqa: PLR0917 - positional-or-keyword, like the sibling f
     )
 
 
-def check_ranking_prefix(  # noqa: PLR0917 - same parameters as the builder
+def check_ranking_prefix(
     registry: FactRegistry,
     output: Mapping[str, Any],
     fact: str,

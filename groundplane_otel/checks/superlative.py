@@ -177,7 +177,7 @@ def _flip_hint(ranking: Ranking, position: int) -> str:
     return f" (last: the computed {other}, as if {better} were better)"
 
 
-def superlative(  # noqa: PLR0917 - positional-or-keyword, like the sibling families
+def superlative(
     fact: str,
     winner_field: str = "winner",
     score_field: str | None = None,
@@ -214,7 +214,7 @@ def superlative(  # noqa: PLR0917 - positional-or-keyword, like the sibling fami
     )
 
 
-def check_superlative(  # noqa: PLR0917 - same parameters as the builder
+def check_superlative(
     registry: FactRegistry,
     output: Mapping[str, Any],
     fact: str,

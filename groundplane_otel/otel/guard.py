@@ -61,12 +61,27 @@ def _ids(span: ReadableSpan) -> tuple[int, int]:
     return context.trace_id, context.span_id
 
 
+_LLM_KEYS = frozenset(
+    {sc.GEN_AI_OPERATION_NAME, sc.GEN_AI_AGENT_NAME, sc.OI_SPAN_KIND, sc.BOUNDARY}
+)
+_LLM_PREFIXES = tuple(f"{operation} " for operation in sc.LLM_OPERATIONS)
+_TOOL_KEYS = frozenset(
+    {
+        sc.GEN_AI_TOOL_NAME,
+        sc.GEN_AI_OPERATION_NAME,
+        sc.OI_SPAN_KIND,
+        sc.TRACELOOP_ENTITY_OUTPUT,
+        sc.TRACELOOP_SPAN_KIND,
+    }
+)
+
+
 def _is_agent(span: Span, attributes: Mapping[str, Any]) -> bool:
     return (
         attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_INVOKE_AGENT
         or sc.GEN_AI_AGENT_NAME in attributes
         or attributes.get(sc.OI_SPAN_KIND) == "AGENT"
-        or span.name.startswith(sc.OP_INVOKE_AGENT)
+        or span.name.partition(" ")[0] == sc.OP_INVOKE_AGENT
     )
 
 
@@ -111,32 +126,36 @@ class GroundplaneSpanProcessor(SpanProcessor):
                 _scopes.bind(context.trace_id)
             if not self.boundaries:
                 return
+            name = span.name
             attributes = _attributes(span)
-            operation = attributes.get(sc.GEN_AI_OPERATION_NAME)
-            head = span.name.partition(" ")[0]
-            oi_kind = attributes.get(sc.OI_SPAN_KIND)
+            # Fast path: a span with no GenAI/OpenInference/groundplane key and no LLM-like
+            # name is neither an agent nor a candidate output (two C-level checks).
+            marked = not _LLM_KEYS.isdisjoint(attributes)
+            llm_named = name.startswith(_LLM_PREFIXES) or name in sc.LLM_OPERATIONS
             if self._by_agent:
-                is_agent = (
-                    sc.OP_INVOKE_AGENT in (operation, head)
-                    or oi_kind == "AGENT"
-                    or sc.GEN_AI_AGENT_NAME in attributes
-                )
+                is_agent = (marked or llm_named) and _is_agent(span, attributes)
                 self.store.track_span(
                     context.trace_id,
                     context.span_id,
                     None if local_root else parent.span_id,  # type: ignore[union-attr]
                     span if is_agent else None,
                 )
-            if (
-                operation in sc.LLM_OPERATIONS
-                or head in sc.LLM_OPERATIONS
-                or oi_kind in sc.OI_LLM_KINDS
-                or sc.BOUNDARY in attributes
-                or span.name in self._span_names
+            if (marked or llm_named or name in self._span_names) and self._candidate(
+                span, attributes
             ):
                 self.watch(span)
         except Exception:
             self._internal_error("on_start")
+
+    def _candidate(self, span: Span, attributes: Mapping[str, Any]) -> bool:
+        """May this span carry an output a boundary guards (checked again when it ends)?"""
+        return (
+            attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
+            or span.name.partition(" ")[0] in sc.LLM_OPERATIONS
+            or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
+            or sc.BOUNDARY in attributes
+            or span.name in self._span_names
+        )
 
     def on_end(self, span: ReadableSpan) -> None:
         if not self._enabled:
@@ -146,9 +165,10 @@ class GroundplaneSpanProcessor(SpanProcessor):
             assert context is not None
             if self.capture.by_tool:
                 attributes = _attributes(span)
-                call = read_tool_call(attributes, span.name)
-                if call is not None and sc.FACT_SOURCE not in attributes:
-                    self.capture.capture(call, context.trace_id, context.span_id)
+                if not _TOOL_KEYS.isdisjoint(attributes):
+                    call = read_tool_call(attributes, span.name)
+                    if call is not None and sc.FACT_SOURCE not in attributes:
+                        self.capture.capture(call, context.trace_id, context.span_id)
             if self._by_agent:
                 self.store.untrack_span(context.trace_id, context.span_id)
             parent = span.parent

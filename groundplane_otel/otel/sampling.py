@@ -46,7 +46,7 @@ class GuardSampler(Sampler):
             raise TypeError(f"GuardSampler wraps a Sampler, got {type(inner).__name__}")
         self.inner = inner
 
-    def should_sample(  # noqa: PLR0917 (the SDK's signature)
+    def should_sample(
         self,
         parent_context: Context | None,
         trace_id: int,

@@ -480,3 +480,25 @@ def test_import_without_langgraph_and_exact_install_hint() -> None:
         "groundplane_otel.adapters.langgraph needs 'langgraph', which is not installed; "
         "install it with: pip install 'groundplane-otel[langgraph]'",
     ]
+
+
+def test_pydantic_output_is_checked_as_its_fields() -> None:
+    """A structured-output pydantic model in the update is checked through model_dump()."""
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        winner: str
+        ctr: float
+
+    registry = FactRegistry()
+    registry.record_ranking("campaign_ctr", CTR, key="ctr")
+    node = guarded_node(
+        lambda state: {"answer": Answer(winner="north", ctr=0.0412)},
+        registry=registry,
+        facts=["campaign_ctr"],
+        checks=[superlative(fact="campaign_ctr")],
+        output_key="answer",
+    )
+    with pytest.raises(UnsupportedClaim) as caught:
+        node({})
+    assert caught.value.claimed == "north"
