@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import platform
 import sys
 import time
@@ -21,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=MODULES, help="run only these benchmarks")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     sections: list[Section] = []
     for name in args.only or MODULES:
         module = importlib.import_module(f"bench.{name}")
@@ -32,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Python {platform.python_version()} on {platform.machine()}, "
         f"{platform.system()}; `python -m bench{' --smoke' if args.smoke else ''}` "
-        f"took {time.perf_counter() - started:.1f} s."
+        f"took {time.perf_counter() - started:.1f} s; 1-minute load average "
+        f"{load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end on "
+        f"{os.cpu_count()} CPUs (ratios measured side by side are robust to load; absolute "
+        "times and ratios against quoted figures are not)."
     )
     print()
     print(render(sections))

@@ -72,7 +72,7 @@ def _variants(n: int) -> dict[str, dict[str, Callable[[], Any]]]:
 def run(smoke: bool) -> list[Section]:
     sizes = (20, 200) if smoke else (100, 10_000)
     budget = 0.002 if smoke else 0.05
-    repeats = 3 if smoke else 15
+    repeats = 3 if smoke else 9
     section = Section(
         key="core",
         title="Core: record-then-check and repeated checks (six families, one output)",

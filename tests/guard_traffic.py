@@ -59,12 +59,9 @@ def build_warehouse() -> sqlite3.Connection:
     """An in-memory SQLite table the tool queries (usable from the traffic thread)."""
     db = sqlite3.connect(":memory:", check_same_thread=False)
     db.execute("CREATE TABLE campaign_daily (campaign TEXT, impressions INT, clicks INT)")
-    db.executemany("INSERT INTO campaign_daily VALUES (?, ?, ?)", list_rows())
+    rows = [(name, impressions, clicks) for name, (impressions, clicks) in CAMPAIGNS.items()]
+    db.executemany("INSERT INTO campaign_daily VALUES (?, ?, ?)", rows)
     return db
-
-
-def list_rows() -> list[tuple[str, int, int]]:
-    return [(name, impressions, clicks) for name, (impressions, clicks) in CAMPAIGNS.items()]
 
 
 def query_rows(db: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -130,7 +127,7 @@ def expected_claims(boundary: BoundarySpec, scenario: Scenario) -> list[tuple[st
     after the first violation do not run (and are not counted). A missing fact makes every
     check an error; an unreadable output or a refusal runs no check at all.
     """
-    families = [str(check.family) for check in boundary.checks]  # type: ignore[attr-defined]
+    families = [str(getattr(check, "family", "custom")) for check in boundary.checks]
     if scenario == "right":
         return [(family, "supported") for family in families]
     if scenario == "fact_missing":
@@ -159,8 +156,7 @@ class Expected:
 
     @property
     def unsupported_ratio(self) -> float:
-        unsupported = sum(n for (_, verdict, _), n in self.claims.items() if verdict == "unsupported")
-        return unsupported / sum(self.claims.values())
+        return self.claims_by_verdict().get("unsupported", 0) / sum(self.claims.values())
 
     def claims_by_verdict(self) -> dict[str, int]:
         out: Counter[str] = Counter()

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from opentelemetry.context import Context
@@ -38,6 +38,7 @@ __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
 logger = logging.getLogger(__name__)
 
 _OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
+_WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed
 
 
 def _digest(value: Any) -> str:
@@ -186,9 +187,12 @@ class GroundplaneSpanProcessor(SpanProcessor):
     # -- guarded spans ------------------------------------------------------------------------
 
     def watch(self, span: Span) -> None:
-        """Check ``span`` when it ends (idempotent)."""
-        if "end" not in vars(span):
-            span.end = self._guarded_end(span)  # type: ignore[method-assign]
+        """Check ``span`` when it ends (idempotent per guard; several guards chain)."""
+        watchers: set[int] = vars(span).setdefault(_WATCHERS_ATTR, set())
+        if id(self) in watchers:
+            return
+        watchers.add(id(self))
+        span.end = self._guarded_end(span, span.end)  # type: ignore[method-assign]
 
     def submit(self, span: Span, output: Any, boundary: str | None = None) -> None:
         """Use ``output`` as the span's output (instead of reading its attributes)."""
@@ -197,9 +201,13 @@ class GroundplaneSpanProcessor(SpanProcessor):
         setattr(span, _OUTPUT_ATTR, output)
         self.watch(span)
 
-    def _guarded_end(self, span: Span) -> Any:
+    def _guarded_end(self, span: Span, original: Callable[..., None]) -> Callable[..., None]:
         def end(end_time: int | None = None) -> None:
-            vars(span).pop("end", None)  # back to the SDK's end(): a second call is harmless
+            if vars(span).get("end") is end:
+                del vars(span)["end"]  # back to the SDK's end(): a second call is harmless
+            if not self._enabled:
+                original(end_time)
+                return
             evaluation: Evaluation | None = None
             internal: Exception | None = None
             try:
@@ -209,7 +217,11 @@ class GroundplaneSpanProcessor(SpanProcessor):
             except Exception as exc:
                 internal = exc
                 self._internal_error("span end", reraise=False)
-            span.end(end_time)
+            ended_with: BaseException | None = None
+            try:
+                original(end_time)  # the SDK's end(), or another guard's wrapper around it
+            except BaseException as exc:
+                ended_with = exc
             if evaluation is not None:
                 try:
                     self.telemetry.record(span, evaluation)
@@ -222,6 +234,8 @@ class GroundplaneSpanProcessor(SpanProcessor):
                 deferred = _scopes.deliver(_ids(span)[0], evaluation.error)
                 if not deferred:
                     raise evaluation.error
+            if ended_with is not None:
+                raise ended_with
 
         return end
 
@@ -263,7 +277,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         return True
 
     def _evaluate(self, span: Span) -> Evaluation | None:
-        attributes = _attributes(span)
+        attributes = dict(_attributes(span))  # a snapshot: readers iterate it
         trace_id, span_id = _ids(span)
         agents = self.store.agents(trace_id, span_id) if self._by_agent else ()
         spec = self._match(span, attributes, agents)

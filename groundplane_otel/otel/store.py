@@ -212,6 +212,8 @@ class TraceStore:
                 state.meta[name] = (kind, source)
                 state.bytes += size
                 self._total_bytes += size
+            elif outcome == "rejected":  # over a limit: the checks that need it say so
+                state.problems.setdefault(name, "rejected")
         if outcome != "duplicate":
             self._count_fact(kind, source, outcome)
         return outcome
@@ -226,6 +228,7 @@ class TraceStore:
             if _same(state.registry.peek(name).value, value):
                 return "duplicate"
             state.registry._withdraw(name)
+            state.meta.pop(name, None)
             state.problems[name] = "conflict"
             return "conflict"
         limits = self.limits
@@ -247,7 +250,8 @@ class TraceStore:
             state = self._get(trace_id, create=True)
             assert state is not None
             state.registry._withdraw(name)
-            state.problems[name] = "conflict" if name in state.problems else outcome
+            state.meta.pop(name, None)
+            state.problems.setdefault(name, outcome)  # the first problem names the reason
         self._count_fact(kind, source, outcome)
 
     def view(self, trace_id: int, names: tuple[str, ...]) -> FactsView:

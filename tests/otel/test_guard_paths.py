@@ -14,6 +14,7 @@ from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.otel import (
     BoundarySpec,
     GuardConfig,
+    Limits,
     MatchSpec,
     OutputUnchecked,
     submit_output,
@@ -404,6 +405,18 @@ class TestError:
             )
         ]
 
+    def test_oversized_tool_result_fails_closed_as_rejected(self, otel: Harness) -> None:
+        """A result over max_payload_bytes is counted rejected; its check fails fact_rejected."""
+        otel.install(sales_config(limits=Limits(max_payload_bytes=500), report_mode="first"))
+        rows = [{"region": "EU", "total": 10}] + [
+            {"region": f"R{i}", "total": 1} for i in range(60)
+        ]
+        with pytest.raises(OutputUnchecked) as raised:
+            run_agent(otel, "EU", facts={"rows": rows})
+        assert raised.value.code == "fact_rejected"
+        (attrs, value), *_ = otel.metrics()["groundplane.facts"]
+        assert (attrs["groundplane.fact.outcome"], value) == ("rejected", 1)
+
     def test_same_result_twice_is_not_a_conflict(self, otel: Harness) -> None:
         """The same result recorded twice in one trace passes and is counted once."""
         otel.install()
@@ -548,3 +561,81 @@ def test_guardrail_events_also_go_to_the_logger_provider(otel: Harness) -> None:
     assert record.event_name == "gen_ai.guardrail.result"
     assert record.trace_id == chat.context.trace_id
     assert dict(record.attributes or {}) == dict(chat.events[0].attributes)
+
+
+class TestInstallation:
+    def test_two_guards_on_one_provider_both_check(self, otel: Harness) -> None:
+        """Two guards chain their end() wrappers: both check and count, one exception."""
+        otel.install(sales_config(mode="observe"))
+        otel.install()
+        with pytest.raises(ClaimsUnsupported):
+            run_agent(otel, "US")
+        outputs = sorted(
+            (attrs["groundplane.mode"], attrs["groundplane.outcome"], value)
+            for attrs, value in otel.metrics()["groundplane.outputs"]
+        )
+        assert outputs == [("enforce", "blocked", 1), ("observe", "flagged", 1)]
+        (chat,) = final_chat(otel)
+        assert len(chat.events) == 2
+
+    def test_uninstalled_guard_does_nothing(self, otel: Harness) -> None:
+        """After uninstall() the processor stays registered but checks and counts nothing."""
+        guard = otel.install()
+        guard.uninstall()
+        run_agent(otel, "US")
+        assert final_chat(otel) == []
+        assert "groundplane.outputs" not in otel.metrics()
+
+    def test_non_sdk_providers_warn(self) -> None:
+        """An API-only tracer or meter provider gets a RuntimeWarning naming the problem."""
+        from opentelemetry.metrics import NoOpMeterProvider
+        from opentelemetry.trace import NoOpTracerProvider
+
+        from groundplane_otel.otel import install
+
+        with pytest.warns(RuntimeWarning) as warned:
+            guard = install(
+                sales_config(),
+                tracer_provider=NoOpTracerProvider(),
+                meter_provider=NoOpMeterProvider(),
+            )
+        messages = [str(warning.message) for warning in warned]
+        assert any("cannot see spans" in message for message in messages)
+        assert any("metrics will not be exported" in message for message in messages)
+        assert (guard.attached, guard.active) == (False, False)
+
+
+def test_openinference_tool_and_llm_spans_end_to_end(otel: Harness) -> None:
+    """OpenInference TOOL output feeds the fact; the LLM span's flattened answer is blocked."""
+    (fact,) = sales_config().facts
+    boundary = BoundarySpec(
+        "answer",
+        ("sales",),
+        sales_config().boundaries[0].checks,
+        match=MatchSpec(attributes={"openinference.span.kind": "LLM"}),
+    )
+    otel.install(GuardConfig(facts=(fact,), boundaries=(boundary,)))
+    tool = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": "top_sales",
+        "output.value": json.dumps(SALES_ROWS),
+    }
+    llm = {
+        "openinference.span.kind": "LLM",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": '```json\n{"winner": "US"}\n```',
+    }
+
+    def pipeline() -> None:
+        with otel.tracer.start_as_current_span("agent"):
+            with otel.tracer.start_as_current_span("top_sales", attributes=tool):
+                pass
+            with otel.tracer.start_as_current_span("ChatCompletion", attributes=llm):
+                pass
+
+    with pytest.raises(ClaimsUnsupported):
+        pipeline()
+    (llm_span,) = otel.spans("ChatCompletion")
+    assert llm_span.attributes["groundplane.outcome"] == "blocked"
+    facts = otel.metrics()["groundplane.facts"]
+    assert [attrs["groundplane.fact.source"] for attrs, _ in facts] == ["openinference"]

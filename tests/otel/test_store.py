@@ -97,6 +97,7 @@ class TestBounds:
         outcomes = [put(store, 1, name, 1) for name in ("a", "b", "c")]
         assert outcomes == ["recorded", "recorded", "rejected"]
         assert recorder.facts[("value", "genai", "rejected")] == 1
+        assert dict(store.view(1, ("c",)).problems) == {"c": "rejected"}
 
     def test_bytes_per_trace(self) -> None:
         """A result that would take a trace past max_trace_bytes is rejected."""
