@@ -131,6 +131,19 @@ def _status(smoke: bool, met: bool) -> str:
     return "met" if met else "**MISSED**"
 
 
+def _strict_parse(result: str) -> Callable[[], Any]:
+    """The guard's own parse of a tool result: duplicate keys, NaN tokens, depth refused."""
+    from groundplane_otel.otel.config import Limits
+    from groundplane_otel.otel.payload import parse_payload
+
+    limits = Limits()
+
+    def parse() -> Any:
+        return parse_payload(result, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
+
+    return parse
+
+
 def run(smoke: bool) -> list[Section]:
     section = Section(
         key="guard",
@@ -176,11 +189,15 @@ def run(smoke: bool) -> list[Section]:
         "guarded": _guarded_trace(guarded_tracer, result, messages),
         "floor": _floor(result, messages),
     }
+    variants["strict parse"] = _strict_parse(result)
+    variants["json.loads"] = lambda: json.loads(result)
     for fn in variants.values():
         fn()  # the correct answer passes (enforce mode would raise here otherwise)
     number = {name: calls_for(fn, budget) for name, fn in variants.items()}
     timed = compare(variants, repeats=repeats, number=number)
-    plain, guarded, floor = (timed[k].median for k in ("plain", "guarded", "floor"))
+    plain, guarded, floor, strict, loads = (
+        timed[k].median for k in ("plain", "guarded", "floor", "strict parse", "json.loads")
+    )
     added = guarded - plain
     section.rows.extend(
         [
@@ -199,6 +216,14 @@ def run(smoke: bool) -> list[Section]:
                 fmt_ratio(added / floor),
                 f"≤ {FLOOR_GOAL}",
                 _status(smoke, added / floor <= FLOOR_GOAL),
+            ),
+            (
+                "of which: strict parse of the tool result vs json.loads",
+                fmt_time(loads),
+                fmt_time(strict),
+                fmt_ratio(strict / loads),
+                "—",
+                "—",
             ),
         ]
     )

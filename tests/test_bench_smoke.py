@@ -44,6 +44,7 @@ EXPECTED = {
         "| unmatched trace",
         "| guarded trace",
         "| added per guarded output vs the floor |",
+        "| of which: strict parse of the tool result vs json.loads |",
     ],
     "The checker's own error rates": [
         f"| {family} |"

@@ -1,8 +1,9 @@
 """How the adapters report through the OpenTelemetry guard when one is installed.
 
-Facts recorded in code also land in the current trace's registry (so span-end boundaries can
-read them), and a guarded node's checks become the guard's telemetry: one ``groundplane.claims``
-per check, one ``groundplane.outputs``, the duration, and a ``gen_ai.guardrail.result`` event per
+Only the guard's public API is used (``Guard.record_fact``, ``Guard.record_evaluation``): facts
+recorded in code also land in the current trace's registry (so span-end boundaries can read
+them), and a guarded node's checks become the guard's telemetry: one ``groundplane.claims`` per
+check, one ``groundplane.outputs``, the duration, and a ``gen_ai.guardrail.result`` event per
 finding on the node's span. Nothing here ever raises into the application (except under the
 guard's ``raise_internal_errors``, as for the guard itself).
 """
@@ -17,14 +18,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from groundplane_otel.checks._base import check_name
-from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from groundplane_otel.otel.install import Guard
-    from groundplane_otel.otel.semconv import Outcome, Verdict
 
 __all__ = ["NodeChecks", "active_guard", "content_json", "current_span", "mirror_fact", "node_span"]
 
@@ -43,10 +42,6 @@ def content_json(value: Any) -> str:
     return json.dumps(value, default=repr)
 
 
-def _internal_error(guard: Guard, where: str) -> None:
-    guard.processor._internal_error(where)
-
-
 def mirror_fact(
     guard: Guard | None,
     span: Span | None,
@@ -56,19 +51,21 @@ def mirror_fact(
     value: Any,
     arguments: Mapping[str, Any],
     source: str,
+    tool_call_id: str | None = None,
 ) -> None:
     """Record ``value`` in the registry of ``span``'s trace too (typed by the guard's FactSpec
     for ``tool`` when there is one). A no-op without a guard or a valid span."""
-    if guard is None or span is None or not span.get_span_context().is_valid:
+    if guard is None:
         return
-    from groundplane_otel.otel.tools import record_tool_result
-
-    try:
-        record_tool_result(
-            guard, span, tool, fact, result=value, arguments=arguments, source=source
-        )
-    except Exception:
-        _internal_error(guard, f"{source} adapter")
+    guard.record_fact(
+        span,
+        tool=tool,
+        fact=fact,
+        value=value,
+        arguments=arguments,
+        source=source,
+        tool_call_id=tool_call_id,
+    )
 
 
 def current_span() -> Span | None:
@@ -91,43 +88,24 @@ def node_span(guard: Guard | None, node: str) -> Iterator[Span | None]:
 
 
 @dataclass
-class _Verdict:
-    name: str
-    family: str
-    verdict: Verdict
-    claim: UnsupportedClaim | None = None
-    error: BaseException | None = None
-
-
-@dataclass
 class NodeChecks:
-    """The checks of one guarded-node call, wrapped to record each verdict as the boundary runs
-    them (the boundary's own semantics are untouched: every exception is re-raised)."""
+    """The checks of one guarded-node call, wrapped to see the output the boundary checks (the
+    boundary's own semantics are untouched: every exception is re-raised)."""
 
     checks: Sequence[CheckFn]
-    verdicts: list[_Verdict] = field(default_factory=list)
+    output: Mapping[str, Any] | None = None
     started: float = field(default_factory=time.perf_counter)
 
     def wrapped(self) -> list[CheckFn]:
         return [self._wrap(check) for check in self.checks]
 
     def _wrap(self, check: CheckFn) -> CheckFn:
-        name = check_name(check)
-        family = str(getattr(check, "family", "custom"))
+        def seen(registry: FactRegistry, output: Mapping[str, Any]) -> None:
+            self.output = output
+            check(registry, output)
 
-        def recorded(registry: FactRegistry, output: Mapping[str, Any]) -> None:
-            try:
-                check(registry, output)
-            except UnsupportedClaim as claim:
-                self.verdicts.append(_Verdict(name, family, "unsupported", claim=claim))
-                raise
-            except Exception as exc:
-                self.verdicts.append(_Verdict(name, family, "error", error=exc))
-                raise
-            self.verdicts.append(_Verdict(name, family, "supported"))
-
-        recorded.__name__ = name  # the boundary names checks (Report) by __name__
-        return recorded
+        seen.__name__ = check_name(check)  # the boundary names checks (Report) by __name__
+        return seen
 
     def report(
         self,
@@ -139,79 +117,17 @@ class NodeChecks:
         facts: Sequence[str],
         failure: BaseException | None,
     ) -> None:
-        """Write the guard's telemetry for this call on ``span`` (no-op without a guard)."""
-        if guard is None or span is None:
+        """Write the guard's telemetry for this call on ``span`` (no-op without a guard): one
+        verdict per check, even when the boundary stopped at the first failing one."""
+        if guard is None:
             return
-        try:
-            evaluation = self._evaluation(boundary, registry, facts, failure)
-            guard.processor.telemetry.annotate(span, evaluation)
-            guard.processor.telemetry.record(span, evaluation)
-        except Exception:
-            _internal_error(guard, "langgraph adapter")
-
-    def _evaluation(
-        self,
-        boundary: str,
-        registry: FactRegistry,
-        facts: Sequence[str],
-        failure: BaseException | None,
-    ) -> Any:
-        from groundplane_otel.otel import semconv as sc
-        from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
-
-        findings: list[Finding] = []
-        for verdict in self.verdicts:
-            if verdict.claim is not None:
-                claim = verdict.claim
-                provenance = claim.provenance
-                if provenance is None and claim.fact is not None and claim.fact in registry:
-                    provenance = registry.peek(claim.fact).provenance
-                findings.append(
-                    Finding(
-                        sc.RESULT_UNSUPPORTED,
-                        claim.code,
-                        claim,
-                        verdict.name,
-                        verdict.family,
-                        claim.fact,
-                        provenance,
-                    )
-                )
-            elif verdict.error is not None:
-                unchecked = OutputUnchecked(
-                    boundary,
-                    sc.REASON_CHECK_ERROR,
-                    f"check {verdict.name} raised {type(verdict.error).__name__}",
-                )
-                findings.append(
-                    Finding(
-                        sc.RESULT_ERROR,
-                        sc.REASON_CHECK_ERROR,
-                        unchecked,
-                        verdict.name,
-                        verdict.family,
-                    )
-                )
-        known = isinstance(failure, (UnsupportedClaim, ClaimsUnsupported))
-        if failure is not None and not known and not findings:  # failed before any check ran
-            code = (
-                sc.REASON_FACT_MISSING
-                if isinstance(failure, UnregisteredFact)
-                else sc.REASON_OUTPUT_UNREADABLE
-            )
-            fact = failure.name if isinstance(failure, UnregisteredFact) else None
-            unchecked = OutputUnchecked(boundary, code, type(failure).__name__, fact=fact)
-            findings.append(Finding(sc.RESULT_ERROR, code, unchecked, fact=fact))
-        unsupported = any(f.result == sc.RESULT_UNSUPPORTED for f in findings)
-        outcome: Outcome = "blocked" if unsupported else ("error" if findings else "passed")
-        links = tuple((name, registry.peek(name).provenance) for name in facts if name in registry)
-        return Evaluation(
-            boundary,
-            "enforce",
-            outcome,
-            verdicts=tuple((v.family, v.verdict) for v in self.verdicts),
-            findings=tuple(findings),
-            facts=tuple(facts),
-            links=links,
-            duration=time.perf_counter() - self.started,
+        guard.record_evaluation(
+            span,
+            boundary=boundary,
+            checks=self.checks,
+            output=self.output,
+            report_or_error=failure,
+            duration_s=time.perf_counter() - self.started,
+            registry=registry,
+            facts=facts,
         )

@@ -226,7 +226,16 @@ async def call_and_record(
             }
         provenance = Provenance(tool, sent, tool_call_id=tool_call_id, **ids)
         recorded = registry.record(fact, payload, provenance=provenance)
-        mirror_fact(guard, span, tool=tool, fact=fact, value=payload, arguments=sent, source="mcp")
+        mirror_fact(
+            guard,
+            span,
+            tool=tool,
+            fact=fact,
+            value=payload,
+            arguments=sent,
+            source="mcp",
+            tool_call_id=tool_call_id,
+        )
         return recorded
 
 

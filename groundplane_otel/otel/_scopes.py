@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from contextvars import ContextVar, Token
 
-__all__ = ["ScopeState", "bind", "deliver", "enter", "leave", "settle"]
+__all__ = ["ScopeState", "bind", "deliver", "enter", "in_flight", "leave", "settle"]
 
 
 class ScopeState:
@@ -85,3 +85,14 @@ def settle(state: ScopeState, error: BaseException) -> None:
     """``error`` reached the application through ``state``: no other scope raises it again."""
     for other in [state, *_scopes(state.trace_ids)]:
         other.pending[:] = [pending for pending in other.pending if pending is not error]
+
+
+def in_flight(error: BaseException, exc: BaseException | None) -> bool:
+    """Is ``error`` the exception ``exc`` being handled, or in its cause/context chain?"""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if exc is error:
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -1,21 +1,24 @@
 """Check one output against one boundary: verdict per check, findings, outcome, exception.
 
-Pure with respect to telemetry: the guard writes what this returns. A check that needs a fact
-that is missing, conflicting, truncated or unparseable is not run: it is an error finding, and
-in enforce mode the output fails closed.
+Pure with respect to telemetry: the guard writes what this returns. Every check of the boundary
+is evaluated, whatever the report mode (so ``groundplane.claims`` counts the same checks for good
+and bad outputs); the report mode only decides which exception enforce raises. A check that
+needs a fact that is missing, conflicting, truncated or unparseable is not run: it is an error
+finding, and in enforce mode the output fails closed.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from groundplane_otel.boundary import run_checks
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
+from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import BoundarySpec, Mode
 from groundplane_otel.otel.output import OutputRead
@@ -24,9 +27,11 @@ from groundplane_otel.otel.semconv import Outcome, Verdict
 from groundplane_otel.otel.store import FactsView
 from groundplane_otel.report import Report
 
-__all__ = ["evaluate", "skipped"]
+__all__ = ["CheckPlan", "decide", "evaluate", "plan_checks", "run_all", "skipped", "unreadable"]
 
 logger = logging.getLogger(__name__)
+CheckFn = Callable[[Any, Mapping[str, Any]], None]
+ReportMode = Literal["first", "all"]
 
 
 def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
@@ -49,76 +54,102 @@ def _provenance(view: FactsView, fact: str | None) -> Provenance | None:
     return view.registry.peek(fact).provenance
 
 
-def _run(
-    boundary: BoundarySpec, output: Mapping[str, Any], view: FactsView
-) -> tuple[list[tuple[str, Verdict]], list[Finding], list[str]]:
+@dataclass(frozen=True, slots=True)
+class CheckPlan:
+    """One check with what telemetry needs about it, computed once per configuration."""
+
+    check: CheckFn
+    name: str
+    family: str
+    needs: tuple[str, ...]
+
+
+def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> tuple[CheckPlan, ...]:
+    """Name, family and needed facts of each check (its own ``facts``, else the boundary's)."""
+    return tuple(
+        CheckPlan(
+            check,
+            check_name(check),
+            str(getattr(check, "family", "custom")),
+            tuple(getattr(check, "facts", ())) or tuple(facts),
+        )
+        for check in checks
+    )
+
+
+Run = tuple[list[tuple[str, Verdict]], list[Finding], list[str]]
+
+
+def run_all(
+    boundary: str, plan: Sequence[CheckPlan], output: Mapping[str, Any], view: FactsView
+) -> Run:
+    """Every check of the boundary, always (telemetry counts each one, whatever the report
+    mode): (verdict per check, findings, names of the checks that passed)."""
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []
-    for check in boundary.checks:
-        name, family = check_name(check), str(getattr(check, "family", "custom"))
-        needs = tuple(getattr(check, "facts", ())) or boundary.facts
-        blocked = _blocker(needs, view)
+    registry = view.registry
+    for step in plan:
+        name, family = step.name, step.family
+        blocked = _blocker(step.needs, view) if step.needs else None
         if blocked is not None:
             fact, reason = blocked
             claim = OutputUnchecked(
-                boundary.name, reason, f"check {name} needs fact {fact!r}", fact=fact
+                boundary, reason, f"check {name} needs fact {fact!r}", fact=fact
             )
             findings.append(Finding("error", reason, claim, name, family, fact))
             verdicts.append((family, "error"))
             continue
         try:
-            report = run_checks(view.registry, output, [check], "all")
+            step.check(registry, output)
+        except UnsupportedClaim as violation:
+            needs = step.needs
+            claimed_fact = violation.fact or (needs[0] if len(needs) == 1 else None)
+            provenance = violation.provenance or _provenance(view, claimed_fact)
+            findings.append(
+                Finding(
+                    "unsupported", violation.code, violation, name, family, claimed_fact, provenance
+                )
+            )
+            verdicts.append((family, "unsupported"))
         except Exception as exc:  # a developer/data error inside the check: fail closed
             logger.warning("groundplane: check %s raised %s", name, type(exc).__name__)
             claim = OutputUnchecked(
-                boundary.name, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
+                boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
             )
             claim.__cause__ = exc
             findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
             verdicts.append((family, "error"))
-            continue
-        if report.ok:
+        else:
             verdicts.append((family, "supported"))
             passed.append(name)
-            continue
-        violation = report.violations[0]
-        claimed_fact = violation.fact or (needs[0] if len(needs) == 1 else None)
-        provenance = violation.provenance or _provenance(view, claimed_fact)
-        findings.append(
-            Finding(
-                "unsupported", violation.code, violation, name, family, claimed_fact, provenance
-            )
-        )
-        verdicts.append((family, "unsupported"))
-        if boundary.report_mode == "first":
-            break
     return verdicts, findings, passed
 
 
-def evaluate(
-    boundary: BoundarySpec,
+def _finding_summary(boundary: str, finding: Finding) -> str:
+    return redaction.claim_summary(
+        finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
+    )
+
+
+def decide(
+    boundary: str,
     mode: Mode,
-    read: OutputRead,
-    view: FactsView,
+    report_mode: ReportMode,
+    run: Run,
     *,
-    span_failed: bool,
+    facts: tuple[str, ...],
+    view: FactsView,
+    duration: float,
+    capture_content: bool,
 ) -> Evaluation:
-    """Decide the outcome of one matched output (``read.status`` is not ``not_output``)."""
-    started = time.perf_counter()
-    if read.status == "refusal":
-        return skipped(boundary, mode, "refusal")
-    if read.status != "output" or read.value is None:
-        if span_failed:  # the model call itself failed: the app already gets that error
-            return skipped(boundary, mode, "span_error")
-        claim = OutputUnchecked(
-            boundary.name, sc.REASON_OUTPUT_UNREADABLE, read.problem or read.status
-        )
-        findings: list[Finding] = [Finding("error", sc.REASON_OUTPUT_UNREADABLE, claim)]
-        verdicts: list[tuple[str, Verdict]] = []
-        passed: list[str] = []
-    else:
-        verdicts, findings, passed = _run(boundary, read.value, view)
+    """The outcome, the exception (enforce) and the links of one checked output.
+
+    In enforce mode the exception is the first unsupported claim (report mode ``first``; an
+    unchecked-output error when no claim is unsupported) or ``ClaimsUnsupported`` with all of
+    them (``all``). With content capture off, it is marked for redaction (``redaction``).
+    """
+    verdicts, findings, passed = run
     violations = [finding for finding in findings if finding.result == "unsupported"]
     outcome: Outcome
     if violations:
@@ -129,27 +160,69 @@ def evaluate(
         outcome = "passed"
     error: BaseException | None = None
     if mode == "enforce" and findings:
-        claims: tuple[UnsupportedClaim, ...] = tuple(
-            f.claim for f in violations + [f for f in findings if f.result == "error"]
-        )
-        if boundary.report_mode == "first":
+        ordered = violations + [f for f in findings if f.result == "error"]
+        claims: tuple[UnsupportedClaim, ...] = tuple(f.claim for f in ordered)
+        if report_mode == "first":
             error = claims[0]
         else:
-            failed = tuple(f.check or "<output>" for f in findings)
+            failed = tuple(f.check or "<output>" for f in ordered)
             error = ClaimsUnsupported(Report(claims, tuple(passed), failed))
-    links = tuple(
-        (fact, view.registry.peek(fact).provenance)
-        for fact in boundary.facts
-        if fact in view.registry
-    )
+        if not capture_content:
+            lines = [_finding_summary(boundary, finding) for finding in ordered]
+            for finding, line in zip(ordered, lines, strict=True):
+                redaction.mark(finding.claim, line)
+            if isinstance(error, ClaimsUnsupported):
+                redaction.mark(error, redaction.summary(lines))
+    registry = view.registry
+    links = tuple((fact, registry.peek(fact).provenance) for fact in facts if fact in registry)
     return Evaluation(
-        boundary.name,
+        boundary,
         mode,
         outcome,
         verdicts=tuple(verdicts),
         findings=tuple(findings),
-        facts=boundary.facts,
+        facts=facts,
         links=links,
-        duration=time.perf_counter() - started,
+        duration=duration,
         error=error,
+    )
+
+
+def unreadable(boundary: str, problem: str) -> Run:
+    """The run of an output that could not be read: one error finding, no check evaluated."""
+    claim = OutputUnchecked(boundary, sc.REASON_OUTPUT_UNREADABLE, problem)
+    return [], [Finding("error", sc.REASON_OUTPUT_UNREADABLE, claim)], []
+
+
+def evaluate(
+    boundary: BoundarySpec,
+    mode: Mode,
+    read: OutputRead,
+    view: FactsView,
+    *,
+    span_failed: bool,
+    plan: Sequence[CheckPlan] | None = None,
+    capture_content: bool = False,
+) -> Evaluation:
+    """Decide the outcome of one matched output (``read.status`` is not ``not_output``)."""
+    started = time.perf_counter()
+    if read.status == "refusal":
+        return skipped(boundary, mode, "refusal")
+    if read.status != "output" or read.value is None:
+        if span_failed:  # the model call itself failed: the app already gets that error
+            return skipped(boundary, mode, "span_error")
+        run = unreadable(boundary.name, read.problem or read.status)
+    else:
+        if plan is None:
+            plan = plan_checks(boundary.checks, boundary.facts)
+        run = run_all(boundary.name, plan, read.value, view)
+    return decide(
+        boundary.name,
+        mode,
+        boundary.report_mode,
+        run,
+        facts=boundary.facts,
+        view=view,
+        duration=time.perf_counter() - started,
+        capture_content=capture_content,
     )

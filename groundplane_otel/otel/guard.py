@@ -4,11 +4,15 @@ The SDK freezes a span before any processor hook runs at its end, so for spans t
 a guarded output, ``on_start`` wraps ``end`` on that span instance: check -> public
 ``add_event``/``set_status``/``add_link`` -> the original ``end()`` (every processor and
 exporter sees the enriched span, whatever their order) -> raise (enforce mode).
+
+Lineage (to match an agent name on an ancestor, and to check each answer once) lives on the span
+instances themselves: a span that is an agent or may carry an output (a *guardable* span), and
+every span below one, holds the tuple of its enclosing guardable spans. Spans outside any agent
+or LLM span carry nothing and cost one context lookup; nothing is locked or cleaned up.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,6 +20,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode
@@ -27,7 +32,7 @@ from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
 )
-from groundplane_otel.otel.evaluate import evaluate
+from groundplane_otel.otel.evaluate import CheckPlan, evaluate, plan_checks
 from groundplane_otel.otel.output import OutputRead, read_output
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.store import TraceStore
@@ -39,11 +44,14 @@ logger = logging.getLogger(__name__)
 
 _OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
 _WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed
+_CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (the span itself first if it is one)
+_COVERED_ATTR = "_groundplane_covered"  # {(guard id, boundary, digest)} checked below this span
+_HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
+_NO_DICT: dict[str, Any] = {}
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=repr)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return json.dumps(value, sort_keys=True, default=repr)
 
 
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
@@ -63,7 +71,13 @@ def _ids(span: ReadableSpan) -> tuple[int, int]:
 
 
 _LLM_KEYS = frozenset(
-    {sc.GEN_AI_OPERATION_NAME, sc.GEN_AI_AGENT_NAME, sc.OI_SPAN_KIND, sc.BOUNDARY}
+    {
+        sc.GEN_AI_OPERATION_NAME,
+        sc.GEN_AI_AGENT_NAME,
+        sc.OI_SPAN_KIND,
+        sc.OI_AGENT_NAME,
+        sc.BOUNDARY,
+    }
 )
 _LLM_PREFIXES = tuple(f"{operation} " for operation in sc.LLM_OPERATIONS)
 _TOOL_KEYS = frozenset(
@@ -77,13 +91,36 @@ _TOOL_KEYS = frozenset(
 )
 
 
-def _is_agent(span: Span, attributes: Mapping[str, Any]) -> bool:
+def _operation(name: str, attributes: Mapping[str, Any]) -> Any:
+    return attributes.get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
+
+
+def _is_agent(name: str, attributes: Mapping[str, Any]) -> bool:
     return (
         attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_INVOKE_AGENT
         or sc.GEN_AI_AGENT_NAME in attributes
-        or attributes.get(sc.OI_SPAN_KIND) == "AGENT"
-        or span.name.partition(" ")[0] == sc.OP_INVOKE_AGENT
+        or sc.OI_AGENT_NAME in attributes
+        or attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_AGENT
+        or name.partition(" ")[0] == sc.OP_INVOKE_AGENT
     )
+
+
+def _agent_names(attributes: Mapping[str, Any]) -> list[Any]:
+    return [attributes[key] for key in sc.AGENT_NAME_KEYS if key in attributes]
+
+
+def _matches(
+    match: MatchSpec, name: str, attributes: Mapping[str, Any], agents: Callable[[], set[Any]]
+) -> bool:
+    if match.is_empty():
+        return False
+    if match.span_name is not None and name != match.span_name:
+        return False
+    if match.operation_name is not None and _operation(name, attributes) != match.operation_name:
+        return False
+    if any(attributes.get(key) != value for key, value in match.attributes.items()):
+        return False
+    return match.agent_name is None or match.agent_name in agents()
 
 
 class GroundplaneSpanProcessor(SpanProcessor):
@@ -108,8 +145,13 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self.store = TraceStore(config.limits, telemetry.count_fact, telemetry.count_traces)
         self.capture = FactCapture(config.facts, self.store, length_limit)
         self.boundaries = {spec.name: spec for spec in config.boundaries}
-        self._span_names = {s.match.span_name for s in config.boundaries if s.match.span_name}
-        self._by_agent = any(spec.match.agent_name for spec in config.boundaries)
+        self._plans: dict[str, tuple[CheckPlan, ...]] = {
+            spec.name: plan_checks(spec.checks, spec.facts) for spec in config.boundaries
+        }
+        self._span_names = frozenset(
+            s.match.span_name for s in config.boundaries if s.match.span_name
+        )
+        self._chain_limit = config.limits.max_spans_per_trace
         self._enabled = True
         self._unknown_warned: set[str] = set()
 
@@ -120,61 +162,64 @@ class GroundplaneSpanProcessor(SpanProcessor):
             return
         try:
             parent = span.parent
-            context = span.get_span_context()
-            local_root = parent is None or parent.is_remote
-            if local_root:
-                self.store.root_started(context.trace_id)
-                _scopes.bind(context.trace_id)
+            if parent is None or parent.is_remote:
+                trace_id = span.get_span_context().trace_id
+                self.store.root_started(trace_id)
+                _scopes.bind(trace_id)
+                inherited: tuple[Any, ...] | None = None
+            else:
+                above = trace.get_current_span(parent_context)
+                inherited = getattr(above, "__dict__", _NO_DICT).get(_CHAIN_ATTR)
             if not self.boundaries:
                 return
             name = span.name
             attributes = _attributes(span)
             # Fast path: a span with no GenAI/OpenInference/groundplane key and no LLM-like
-            # name is neither an agent nor a candidate output (two C-level checks).
-            marked = not _LLM_KEYS.isdisjoint(attributes)
-            llm_named = name.startswith(_LLM_PREFIXES) or name in sc.LLM_OPERATIONS
-            if self._by_agent:
-                is_agent = (marked or llm_named) and _is_agent(span, attributes)
-                self.store.track_span(
-                    context.trace_id,
-                    context.span_id,
-                    None if local_root else parent.span_id,  # type: ignore[union-attr]
-                    span if is_agent else None,
-                )
-            if (marked or llm_named or name in self._span_names) and self._candidate(
-                span, attributes
+            # name is neither an agent nor a candidate output (C-level checks only).
+            if (
+                _LLM_KEYS.isdisjoint(attributes)
+                and not name.startswith(_LLM_PREFIXES)
+                and name not in sc.LLM_OPERATIONS
+                and name not in self._span_names
             ):
+                if inherited:
+                    vars(span)[_CHAIN_ATTR] = inherited
+                return
+            candidate = self._candidate(name, attributes)
+            if candidate or _is_agent(name, attributes):
+                chain = (span, *inherited[: self._chain_limit - 1]) if inherited else (span,)
+                vars(span)[_CHAIN_ATTR] = chain
+            elif inherited:
+                vars(span)[_CHAIN_ATTR] = inherited
+            if candidate:
                 self.watch(span)
         except Exception:
             self._internal_error("on_start")
 
-    def _candidate(self, span: Span, attributes: Mapping[str, Any]) -> bool:
+    def _candidate(self, name: str, attributes: Mapping[str, Any]) -> bool:
         """May this span carry an output a boundary guards (checked again when it ends)?"""
         return (
             attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
-            or span.name.partition(" ")[0] in sc.LLM_OPERATIONS
+            or name.partition(" ")[0] in sc.LLM_OPERATIONS
             or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
             or sc.BOUNDARY in attributes
-            or span.name in self._span_names
+            or name in self._span_names
         )
 
     def on_end(self, span: ReadableSpan) -> None:
         if not self._enabled:
             return
         try:
-            context = span.get_span_context()
-            assert context is not None
             if self.capture.by_tool:
                 attributes = _attributes(span)
                 if not _TOOL_KEYS.isdisjoint(attributes):
                     call = read_tool_call(attributes, span.name)
                     if call is not None and sc.FACT_SOURCE not in attributes:
-                        self.capture.capture(call, context.trace_id, context.span_id)
-            if self._by_agent:
-                self.store.untrack_span(context.trace_id, context.span_id)
+                        trace_id, span_id = _ids(span)
+                        self.capture.capture(call, trace_id, span_id)
             parent = span.parent
             if parent is None or parent.is_remote:
-                self.store.root_ended(context.trace_id)
+                self.store.root_ended(_ids(span)[0])
         except Exception:
             self._internal_error("on_end")
 
@@ -233,14 +278,32 @@ class GroundplaneSpanProcessor(SpanProcessor):
             if evaluation is not None and evaluation.error is not None:
                 deferred = _scopes.deliver(_ids(span)[0], evaluation.error)
                 if not deferred:
+                    self._hand_up(span, evaluation.error)
                     raise evaluation.error
+            handed = vars(span).get(_HANDED_ATTR, _NO_DICT).pop(id(self), None)
+            if handed is not None and not _scopes.in_flight(handed, sys.exc_info()[1]):
+                raise handed  # a nested LLM span raised it, and something swallowed it
             if ended_with is not None:
                 raise ended_with
 
         return end
 
+    def _hand_up(self, span: Span, error: BaseException) -> None:
+        """Two instrumentations wrapping one model call nest two LLM spans, and some (e.g.
+        OpenInference) swallow what ``end()`` raises: the enclosing LLM spans of the same call
+        (up to the first agent span) raise ``error`` again when they end, unless it is already
+        propagating through them (never twice, never at an agent span the app may have
+        caught it under)."""
+        chain: tuple[Any, ...] = vars(span).get(_CHAIN_ATTR, ())
+        for ancestor in chain:
+            if ancestor is span:
+                continue
+            if _is_agent(ancestor.name, _attributes(ancestor)):
+                return
+            vars(ancestor).setdefault(_HANDED_ATTR, {}).setdefault(id(self), error)
+
     def _match(
-        self, span: Span, attributes: Mapping[str, Any], agents: tuple[Any, ...]
+        self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]
     ) -> BoundarySpec | None:
         named = attributes.get(sc.BOUNDARY)
         if isinstance(named, str):
@@ -253,38 +316,32 @@ class GroundplaneSpanProcessor(SpanProcessor):
                 self._unknown_warned.add(named)
                 logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
             return spec
+        found: set[Any] | None = None
+
+        def agents() -> set[Any]:  # the agent names on the span and its ancestors, read once
+            nonlocal found
+            if found is None:
+                found = set(_agent_names(attributes))
+                for ancestor in chain:
+                    if ancestor is not span:
+                        found.update(_agent_names(_attributes(ancestor)))
+            return found
+
+        name = span.name
         for spec in self.config.boundaries:
-            if self._matches(spec.match, span, attributes, agents):
+            if _matches(spec.match, name, attributes, agents):
                 return spec
         return None
 
-    @staticmethod
-    def _matches(match: MatchSpec, span: Span, attributes: Any, agents: tuple[Any, ...]) -> bool:
-        if match.is_empty():
-            return False
-        if match.span_name is not None and span.name != match.span_name:
-            return False
-        if match.operation_name is not None:
-            operation = attributes.get(sc.GEN_AI_OPERATION_NAME) or span.name.partition(" ")[0]
-            if operation != match.operation_name:
-                return False
-        if any(attributes.get(key) != value for key, value in match.attributes.items()):
-            return False
-        if match.agent_name is not None:
-            names = [attributes.get(sc.GEN_AI_AGENT_NAME)]
-            names += [agent.attributes.get(sc.GEN_AI_AGENT_NAME) for agent in agents]
-            return match.agent_name in names
-        return True
-
     def _evaluate(self, span: Span) -> Evaluation | None:
         attributes = dict(_attributes(span))  # a snapshot: readers iterate it
-        trace_id, span_id = _ids(span)
-        agents = self.store.agents(trace_id, span_id) if self._by_agent else ()
-        spec = self._match(span, attributes, agents)
+        slots = vars(span)
+        chain: tuple[Any, ...] = slots.get(_CHAIN_ATTR, ())
+        spec = self._match(span, attributes, chain)
         if spec is None:
             return None
         mode = spec.mode or self.config.mode
-        submitted = vars(span).get(_OUTPUT_ATTR)
+        submitted = slots.get(_OUTPUT_ATTR)
         read = (
             OutputRead("output", submitted)
             if submitted is not None
@@ -292,20 +349,33 @@ class GroundplaneSpanProcessor(SpanProcessor):
         )
         if read.status == "not_output":
             return None
-        if read.status == "absent" and _is_agent(span, attributes):
+        if read.status == "absent" and _is_agent(span.name, attributes):
             return None  # the answer is read where it is carried: on the model spans below
-        digest = _digest(read.value) if read.status == "output" else ""
-        if agents and agents[0] is span:  # an agent span: was its answer checked below it?
-            covered = self.store.covered(trace_id, span_id, spec.name)
-            if covered and (read.status != "output" or digest in covered):
-                return None
+        ancestors = chain[1:] if chain and chain[0] is span else chain
+        covered: set[tuple[int, str, str]] | None = slots.get(_COVERED_ATTR)
+        digest = ""
+        if (ancestors or covered) and read.status == "output":
+            digest = _digest(read.value)
+        if covered:  # an answer was checked on a span below this one (an LLM or agent span)
+            mine = {key[2] for key in covered if key[0] == id(self) and key[1] == spec.name}
+            if mine and (read.status != "output" or digest in mine):
+                return None  # the same answer, checked once: at the innermost span
+        trace_id = _ids(span)[0]
         try:
             failed = span.status.status_code is StatusCode.ERROR
             view = self.store.view(trace_id, spec.facts)
-            evaluation = evaluate(spec, mode, read, view, span_failed=failed)
-            ancestors = tuple(_ids(agent)[1] for agent in agents if agent is not span)
-            if ancestors:
-                self.store.cover(trace_id, ancestors, (spec.name, digest))
+            evaluation = evaluate(
+                spec,
+                mode,
+                read,
+                view,
+                span_failed=failed,
+                plan=self._plans[spec.name],
+                capture_content=self.config.capture_content,
+            )
+            key = (id(self), spec.name, digest)
+            for ancestor in ancestors:
+                vars(ancestor).setdefault(_COVERED_ATTR, set()).add(key)
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking", reraise=False)
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-from opentelemetry.trace import Tracer, TracerProvider
+from opentelemetry.trace import Span, Tracer, TracerProvider
 
-from groundplane_otel.otel.config import GuardConfig
+from groundplane_otel.otel import redaction
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.config import MODES, GuardConfig, Mode
+from groundplane_otel.otel.evaluate import plan_checks
 from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+from groundplane_otel.otel.reported import ReportOrError, reported_evaluation
 from groundplane_otel.otel.telemetry import Telemetry
+from groundplane_otel.registry import FactRegistry
 
 __all__ = ["Guard", "active_guard", "install"]
 
@@ -27,6 +33,11 @@ class Guard:
 
     ``uninstall()`` (or ``shutdown()``) switches the guard off: the SDK cannot remove a span
     processor, so the processor stays registered but does nothing.
+
+    ``record_fact`` and ``record_evaluation`` are for adapters and application code that
+    capture facts or run boundaries themselves: they write the guard's telemetry without
+    reaching into its internals, and never raise into the application (a bug inside them is
+    logged and counted, and re-raised only under ``raise_internal_errors``).
     """
 
     def __init__(
@@ -41,6 +52,7 @@ class Guard:
         self.tracer_provider = tracer_provider
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
+        self._redacting = False
 
     @property
     def active(self) -> bool:
@@ -51,9 +63,99 @@ class Guard:
         with _lock:
             if self in _active:
                 _active.remove(self)
+            if self._redacting:
+                self._redacting = False
+                redaction.release()
 
     def shutdown(self) -> None:
         self.uninstall()
+
+    def record_fact(
+        self,
+        span: Span | None,
+        *,
+        tool: str,
+        fact: str | None,
+        value: Any,
+        arguments: Mapping[str, Any],
+        source: str = "code",
+        tool_call_id: str | None = None,
+    ) -> None:
+        """Record a tool result for ``span``'s trace, with ``span`` as provenance (plus
+        ``tool``, ``arguments`` and ``tool_call_id``), typed by this guard's FactSpecs for
+        ``tool`` (restricted to ``fact`` when given), else stored as a value under ``fact`` (or
+        ``tool``). Counted in ``groundplane.facts`` with ``source`` (one of
+        ``semconv.FACT_SOURCES``; anything else is a ValueError). A value that cannot be a fact
+        (NaN, too deep, over a limit, a conflicting second result) is counted and makes the
+        checks that need it fail closed. No-op without a valid span."""
+        if source not in sc.FACT_SOURCES:
+            raise ValueError(f"source must be one of {sc.FACT_SOURCES}, got {source!r}")
+        if span is None or not span.get_span_context().is_valid:
+            return
+        from groundplane_otel.otel.tools import record_tool_result
+
+        try:
+            record_tool_result(
+                self,
+                span,
+                tool,
+                fact,
+                result=value,
+                arguments=arguments,
+                source=source,
+                tool_call_id=tool_call_id,
+            )
+        except Exception:
+            self.processor._internal_error(f"record_fact ({source})")
+
+    def record_evaluation(
+        self,
+        span: Span | None,
+        *,
+        boundary: str,
+        checks: Sequence[Callable[..., Any]],
+        output: Mapping[str, Any] | None,
+        report_or_error: ReportOrError,
+        duration_s: float,
+        registry: FactRegistry,
+        facts: Sequence[str] = (),
+        mode: Mode = "enforce",
+    ) -> None:
+        """Write the guard's telemetry for a boundary that other code ran on ``output``.
+
+        ``report_or_error`` is what that boundary produced: a ``Report`` (mode "all"), the
+        exception it raised (``UnsupportedClaim``, ``ClaimsUnsupported``, or anything else), or
+        None when every check passed. ``checks`` are all the checks of the boundary, in order,
+        and ``registry``/``facts`` the facts they read. One ``groundplane.claims`` is counted
+        per check whatever stopped the boundary: checks the report does not account for are
+        evaluated here on ``output`` for telemetry only. On ``span`` (still recording): the
+        summary attributes, one ``gen_ai.guardrail.result`` event per finding, links to the
+        fact spans, ERROR when blocked in ``mode`` "enforce"; then ``groundplane.outputs`` and
+        ``groundplane.check.duration`` (``duration_s``). With content capture off, an
+        ``UnsupportedClaim``/``ClaimsUnsupported`` passed in is marked so the spans it later
+        propagates through record a content-free message. Nothing is raised here."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if span is None:
+            return
+        try:
+            evaluation = reported_evaluation(
+                boundary,
+                plan_checks(checks, facts),
+                output=output,
+                report_or_error=report_or_error,
+                registry=registry,
+                facts=tuple(facts),
+                duration=duration_s,
+                mode=mode,
+                capture_content=self.config.capture_content,
+            )
+            telemetry = self.processor.telemetry
+            if span.is_recording():
+                telemetry.annotate(span, evaluation)
+            telemetry.record(span, evaluation)
+        except Exception:
+            self.processor._internal_error(f"record_evaluation ({boundary})")
 
     def __repr__(self) -> str:
         names = [spec.name for spec in self.config.boundaries]
@@ -88,6 +190,12 @@ def install(
     A provider that is not the SDK's gets a RuntimeWarning: the guard cannot see spans of an
     API-only tracer provider (nothing is checked), nor export metrics through an API-only
     meter provider.
+
+    Monkeypatch: while at least one guard is installed, the SDK's ``Span.record_exception`` is
+    wrapped once, at class level (``redaction.acquire``; the last ``uninstall`` restores it).
+    The wrapper only acts on exceptions a guard raised with content capture off: the spans they
+    propagate through record a content-free ``exception.message``/``exception.stacktrace`` (and
+    status description) instead of the claimed and supported values. See ``otel/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
@@ -125,4 +233,6 @@ def install(
     if attached:
         with _lock:
             _active.append(guard)
+            guard._redacting = True
+            redaction.acquire()
     return guard

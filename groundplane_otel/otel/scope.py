@@ -83,16 +83,6 @@ def submit_output(
     _guard(guard).processor.submit(target, output, boundary)
 
 
-def _in_flight(error: BaseException, exc: BaseException | None) -> bool:
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if exc is error:
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
 class enforce:
     """Raise on exit if a guarded output in this scope was blocked — exactly once: not when the
     exception already propagates through the scope. ``defer=True`` leaves the raising to the
@@ -122,7 +112,7 @@ class enforce:
         pending = list(state.pending)
         _scopes.leave(state, token)
         for error in pending:
-            if _in_flight(error, exc):
+            if _scopes.in_flight(error, exc):
                 _scopes.settle(state, error)
                 return
         if pending:

@@ -32,8 +32,13 @@ OI_TOOL_ID: Final = "tool.id"
 OI_INPUT_VALUE: Final = "input.value"
 OI_OUTPUT_VALUE: Final = "output.value"
 OI_OUTPUT_MESSAGES_PREFIX: Final = "llm.output_messages."
+OI_AGENT_NAME: Final = "agent.name"  # on OpenInference AGENT spans
 OI_LLM_KINDS: Final = frozenset({"LLM", "AGENT"})
+OI_KIND_AGENT: Final = "AGENT"
 OI_KIND_TOOL: Final = "TOOL"
+
+# Where an agent's name is read (on the span or an ancestor), in this order.
+AGENT_NAME_KEYS: Final = (GEN_AI_AGENT_NAME, OI_AGENT_NAME)
 
 # -- Traceloop / OpenLLMetry (legacy) -----------------------------------------------------------
 TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"

@@ -27,6 +27,18 @@ def _content(value: Any) -> str:
         return repr(value)
 
 
+def _override_ok(span: Span, status: Status) -> None:
+    """ERROR on a blocked output's span even when an instrumentation already set OK.
+
+    The SDK ignores ``set_status`` once a span is OK, and OpenInference sets OK as the model call
+    returns, before the guard reads the answer: the blocked span would be exported as OK. Only
+    in that case is the SDK span's status replaced directly (``_status``, in every 1.x SDK).
+    """
+    current = getattr(span, "status", None)
+    if getattr(current, "status_code", None) is StatusCode.OK and hasattr(span, "_status"):
+        span._status = status
+
+
 class Telemetry:
     """Instruments of one installed guard, and the writers of its span/log telemetry."""
 
@@ -107,13 +119,13 @@ class Telemetry:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
-            span.set_status(
-                Status(
-                    StatusCode.ERROR,
-                    f"groundplane: output {evaluation.outcome} by boundary "
-                    f"{evaluation.boundary!r} ({len(evaluation.findings)} finding(s))",
-                )
+            status = Status(
+                StatusCode.ERROR,
+                f"groundplane: output {evaluation.outcome} by boundary "
+                f"{evaluation.boundary!r} ({len(evaluation.findings)} finding(s))",
             )
+            span.set_status(status)
+            _override_ok(span, status)
 
     def event_attributes(self, evaluation: Evaluation, finding: Finding) -> dict[str, Any]:
         attributes: dict[str, Any] = {

@@ -44,13 +44,19 @@ def record_tool_result(
     result: Any,
     arguments: Mapping[str, Any],
     source: str = "code",
+    tool_call_id: str | None = None,
 ) -> None:
-    """Record ``result`` for the span's trace; never raises into the application (a result
-    that cannot be a fact is counted, and the checks that need it fail closed)."""
+    """Record ``result`` for the span's trace (``tool_call_id``: the model's tool call id, in
+    the provenance). A result that cannot be a fact is counted, and the checks that need it
+    fail closed. Public form: ``Guard.record_fact``."""
     processor = guard.processor
     context = span.get_span_context()
     provenance = Provenance(
-        tool, dict(arguments), f"{context.trace_id:032x}", f"{context.span_id:016x}", None
+        tool,
+        dict(arguments),
+        f"{context.trace_id:032x}",
+        f"{context.span_id:016x}",
+        tool_call_id,
     )
     specs = [
         spec
@@ -117,10 +123,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
                 return
             if installed.config.capture_content:
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
-            try:
-                record_tool_result(installed, span, name, fact, result=result, arguments=call_args)
-            except Exception:
-                installed.processor._internal_error("tool decorator")
+            installed.record_fact(span, tool=name, fact=fact, value=result, arguments=call_args)
 
         if inspect.iscoroutinefunction(fn):
 

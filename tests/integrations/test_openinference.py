@@ -127,7 +127,7 @@ def test_wrong_answer_raises_from_the_enforce_scope(
     """OpenInference swallows exceptions raised by span.end(), so the app opens enforce(defer=True):
     the client call returns, the scope raises UnsupportedClaim on exit, nothing is logged as an
     instrumentation error, and the exported LLM span carries the event pointing at the TOOL span.
-    Its status stays OK: OpenInference sets OK before end() and the SDK makes OK final."""
+    Its status is ERROR although OpenInference set OK before end() (the guard overrides it)."""
     otel.install(config())
     returned: list[dict[str, Any]] = []
     with (
@@ -149,7 +149,10 @@ def test_wrong_answer_raises_from_the_enforce_scope(
         "groundplane.fact.span_id": format_span_id(tool_span.context.span_id),
     }
     assert (final.attributes or {})["groundplane.outcome"] == "blocked"
-    assert final.status.status_code is StatusCode.OK
+    assert (final.status.status_code, final.status.description) == (
+        StatusCode.ERROR,
+        "groundplane: output blocked by boundary 'campaign_answer' (1 finding(s))",
+    )
 
 
 def test_without_a_scope_the_instrumentation_swallows_the_claim(

@@ -3,8 +3,9 @@ with GROUNDPLANE_POLICY, against the fake OpenAI server in this process.
 
 Both OpenAI instrumentations in this environment register the entry point name ``openai``, so
 ``opentelemetry-instrument`` loads both (and OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=openai would
-disable both): each call yields a GenAI ``chat`` span and an OpenInference ``ChatCompletion`` span.
-The assertions hold whichever of the two wraps the other.
+disable both): each call yields a GenAI ``chat`` span and an OpenInference ``ChatCompletion`` span,
+one inside the other. The answer is checked and counted once, at the inner span, whichever of the
+two wraps the other (tests/integrations/test_nested_llm_spans.py pins both orders in-process).
 """
 
 from __future__ import annotations
@@ -63,33 +64,56 @@ def spans(text: str) -> list[dict[str, Any]]:
     return [doc for doc in documents(text) if "context" in doc]
 
 
-def verdicts(text: str) -> set[str]:
-    found = set()
+def points(text: str, name: str) -> list[tuple[dict[str, Any], Any]]:
+    """(attributes, value) of metric ``name`` in its last export (cumulative: the totals)."""
+    found: list[tuple[dict[str, Any], Any]] = []
     for doc in documents(text):
         for resource in doc.get("resource_metrics", []):
             for scope in resource["scope_metrics"]:
                 for metric in scope["metrics"]:
-                    if metric["name"] == "groundplane.claims":
-                        points = metric["data"]["data_points"]
-                        found |= {p["attributes"]["groundplane.verdict"] for p in points}
+                    if metric["name"] == name:
+                        found = [
+                            (p["attributes"], p["value"]) for p in metric["data"]["data_points"]
+                        ]
     return found
 
 
-def test_wrong_answer_raises_in_the_app_and_the_chat_span_carries_the_event(
+def final_call(exported: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(inner, outer): the two LLM spans of the final model call, whichever instrumentation
+    wraps the other (the inner one's parent is the outer one)."""
+    llm = [s for s in exported if s["name"] in ("chat gpt-fake-1", "ChatCompletion")]
+    by_id = {s["context"]["span_id"]: s for s in llm}
+    pairs = [(s, by_id[s["parent_id"]]) for s in llm if s["parent_id"] in by_id]
+    assert len(pairs) == 2  # the tool-call turn and the final answer
+    ask, final = sorted(pairs, key=lambda pair: pair[0]["start_time"])
+    assert {ask[0]["name"], ask[1]["name"]} == {"chat gpt-fake-1", "ChatCompletion"}
+    return final
+
+
+def guarded(exported: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in exported if any(k.startswith("groundplane.") for k in s["attributes"])]
+
+
+LABELS = {"groundplane.boundary": "campaign_answer", "groundplane.mode": "enforce"}
+
+
+def test_wrong_answer_raises_in_the_app_and_is_checked_once_at_the_inner_llm_span(
     tmp_path: Path,
 ) -> None:
-    """The app gets UnsupportedClaim from the client call; the exported GenAI chat span of the
-    final answer is ERROR/blocked with the guardrail event pointing at the execute_tool span."""
+    """The app gets UnsupportedClaim from the client call; of the two LLM spans of the final
+    call only the inner one is checked (ERROR/blocked, one guardrail event pointing at the
+    execute_tool span): one output, one claim counted."""
     result, api = run_app({"winner": "north", "ctr": 0.0412}, tmp_path)
     assert result.stdout.splitlines()[0] == WRONG_LINE
     assert api.remaining == 0
     exported = spans(result.stdout)
     (tool,) = [s for s in exported if s["name"] == "execute_tool warehouse_query"]
-    ask, final = [s for s in exported if s["name"] == "chat gpt-fake-1"]
-    assert "groundplane.outcome" not in ask["attributes"]
-    assert final["status"]["status_code"] == "ERROR"
-    assert final["attributes"]["groundplane.outcome"] == "blocked"
-    (event,) = final["events"]
+    inner, outer = final_call(exported)
+    assert guarded(exported) == [inner]
+    assert outer["events"] == []
+    assert inner["status"]["status_code"] == "ERROR"
+    assert inner["attributes"]["groundplane.outcome"] == "blocked"
+    (event,) = inner["events"]
     assert event["name"] == "gen_ai.guardrail.result"
     assert {
         k: event["attributes"][k] for k in ("groundplane.fact", "groundplane.fact.span_id")
@@ -97,16 +121,29 @@ def test_wrong_answer_raises_in_the_app_and_the_chat_span_carries_the_event(
         "groundplane.fact": "campaign_ctr",
         "groundplane.fact.span_id": tool["context"]["span_id"].removeprefix("0x"),
     }
-    assert verdicts(result.stdout) == {"unsupported"}
+    assert points(result.stdout, "groundplane.claims") == [
+        ({"groundplane.check": "superlative", "groundplane.verdict": "unsupported", **LABELS}, 1)
+    ]
+    assert points(result.stdout, "groundplane.outputs") == [
+        ({"groundplane.outcome": "blocked", **LABELS}, 1)
+    ]
 
 
-def test_right_answer_is_accepted_and_passes(tmp_path: Path) -> None:
-    """The right answer reaches the app and the chat span's outcome is passed."""
+def test_right_answer_is_accepted_and_passes_once(tmp_path: Path) -> None:
+    """The right answer reaches the app; only the inner LLM span of the final call is checked
+    (passed, no event): one output, one supported claim."""
     result, _ = run_app({"winner": "harbour", "ctr": 0.0455}, tmp_path)
     assert result.stdout.splitlines()[0] == (
         'APP: answer accepted {"winner": "harbour", "ctr": 0.0455}'
     )
-    final = [s for s in spans(result.stdout) if s["name"] == "chat gpt-fake-1"][-1]
-    assert (final["attributes"]["groundplane.outcome"], final["events"]) == ("passed", [])
-    assert verdicts(result.stdout) == {"supported"}
+    exported = spans(result.stdout)
+    inner, _ = final_call(exported)
+    assert guarded(exported) == [inner]
+    assert (inner["attributes"]["groundplane.outcome"], inner["events"]) == ("passed", [])
+    assert points(result.stdout, "groundplane.claims") == [
+        ({"groundplane.check": "superlative", "groundplane.verdict": "supported", **LABELS}, 1)
+    ]
+    assert points(result.stdout, "groundplane.outputs") == [
+        ({"groundplane.outcome": "passed", **LABELS}, 1)
+    ]
     assert result.stderr == ""

@@ -318,8 +318,9 @@ def claim(check: str, verdict: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def test_ratio_zero_wrapped_checks_raises_and_counts_every_output_and_exports_none() -> None:
-    """With GuardSampler(ParentBased(ratio 0)) all 5 wrong answers raise, all 10 outputs are
-    counted, and not one span is exported."""
+    """With GuardSampler(ParentBased(ratio 0)) all 5 wrong answers raise, all 10 outputs and
+    all 30 checks (3 per output, report mode "first" included) are counted, and not one span
+    is exported."""
     raised, exporter, counts = run_turns(GuardSampler(ParentBased(TraceIdRatioBased(0.0))), 5)
     assert raised == 5
     assert exporter.get_finished_spans() == ()
@@ -328,8 +329,8 @@ def test_ratio_zero_wrapped_checks_raises_and_counts_every_output_and_exports_no
         output("passed"): 5,
         claim("superlative", "unsupported"): 5,
         claim("superlative", "supported"): 5,
-        claim("ranking_prefix", "supported"): 5,
-        claim("aggregate_reconciles", "supported"): 5,
+        claim("ranking_prefix", "supported"): 10,
+        claim("aggregate_reconciles", "supported"): 10,
     }
 
 

@@ -125,15 +125,13 @@ def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
         "groundplane.fact.trace_id": tool["context"]["trace_id"].removeprefix("0x"),
         "groundplane.fact.span_id": tool["context"]["span_id"].removeprefix("0x"),
     }
-    assert points(result.stdout, "groundplane.claims") == [
-        (
-            {
-                "groundplane.check": "superlative",
-                "groundplane.verdict": "unsupported",
-                "groundplane.boundary": "campaign_report",
-                "groundplane.mode": "enforce",
-            },
-            1,
+    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    assert points(result.stdout, "groundplane.claims") == [  # every check, report mode "first"
+        ({"groundplane.check": check, "groundplane.verdict": verdict, **labels}, 1)
+        for check, verdict in (
+            ("superlative", "unsupported"),
+            ("ranking_prefix", "supported"),
+            ("aggregate_reconciles", "supported"),
         )
     ]
     assert result.stderr.splitlines() == [SAMPLER_WARNING]
@@ -212,7 +210,7 @@ def test_sampler_entry_point_at_ratio_zero_checks_everything_and_exports_nothing
     tmp_path: Path,
 ) -> None:
     """OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio with ratio 0: no span is
-    exported, yet the wrong answer still raises and is counted."""
+    exported, yet the wrong answer still raises and its three checks are counted."""
     result = run_app(
         tmp_path,
         "wrong",
@@ -222,7 +220,7 @@ def test_sampler_entry_point_at_ratio_zero_checks_everything_and_exports_nothing
     )
     assert result.stdout.splitlines()[0] == WRONG_WINNER
     assert spans(result.stdout) == {}
-    assert [value for _, value in points(result.stdout, "groundplane.claims")] == [1]
+    assert [value for _, value in points(result.stdout, "groundplane.claims")] == [1, 1, 1]
     assert result.stderr == ""  # GuardSampler: no sampler warning
 
 

@@ -1,0 +1,136 @@
+"""Evaluations reported by code that ran a boundary itself (``Guard.record_evaluation``).
+
+Adapters (LangGraph, MCP, user code) run groundplane's ``boundary(...)`` and report what
+happened: a ``Report`` (every check ran), the exception that stopped it, or nothing (passed).
+This turns that into the guard's ``Evaluation`` — one verdict per check, whatever the report
+mode — so their telemetry is the guard's own. A report that does not account for every check
+(report mode "first" stopped at the first claim, or an exception interrupted the checks) is
+completed by evaluating the checks here, on the same output and facts, for telemetry only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
+from groundplane_otel.otel import redaction
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.config import Mode
+from groundplane_otel.otel.evaluate import CheckPlan, Run, decide, run_all
+from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
+from groundplane_otel.otel.store import FactsView
+from groundplane_otel.registry import FactRegistry
+from groundplane_otel.report import Report
+
+__all__ = ["ReportOrError", "reported_evaluation"]
+
+ReportOrError = Report | BaseException | None
+
+
+def _view(registry: FactRegistry, facts: Sequence[str]) -> FactsView:
+    if not facts:
+        return FactsView(registry, {})
+    return FactsView(registry.view([fact for fact in facts if fact in registry]), {})
+
+
+def _from_report(plan: Sequence[CheckPlan], report: ReportOrError, view: FactsView) -> Run | None:
+    """The run a report describes, when it accounts for every check of ``plan`` exactly once
+    (None passes them all); None otherwise."""
+    if report is None:
+        return [(step.family, "supported") for step in plan], [], [step.name for step in plan]
+    if not isinstance(report, Report) or len(report.failed) != len(report.violations):
+        return None
+    names = [step.name for step in plan]
+    if len(set(names)) != len(names) or sorted(report.passed + report.failed) != sorted(names):
+        return None
+    claims = dict(zip(report.failed, report.violations, strict=True))
+    verdicts: list[tuple[str, Any]] = []
+    findings: list[Finding] = []
+    for step in plan:
+        claim = claims.get(step.name)
+        if claim is None:
+            verdicts.append((step.family, "supported"))
+            continue
+        verdicts.append((step.family, "unsupported"))
+        fact = claim.fact or (step.needs[0] if len(step.needs) == 1 else None)
+        findings.append(
+            Finding(
+                "unsupported", claim.code, claim, step.name, step.family, fact, claim.provenance
+            )
+        )
+    return verdicts, findings, list(report.passed)
+
+
+def _before_checks(boundary: str, error: BaseException) -> Run:
+    """No output to check: the boundary failed before any check ran."""
+    if isinstance(error, UnregisteredFact):
+        code, fact = sc.REASON_FACT_MISSING, error.name
+    else:
+        code, fact = sc.REASON_OUTPUT_UNREADABLE, None
+    claim = OutputUnchecked(boundary, code, type(error).__name__, fact=fact)
+    return [], [Finding("error", code, claim, fact=fact)], []
+
+
+def _claims(error: BaseException) -> tuple[UnsupportedClaim, ...]:
+    if isinstance(error, ClaimsUnsupported):
+        return error.report.violations
+    if isinstance(error, UnsupportedClaim):
+        return (error,)
+    return ()
+
+
+def mark_reported(error: BaseException, boundary: str, findings: Sequence[Finding]) -> None:
+    """Mark the application's own exception (content capture off) with a content-free summary;
+    check families come from the findings of the same claims, in order."""
+    claims = _claims(error)
+    if not claims:
+        return
+    unsupported = [finding for finding in findings if finding.result == "unsupported"]
+    lines = []
+    for index, claim in enumerate(claims):
+        family = unsupported[index].family if index < len(unsupported) else None
+        result = "error" if isinstance(claim, OutputUnchecked) else "unsupported"
+        line = redaction.claim_summary(claim.field, boundary, family, claim.code, result=result)
+        redaction.mark(claim, line)
+        lines.append(line)
+    if isinstance(error, ClaimsUnsupported):
+        redaction.mark(error, redaction.summary(lines))
+
+
+def reported_evaluation(
+    boundary: str,
+    plan: Sequence[CheckPlan],
+    *,
+    output: Mapping[str, Any] | None,
+    report_or_error: ReportOrError,
+    registry: FactRegistry,
+    facts: tuple[str, ...],
+    duration: float,
+    mode: Mode,
+    capture_content: bool,
+) -> Evaluation:
+    """The guard's evaluation of an output some other code checked (see the module docstring)."""
+    view = _view(registry, facts)
+    described = report_or_error
+    if isinstance(described, ClaimsUnsupported):  # mode "all": its report has every check
+        described = described.report
+    run = _from_report(plan, described, view)
+    if run is None and isinstance(output, Mapping):
+        run = run_all(boundary, plan, output, view)
+    if run is None:
+        error = report_or_error if isinstance(report_or_error, BaseException) else None
+        run = _before_checks(boundary, error or ValueError("no output"))
+    evaluation = decide(
+        boundary,
+        mode,
+        "all",
+        run,
+        facts=facts,
+        view=view,
+        duration=duration,
+        capture_content=True,  # the exception built here is never raised: nothing to mark
+    )
+    if isinstance(report_or_error, BaseException) and not capture_content:
+        mark_reported(report_or_error, boundary, evaluation.findings)
+    return evaluation
