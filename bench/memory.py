@@ -127,11 +127,6 @@ def run(smoke: bool) -> list[Section]:
     left_count = backend.live()
     gc.collect()
     after, _ = tracemalloc.get_traced_memory()
-    from groundplane_otel.checks import _memo
-
-    _memo.clear()
-    gc.collect()
-    after_memo, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 
     held = live - before
@@ -154,14 +149,13 @@ def run(smoke: bool) -> list[Section]:
             ("JSON tool result per trace", fmt_bytes(len(result))),
             ("traces left after every root ended", f"{left_count:,}"),
             ("still held after all ended", fmt_bytes(after - before)),
-            ("… after clearing the check memo", fmt_bytes(after_memo - before)),
             ("returned", f"{100 * (1 - (after - before) / max(held, 1)):.1f} %"),
         ]
     )
     section.notes.append(
         "tracemalloc, in-process; each trace records its own copy of the tool result and runs "
-        "the six checks once. The check memo (checks/_memo.py) keeps what checks derived for "
-        "the 128 most recently used facts. Largest allocation sites while live: "
+        "the six checks once. What checks derive from a fact (rankings, indices, results) "
+        "lives on the fact's value and is freed with it. Largest allocation sites while live: "
         + "; ".join(f"`{site}` {fmt_bytes(size)}" for site, size in sites)
         + "."
     )

@@ -1,4 +1,9 @@
-"""Type-strict key identity: 101 != "101", 1 != True != 1.0, tuples compared element-wise."""
+"""Type-strict key identity: 101 != "101", 1 != True != 1.0, tuples compared element-wise.
+
+A plain ``str`` is its own token; every other value becomes a tuple tagged with its type. A str
+never equals a tuple, so an untagged str cannot collide with a tagged token, and the commonest
+key (a name) costs no allocation.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,19 @@ __all__ = ["strict_equal", "strict_key"]
 
 
 def strict_key(value: Any) -> Hashable:
-    """A hashable token equal for two values only when they are equal *and* of the same type."""
+    """A hashable token equal for two values only when they are equal *and* of the same type.
+
+    A plain str is returned as is (a str subclass is tagged like any other type).
+    """
+    kind = type(value)
+    if kind is str:
+        token: str = value
+        return token
     if isinstance(value, tuple):
         return (tuple, tuple(strict_key(item) for item in value))
     if isinstance(value, frozenset):
         return (frozenset, frozenset(strict_key(item) for item in value))
-    return (type(value), value)
+    return (kind, value)
 
 
 def strict_equal(left: Any, right: Any) -> bool:

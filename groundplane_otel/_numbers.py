@@ -6,7 +6,14 @@ import math
 from fractions import Fraction
 from typing import Any, TypeGuard
 
-__all__ = ["as_fraction", "from_fraction", "is_number", "matches", "validate_tolerances"]
+__all__ = [
+    "as_fraction",
+    "equals_exact",
+    "from_fraction",
+    "is_number",
+    "matches",
+    "validate_tolerances",
+]
 
 
 def is_number(value: object) -> TypeGuard[int | float]:
@@ -56,6 +63,9 @@ def matches(
     (a model cannot write 1/3 exactly). Tolerances compare exact rationals, like
     ``math.isclose`` with ``rel_tol`` defaulting to 0, never 1e-9.
     """
+    kind = type(claimed)
+    if (kind is int or kind is float) and type(computed) is not Fraction and claimed == computed:
+        return True  # Python compares ints and floats by exact value: the common case, fast
     if not is_number(claimed):
         return False
     exact = as_fraction(computed)
@@ -74,3 +84,18 @@ def matches(
     if rel_tolerance:
         return diff <= as_fraction(rel_tolerance) * max(abs(claim), abs(exact))
     return False
+
+
+def equals_exact(claimed: object, nearest: int | float) -> bool:
+    """``matches(claimed, exact)`` at zero tolerance for a plain int or float claim, fast.
+
+    ``nearest`` is ``from_fraction(exact)``: the int when the exact value is integral, else
+    the nearest float. A float claim passes when it equals ``nearest`` (Python compares a float
+    with an int by exact value, and equal to the nearest float is what ``matches`` accepts);
+    an int claim only when ``exact`` is that int. False for anything else, including an int
+    or float subclass: the caller then asks ``matches``.
+    """
+    kind = type(claimed)
+    if kind is float:
+        return claimed == nearest
+    return kind is int and type(nearest) is int and claimed == nearest

@@ -1,17 +1,26 @@
 """Typed fact values — Ranking, Table, Domain — and the Provenance that says where they came from.
 
-Values are frozen. What a fact implies (a table's key index, its ranking per column) is computed
-once and cached on the value, so checks read recorded evidence without copying it.
+Values are frozen. What a fact implies (a table's key index, its ranking per column, what checks
+derive from it) is computed once and kept on the value itself, in a private ``_derived`` dict,
+so checks read recorded evidence without copying it and the cache dies with the value.
+
+The public constructors validate everything. Values the library builds from data it has already
+validated (a ranking of a table column, the copy ``record_table`` returns) go through private
+``_trusted`` constructors that skip re-validation.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import eq, itemgetter
 from typing import Any, Literal
 
+from groundplane_otel._copy import copy_out, flat_rows
 from groundplane_otel._keys import strict_key
 from groundplane_otel._numbers import is_number
 from groundplane_otel.errors import SparseColumnWarning
@@ -19,6 +28,10 @@ from groundplane_otel.errors import SparseColumnWarning
 __all__ = ["Domain", "Fact", "Provenance", "Ranking", "Table"]
 
 OnMissing = Literal["raise", "skip"]
+
+_SCORES = frozenset({int, float})
+_ATOMS = frozenset({str, int, float, bool, bytes, type(None)})
+_FLAT = "flat"  # _derived key: every cell/name is an immutable atom (see _copy.flat_rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,23 +62,65 @@ def _score_error(where: str, score: object) -> ValueError:
     return ValueError(f"{where}: score must be a finite int or float, got {score!r}")
 
 
+def _valid_scores(scores: list[Any]) -> bool:
+    """Every score is a finite int or float (bools are not numbers), in C-speed passes."""
+    kinds = set(map(type, scores))
+    if not kinds <= _SCORES:
+        return False
+    if float not in kinds:
+        return True
+    try:
+        if math.isfinite(sum(scores)):  # NaN/±inf survive any sum
+            return True
+    except OverflowError:
+        pass
+    return all(map(is_number, scores))
+
+
+def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
+    """The type-strict key of each name (plain strings are their own key)."""
+    if set(map(type, names)) <= {str}:
+        return names
+    return list(map(strict_key, names))
+
+
+def _competition_ranks(scores: Sequence[int | float]) -> Sequence[int]:
+    """1-based competition ranks of best-first scores (ties share a rank: 1, 1, 3)."""
+    if not any(map(eq, scores, scores[1:])):  # no two neighbours tie: ranks are positions
+        return range(1, len(scores) + 1)
+    ranks: list[int] = []
+    previous: Any = None
+    for position, score in enumerate(scores):
+        ranks.append(ranks[-1] if position and score == previous else position + 1)
+        previous = score
+    return tuple(ranks)
+
+
 @dataclass(frozen=True, slots=True)
 class Ranking:
-    """Names ordered best-first by score; ties keep their input order."""
+    """Names ordered best-first by score; ties keep their input order.
+
+    ``items`` are the (name, score) pairs. A Ranking the library derives from a table column
+    keeps names and scores as two tuples and builds the pairs only when something reads
+    ``items`` (checks read ``names`` and ``scores``), which saves a tuple per row.
+    """
 
     key: str
     items: tuple[tuple[Hashable, int | float], ...]
     higher_is_better: bool = True
-    _index: dict[Hashable, tuple[int, int | float]] = field(
+    _names: tuple[Hashable, ...] = field(init=False, repr=False, compare=False, default=())
+    _scores: tuple[int | float, ...] = field(init=False, repr=False, compare=False, default=())
+    _index: dict[Hashable, int] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _ranks: Sequence[int] = field(init=False, repr=False, compare=False, default=())
+    _derived: dict[Hashable, Any] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
-    _ranks: tuple[int, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         items = tuple((name, score) for name, score in self.items)
         if not items:
             raise ValueError(f"ranking on {self.key!r} is empty")
-        index: dict[Hashable, tuple[int, int | float]] = {}
+        index: dict[Hashable, int] = {}
         ranks: list[int] = []
         sign = 1 if self.higher_is_better else -1
         for position, (name, score) in enumerate(items):
@@ -74,75 +129,160 @@ class Ranking:
             token = strict_key(name)
             if token in index:
                 raise ValueError(f"ranking on {self.key!r}: duplicate name {name!r}")
-            index[token] = (position, score)
+            index[token] = position
             if position and sign * (score - items[position - 1][1]) > 0:
                 raise ValueError(f"ranking on {self.key!r} is not ordered best-first at {name!r}")
             tied = position and score == items[position - 1][1]
             ranks.append(ranks[-1] if tied else position + 1)
         object.__setattr__(self, "items", items)
+        object.__setattr__(self, "_names", tuple(name for name, _ in items))
+        object.__setattr__(self, "_scores", tuple(score for _, score in items))
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_ranks", tuple(ranks))
+        object.__setattr__(self, "_derived", {})
+
+    def __getattr__(self, attribute: str) -> Any:
+        # Only called when normal lookup fails: ``items`` of a derived Ranking, on first read.
+        if attribute != "items":
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
+        items = tuple(zip(self._names, self._scores, strict=True))
+        object.__setattr__(self, "items", items)
+        return items
+
+    @classmethod
+    def _trusted(
+        cls,
+        key: str,
+        names: tuple[Hashable, ...],
+        scores: tuple[int | float, ...],
+        higher_is_better: bool,
+        index: dict[Hashable, int],
+        ranks: Sequence[int],
+    ) -> Ranking:
+        """A Ranking from data already validated and ordered (no checks run)."""
+        ranking = object.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(ranking, "key", key)
+        setattr_(ranking, "higher_is_better", higher_is_better)
+        setattr_(ranking, "_names", names)
+        setattr_(ranking, "_scores", scores)
+        setattr_(ranking, "_index", index)
+        setattr_(ranking, "_ranks", ranks)
+        setattr_(ranking, "_derived", {})
+        return ranking
+
+    @classmethod
+    def _sorted(
+        cls,
+        key: str,
+        names: list[Any],
+        scores: list[Any],
+        higher_is_better: bool,
+        tokens: list[Hashable] | None = None,
+    ) -> Ranking:
+        """Rank validated (name, score) pairs stably best-first; a repeated name is a ValueError.
+
+        ``tokens`` (the names' type-strict keys, when the caller already has them) are taken
+        as unique.
+        """
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
+        ordered_names = tuple([names[position] for position in order])
+        ordered_scores = tuple([scores[position] for position in order])
+        if tokens is None:
+            ordered_tokens: Sequence[Hashable] = _tokens(ordered_names)
+        else:
+            ordered_tokens = [tokens[position] for position in order]
+        index = dict(zip(ordered_tokens, range(len(order)), strict=True))
+        if len(index) != len(order):  # a repeated name: let the validating constructor say so
+            return cls(
+                key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better
+            )
+        ranks = _competition_ranks(ordered_scores)
+        return cls._trusted(key, ordered_names, ordered_scores, higher_is_better, index, ranks)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Ranking:
+        flat = self._derived.get(_FLAT)
+        if flat is None:
+            flat = set(map(type, self._names)) <= _ATOMS
+            self._derived[_FLAT] = flat
+        if flat:  # names and scores are immutable atoms: they can be shared
+            return Ranking._trusted(
+                self.key,
+                self._names,
+                self._scores,
+                self.higher_is_better,
+                dict(self._index),
+                self._ranks,
+            )
         return Ranking(self.key, copy.deepcopy(self.items, memo), self.higher_is_better)
 
     @property
     def winner(self) -> Hashable:
         """The first-ranked name (the first supplied among tied leaders)."""
-        return self.items[0][0]
+        return self._names[0]
 
     @property
     def winning_score(self) -> int | float:
-        return self.items[0][1]
+        return self._scores[0]
 
     @property
     def names(self) -> tuple[Hashable, ...]:
-        return tuple(name for name, _ in self.items)
+        """The names, best first."""
+        return self._names
+
+    @property
+    def scores(self) -> tuple[int | float, ...]:
+        """The scores, best first (``scores[i]`` belongs to ``names[i]``)."""
+        return self._scores
 
     @property
     def ties(self) -> tuple[Hashable, ...]:
         """Names sharing the top score, in order (one name when there is no tie)."""
-        return self.tie_blocks[0]
+        return self._names[: self.block_of(0)[1]]
 
     @property
     def tie_blocks(self) -> tuple[tuple[Hashable, ...], ...]:
         """Runs of names with equal scores, best first."""
-        blocks: list[list[Hashable]] = []
-        for position, (name, _) in enumerate(self.items):
-            if position and self._ranks[position] == self._ranks[position - 1]:
-                blocks[-1].append(name)
-            else:
-                blocks.append([name])
-        return tuple(tuple(block) for block in blocks)
+        blocks: list[tuple[Hashable, ...]] = []
+        start = 0
+        while start < len(self._names):
+            end = self.block_of(start)[1]
+            blocks.append(self._names[start:end])
+            start = end
+        return tuple(blocks)
 
     def __contains__(self, name: object) -> bool:
+        return self.find(name) is not None
+
+    def find(self, name: object) -> int | None:
+        """0-based position of ``name`` (type-strict), None when unknown or unhashable."""
         try:
-            return strict_key(name) in self._index
+            return self._index.get(name if type(name) is str else strict_key(name))
         except TypeError:
-            return False
+            return None
 
     def score_of(self, name: Hashable) -> int | float | None:
         """The recorded score of ``name``, or None when it was never ranked."""
         found = self._index.get(strict_key(name))
-        return None if found is None else found[1]
+        return None if found is None else self._scores[found]
 
     def rank_of(self, name: Hashable) -> int | None:
         """1-based competition rank (tied names share a rank: 1, 1, 3), None when unknown."""
         found = self._index.get(strict_key(name))
-        return None if found is None else self._ranks[found[0]]
+        return None if found is None else self._ranks[found]
 
     def position_of(self, name: Hashable) -> int | None:
         """0-based position in the ordering, None when unknown."""
-        found = self._index.get(strict_key(name))
-        return None if found is None else found[0]
+        return self._index.get(strict_key(name))
 
     def block_of(self, position: int) -> tuple[int, int]:
         """The [start, end) positions of the tie block holding ``position``."""
-        start = self._ranks[position] - 1
+        ranks = self._ranks
+        rank = ranks[position]
         end = position + 1
-        while end < len(self.items) and self._ranks[end] == self._ranks[position]:
+        while end < len(ranks) and ranks[end] == rank:
             end += 1
-        return start, end
+        return rank - 1, end
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +294,7 @@ class Table:
     columns: tuple[str, ...]
     exhaustive: bool = True
     _index: dict[Hashable, int] = field(init=False, repr=False, compare=False, default_factory=dict)
-    _rankings: dict[tuple[str, bool], tuple[Ranking, tuple[Hashable, ...]]] = field(
+    _derived: dict[Hashable, Any] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
 
@@ -163,29 +303,54 @@ class Table:
         columns = tuple(self.columns)
         if self.key not in columns:
             raise ValueError(f"key column {self.key!r} is not among the columns {list(columns)}")
-        index: dict[Hashable, int] = {}
-        for position, row in enumerate(rows):
-            if not isinstance(row, dict):
-                raise TypeError(f"row {position} must be a dict, got {type(row).__name__}")
-            if self.key not in row:
-                raise ValueError(f"row {position} has no key column {self.key!r}")
-            try:
-                token = strict_key(row[self.key])
-                duplicate = token in index
-            except TypeError:
-                raise TypeError(
-                    f"row {position}: key {row[self.key]!r} in column {self.key!r} is unhashable"
-                ) from None
-            if duplicate:
-                raise ValueError(f"duplicate key {row[self.key]!r} in column {self.key!r}")
-            index[token] = position
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "columns", columns)
-        object.__setattr__(self, "_index", index)
-        object.__setattr__(self, "_rankings", {})
+        object.__setattr__(self, "_index", _key_index(rows, self.key))
+        object.__setattr__(self, "_derived", {})
+
+    @classmethod
+    def _trusted(
+        cls,
+        key: str,
+        rows: tuple[dict[str, Any], ...],
+        columns: tuple[str, ...],
+        exhaustive: bool,
+        index: dict[Hashable, int],
+    ) -> Table:
+        """A Table from rows already validated, with their key index (no checks run)."""
+        table = object.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(table, "key", key)
+        setattr_(table, "rows", rows)
+        setattr_(table, "columns", columns)
+        setattr_(table, "exhaustive", exhaustive)
+        setattr_(table, "_index", index)
+        setattr_(table, "_derived", {})
+        return table
+
+    def _note_flat(self, flat: bool) -> None:
+        """Record what the caller already knows: every cell is an immutable atom (or not)."""
+        self._derived[_FLAT] = flat
+
+    def _copy(self) -> Table:
+        """A deep copy: plain rows are copied at C speed and the key index is reused."""
+        flat = self._derived.get(_FLAT)
+        if flat is None:
+            flat = flat_rows(self.rows)[0]
+            self._derived[_FLAT] = flat
+        if not flat:
+            rows = tuple(map(copy_out, self.rows))
+            return Table(self.key, rows, self.columns, self.exhaustive)
+        # Every cell is an immutable atom: a copy of each dict is a deep copy, and the copied
+        # keys are the very same objects, so the index stays valid.
+        table = Table._trusted(
+            self.key, tuple(map(dict, self.rows)), self.columns, self.exhaustive, dict(self._index)
+        )
+        table._derived[_FLAT] = True
+        return table
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Table:
-        return Table(self.key, copy.deepcopy(self.rows, memo), self.columns, self.exhaustive)
+        return self._copy()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -198,10 +363,15 @@ class Table:
         return tuple(row[self.key] for row in self.rows)
 
     def has_key(self, key: object) -> bool:
+        return self.find_row(key) is not None
+
+    def find_row(self, key: object) -> dict[str, Any] | None:
+        """The row whose key column equals ``key`` (type-strict), None when absent."""
         try:
-            return strict_key(key) in self._index
+            position = self._index.get(key if type(key) is str else strict_key(key))
         except TypeError:
-            return False
+            return None
+        return None if position is None else self.rows[position]
 
     def row(self, key: Hashable) -> dict[str, Any]:
         """The row whose key column equals ``key`` (type-strict); KeyError when absent."""
@@ -221,10 +391,11 @@ class Table:
         """Every row's value in column ``name``; a row lacking it is a ValueError naming it."""
         if name not in self.columns:
             raise KeyError(f"unknown column {name!r}; columns: {list(self.columns)}")
-        for row in self.rows:
-            if name not in row:
-                raise ValueError(f"row {row[self.key]!r} has no column {name!r}")
-        return tuple(row[name] for row in self.rows)
+        try:
+            return tuple(map(itemgetter(name), self.rows))
+        except KeyError:
+            lacking = next(row for row in self.rows if name not in row)
+            raise ValueError(f"row {lacking[self.key]!r} has no column {name!r}") from None
 
     def to_ranking(
         self, column: str, higher_is_better: bool = True, on_missing: OnMissing = "raise"
@@ -241,16 +412,21 @@ class Table:
         fact: str | None = None,
     ) -> Ranking:
         """``to_ranking`` computed once per column and direction; messages name ``fact``."""
+        cached = self._derived.get(("ranking", column, higher_is_better))
+        if cached is not None and not cached[1] and on_missing in ("raise", "skip"):
+            ranking: Ranking = cached[0]
+            return ranking
         if on_missing not in ("raise", "skip"):
             raise ValueError(f'on_missing must be "raise" or "skip", got {on_missing!r}')
         if column not in self.columns:
             raise ValueError(
                 f"{_where(fact)}unknown column {column!r}; columns: {list(self.columns)}"
             )
-        cached = self._rankings.get((column, higher_is_better))
         if cached is None:
-            cached = self._build_ranking(column, higher_is_better, fact)
-            self._rankings[(column, higher_is_better)] = cached
+            cached = self._derived.setdefault(
+                ("ranking", column, higher_is_better),
+                self._build_ranking(column, higher_is_better, fact),
+            )
         ranking, missing = cached
         if missing:
             if on_missing == "raise":
@@ -269,20 +445,62 @@ class Table:
     def _build_ranking(
         self, column: str, higher_is_better: bool, fact: str | None
     ) -> tuple[Ranking, tuple[Hashable, ...]]:
-        scored: list[tuple[Hashable, int | float]] = []
-        missing: list[Hashable] = []
-        for row in self.rows:
-            if column not in row:
-                missing.append(row[self.key])
-                continue
-            value = row[column]
-            if not is_number(value):
-                raise _score_error(f"{_where(fact)}column {column!r}, row {row[self.key]!r}", value)
-            scored.append((row[self.key], value))
-        if not scored:
+        rows = self.rows
+        tokens: list[Hashable] = list(self._index)  # row order: the index was built in it
+        missing: tuple[Hashable, ...] = ()
+        try:
+            scores = list(map(itemgetter(column), rows))
+        except KeyError:
+            holds = [column in row for row in rows]
+            missing = tuple(row[self.key] for row in rows if column not in row)
+            rows = tuple(compress(rows, holds))
+            tokens = list(compress(tokens, holds))
+            scores = [row[column] for row in rows]
+        if not scores:
             raise ValueError(f"{_where(fact)}column {column!r} has no values to rank")
-        scored.sort(key=lambda item: item[1], reverse=higher_is_better)
-        return Ranking(column, tuple(scored), higher_is_better), tuple(missing)
+        if not _valid_scores(scores):
+            for row, value in zip(rows, scores, strict=True):
+                if not is_number(value):
+                    raise _score_error(
+                        f"{_where(fact)}column {column!r}, row {row[self.key]!r}", value
+                    )
+        names = list(map(itemgetter(self.key), rows))
+        ranking = Ranking._sorted(column, names, scores, higher_is_better, tokens)
+        return ranking, missing
+
+
+def _key_index(rows: tuple[Any, ...], key: str) -> dict[Hashable, int]:
+    """Type-strict key -> row position; a bad row, a missing, unhashable or repeated key raises.
+
+    C-speed passes for plain dict rows; the row-by-row loop runs only to name a problem.
+    """
+    if not rows or set(map(type, rows)) == {dict}:
+        try:
+            index = dict(
+                zip(_tokens(list(map(itemgetter(key), rows))), range(len(rows)), strict=True)
+            )
+        except (KeyError, TypeError):
+            pass
+        else:
+            if len(index) == len(rows):
+                return index
+    index = {}
+    for position, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise TypeError(f"row {position} must be a dict, got {type(row).__name__}")
+        if key not in row:
+            raise ValueError(f"row {position} has no key column {key!r}")
+        try:
+            token = strict_key(row[key])
+            duplicate = token in index
+        except TypeError:
+            raise TypeError(
+                f"row {position}: key {row[key]!r} in column {key!r} is unhashable"
+            ) from None
+        if duplicate:
+            raise ValueError(f"duplicate key {row[key]!r} in column {key!r}")
+        index[token] = position
+    return index
 
 
 def _where(fact: str | None) -> str:
@@ -295,6 +513,9 @@ class Domain:
 
     members: frozenset[str]
     label: str | None = None
+    _derived: dict[Hashable, Any] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         members = frozenset(self.members)
@@ -304,6 +525,15 @@ class Domain:
         if not members:
             raise ValueError("a domain needs at least one member")
         object.__setattr__(self, "members", members)
+        object.__setattr__(self, "_derived", {})
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Domain:
+        # Members are strings in a frozenset: immutable, so shared; the cache starts empty.
+        domain = object.__new__(Domain)
+        object.__setattr__(domain, "members", self.members)
+        object.__setattr__(domain, "label", self.label)
+        object.__setattr__(domain, "_derived", {})
+        return domain
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -330,6 +560,11 @@ def ranking_from_scores(
     pairs = list(scores.items()) if isinstance(scores, Mapping) else list(scores)
     if not pairs:
         raise ValueError(f"{_where(fact)}ranking needs at least one (name, score) pair")
+    if set(map(type, pairs)) == {tuple} and set(map(len, pairs)) == {2}:
+        names = list(map(itemgetter(0), pairs))
+        values = list(map(itemgetter(1), pairs))
+        if _valid_scores(values):
+            return Ranking._sorted(key, names, values, higher_is_better)
     for pair in pairs:
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise TypeError(f"{_where(fact)}expected (name, score) pairs, got {pair!r}")

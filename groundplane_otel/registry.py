@@ -6,9 +6,10 @@ import copy
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, TypeVar, cast
 
-from groundplane_otel._copy import copy_in
+from groundplane_otel._copy import copy_in, copy_rows
 from groundplane_otel.errors import FactBoundaryError, UnregisteredFact
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table, ranking_from_scores
 
@@ -89,24 +90,18 @@ class FactRegistry:
         self._check_writable(name)
         if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
             raise TypeError(f"fact {name!r}: rows must be a sequence of mappings")
-        copied: list[dict[str, Any]] = []
-        for position, row in enumerate(rows):
-            if not isinstance(row, Mapping):
-                raise TypeError(
-                    f"fact {name!r}: row {position} must be a mapping, got {type(row).__name__}"
-                )
-            copied.append(copy_in(dict(row), fact=name, where=f"row {position}"))
+        copied, flat, shared = copy_rows(rows, fact=name)
         if columns is None:
-            seen: dict[str, None] = {}
-            for row_dict in copied:
-                seen.update(dict.fromkeys(row_dict))
-            columns = list(seen)
+            columns = (
+                shared if shared is not None else list(dict.fromkeys(chain.from_iterable(copied)))
+            )
         try:
             table = Table(key, tuple(copied), tuple(columns), exhaustive)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
+        table._note_flat(flat)
         self._store(name, table, self._provenance(name, tool, args))
-        return copy.deepcopy(table)
+        return table._copy()
 
     def record_domain(
         self,
@@ -125,7 +120,7 @@ class FactRegistry:
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
         self._store(name, domain, self._provenance(name, tool, args))
-        return domain
+        return copy.deepcopy(domain)
 
     def tool(self, name: str, fact: str | None = None) -> Callable[[F], F]:
         """Decorator: record the function's return value under ``fact`` (default: ``name``).
@@ -187,7 +182,7 @@ class FactRegistry:
         return copy.deepcopy(self._typed(name, Table, "record_table()"))
 
     def domain(self, name: str) -> Domain:
-        return self._typed(name, Domain, "record_domain()")
+        return copy.deepcopy(self._typed(name, Domain, "record_domain()"))
 
     def names(self) -> list[str]:
         """Registered fact names, in recording order."""

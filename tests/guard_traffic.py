@@ -123,9 +123,9 @@ def expected_raise(scenario: Scenario, mode: Mode) -> str | None:
 def expected_claims(boundary: BoundarySpec, scenario: Scenario) -> list[tuple[str, str]]:
     """(check family, verdict) per claim counted, from the boundary's checks in policy order.
 
-    A wrong winner violates the superlative check only; with ``report_mode: first`` the checks
-    after the first violation do not run (and are not counted). A missing fact makes every
-    check an error; an unreadable output or a refusal runs no check at all.
+    A wrong winner violates the superlative check only; every check is evaluated and counted,
+    whatever the report mode (it only decides what is raised). A missing fact makes every check
+    an error; an unreadable output or a refusal runs no check at all.
     """
     families = [str(getattr(check, "family", "custom")) for check in boundary.checks]
     if scenario == "right":
@@ -134,15 +134,9 @@ def expected_claims(boundary: BoundarySpec, scenario: Scenario) -> list[tuple[st
         return [(family, "error") for family in families]
     if scenario != "wrong_winner":
         return []
-    claims = []
-    for family in families:
-        if family == "superlative":
-            claims.append((family, "unsupported"))
-            if boundary.report_mode == "first":
-                break
-        else:
-            claims.append((family, "supported"))
-    return claims
+    return [
+        (family, "unsupported" if family == "superlative" else "supported") for family in families
+    ]
 
 
 @dataclass(frozen=True)

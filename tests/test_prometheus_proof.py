@@ -13,10 +13,10 @@ The mixes (TICKS batches, one per second, each interleaved so a scrape that land
 sees about the batch's proportions)
     bad, per batch: enforce 3 right + 3 wrong winner + 2 refusals (skipped) + 1 prose answer
     (unreadable -> error) + 1 answer without the tool call (fact missing -> error); observe
-    1 right + 1 wrong winner (flagged). The policy has 3 checks and ``report_mode: first``, so a
-    right answer counts 3 supported claims, a wrong winner 1 unsupported claim (the superlative
-    check fails first and the rest do not run), a missing fact 3 error claims, the others none:
-    4 unsupported of 19 claims per batch, 21% (above the 14.4% page threshold), and 2 skipped
+    1 right + 1 wrong winner (flagged). The policy has 3 checks, each counted whatever the report
+    mode, so a right answer counts 3 supported claims, a wrong winner 1 unsupported and 2
+    supported claims, a missing fact 3 error claims, the others none: 4 unsupported of 27
+    claims per batch, 14.8% (above the 14.4% page threshold), and 2 skipped
     of 12 outputs (above the 10% skipped threshold). The expected totals are computed from the
     policy's checks by tests/guard_traffic.py and compared exactly with Prometheus.
     clean, per batch: 10 right answers in enforce mode and 2 in observe mode.
@@ -387,10 +387,10 @@ def test_scale_rules_rejects_a_constant_that_is_not_the_window() -> None:
 
 
 def test_unsupported_ratio_equals_the_known_mix(proof: Proof) -> None:
-    """Prometheus's sum(unsupported) / sum(all claims) over the guard's counters is exactly 4/19."""
+    """Prometheus's sum(unsupported) / sum(all claims) over the guard's counters is exactly 4/27."""
     proof.finished()
     server, want = proof.bad.server, proof.bad.expected
-    assert want.unsupported_ratio == 4 / 19  # the mix described in the module docstring
+    assert want.unsupported_ratio == 4 / 27  # the mix described in the module docstring
     ratio = _value(
         server,
         'sum(groundplane_claims_total{groundplane_verdict="unsupported"})'
@@ -401,7 +401,7 @@ def test_unsupported_ratio_equals_the_known_mix(proof: Proof) -> None:
         server, "sum by (groundplane_verdict) (groundplane_claims_total)", ("groundplane_verdict",)
     )
     assert verdicts == want.claims_by_verdict()
-    assert verdicts == {"supported": 12 * TICKS, "unsupported": 4 * TICKS, "error": 3 * TICKS}
+    assert verdicts == {"supported": 20 * TICKS, "unsupported": 4 * TICKS, "error": 3 * TICKS}
     labels = ("groundplane_check", "groundplane_verdict", "groundplane_mode")
     claims = _by(server, f"sum by ({', '.join(labels)}) (groundplane_claims_total)", labels)
     assert claims == dict(want.claims)
@@ -471,7 +471,7 @@ def test_dashboard_query_returns_the_guards_data(proof: Proof, expr: str) -> Non
 
 
 def test_bad_mix_fires_every_alert(proof: Proof) -> None:
-    """With 21% unsupported claims, errors and 17% skipped outputs, every compressed alert
+    """With 14.8% unsupported claims, errors and 17% skipped outputs, every compressed alert
     reaches firing."""
     want = proof.bad.expected
     assert want.unsupported_ratio > PAGE_RATIO
@@ -609,9 +609,15 @@ def test_unsampled_output_is_counted_without_exemplar() -> None:
         run = app.run("wrong_winner", "enforce")
         assert run.raised == "UnsupportedClaim"
         points = _points(_collect(reader), "groundplane.claims")
-        assert [(p.attributes["groundplane.verdict"], p.value, p.exemplars) for p in points] == [
-            ("unsupported", 1, [])
+        assert [
+            (p.attributes["groundplane.check"], p.attributes["groundplane.verdict"], p.value)
+            for p in points
+        ] == [  # every check counted, report mode "first" included
+            ("superlative", "unsupported", 1),
+            ("ranking_prefix", "supported", 1),
+            ("aggregate_reconciles", "supported", 1),
         ]
+        assert [p.exemplars for p in points] == [[], [], []]
     finally:
         app.close()
         meters.shutdown()

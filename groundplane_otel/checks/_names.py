@@ -69,7 +69,7 @@ def name_index(registry: FactRegistry, fact: str, stored: Fact) -> NameIndex:
     value = stored.value
     if not isinstance(value, (Domain, Ranking, Table)):
         domain_names(registry, fact)
-    return derived(stored, "names.index", lambda: NameIndex(value))
+    return derived(value, "names.index", lambda: NameIndex(value))
 
 
 def _names(value: Names) -> Iterable[Hashable]:

@@ -125,7 +125,7 @@ class _Run:
     def derive(self, key: Hashable, shared: bool, build: Callable[[], T]) -> T:
         """``build()`` once: memoised per fact when ``shared``, else for this run only."""
         if shared:
-            return derived(self.stored, key, build)
+            return derived(self.table, key, build)
         if key not in self.local:
             self.local[key] = build()
         found: T = self.local[key]

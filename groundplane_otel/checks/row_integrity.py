@@ -174,7 +174,7 @@ class _RowIntegrity:
         self, table: Table, stored: Fact, column: str, claimed: Any, exclude: Hashable
     ) -> list[Hashable]:
         """Keys of the other rows whose ``column`` holds the claimed value."""
-        index = derived(stored, ("row_integrity.column", column), lambda: _index(table, column))
+        index = derived(table, ("row_integrity.column", column), lambda: _index(table, column))
         if is_number(claimed):
             found: Sequence[Hashable] = index.exact.get(claimed, ())
             if self.tolerance or self.rel_tolerance:

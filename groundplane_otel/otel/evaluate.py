@@ -171,6 +171,9 @@ def decide(
             lines = [_finding_summary(boundary, finding) for finding in ordered]
             for finding, line in zip(ordered, lines, strict=True):
                 redaction.mark(finding.claim, line)
+                cause = finding.claim.__cause__
+                if cause is not None and finding.reason == sc.REASON_CHECK_ERROR:
+                    redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
     registry = view.registry

@@ -51,7 +51,13 @@ _NO_DICT: dict[str, Any] = {}
 
 
 def _digest(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=repr)
+    """The identity of an answer (checked once per span lineage). An output JSON cannot encode
+    (mixed key types, a cycle, too deep) gets a digest of its own: it is checked, never
+    mistaken for another answer, and a bug here can never make the guard fail open."""
+    try:
+        return json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return f"<unencodable {id(value):x}>"
 
 
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
@@ -121,6 +127,19 @@ def _matches(
     if any(attributes.get(key) != value for key, value in match.attributes.items()):
         return False
     return match.agent_name is None or match.agent_name in agents()
+
+
+def _same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
+    """The LLM spans enclosing ``span`` up to the first agent span: other instrumentations'
+    spans of the same model call (an LLM span does not contain another model call)."""
+    found = []
+    for ancestor in chain:
+        if ancestor is span:
+            continue
+        if _is_agent(ancestor.name, _attributes(ancestor)):
+            break
+        found.append(ancestor)
+    return found
 
 
 class GroundplaneSpanProcessor(SpanProcessor):
@@ -288,18 +307,23 @@ class GroundplaneSpanProcessor(SpanProcessor):
 
         return end
 
+    def _guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
+        """Does an enclosing LLM span of the same call match ``spec`` too? Then an output
+        absent here (content capture off in one instrumentation) is read there, and fails
+        closed there if it is absent everywhere."""
+        for ancestor in _same_call(span, chain):
+            above = _attributes(ancestor)
+            if self._match(ancestor, above, vars(ancestor).get(_CHAIN_ATTR, ())) is spec:
+                return True
+        return False
+
     def _hand_up(self, span: Span, error: BaseException) -> None:
         """Two instrumentations wrapping one model call nest two LLM spans, and some (e.g.
         OpenInference) swallow what ``end()`` raises: the enclosing LLM spans of the same call
         (up to the first agent span) raise ``error`` again when they end, unless it is already
         propagating through them (never twice, never at an agent span the app may have
         caught it under)."""
-        chain: tuple[Any, ...] = vars(span).get(_CHAIN_ATTR, ())
-        for ancestor in chain:
-            if ancestor is span:
-                continue
-            if _is_agent(ancestor.name, _attributes(ancestor)):
-                return
+        for ancestor in _same_call(span, vars(span).get(_CHAIN_ATTR, ())):
             vars(ancestor).setdefault(_HANDED_ATTR, {}).setdefault(id(self), error)
 
     def _match(
@@ -349,8 +373,10 @@ class GroundplaneSpanProcessor(SpanProcessor):
         )
         if read.status == "not_output":
             return None
-        if read.status == "absent" and _is_agent(span.name, attributes):
-            return None  # the answer is read where it is carried: on the model spans below
+        if read.status == "absent" and (
+            _is_agent(span.name, attributes) or self._guarded_above(span, chain, spec)
+        ):
+            return None  # the answer is read where it is carried: below, or an enclosing span
         ancestors = chain[1:] if chain and chain[0] is span else chain
         covered: set[tuple[int, str, str]] | None = slots.get(_COVERED_ATTR)
         digest = ""

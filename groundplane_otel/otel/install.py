@@ -22,7 +22,7 @@ from groundplane_otel.otel.reported import ReportOrError, reported_evaluation
 from groundplane_otel.otel.telemetry import Telemetry
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["Guard", "active_guard", "install"]
+__all__ = ["Guard", "active_guard", "active_guards", "install"]
 
 _lock = threading.Lock()
 _active: list[Guard] = []
@@ -166,6 +166,12 @@ def active_guard() -> Guard | None:
     """The most recently installed guard that is still active."""
     with _lock:
         return _active[-1] if _active else None
+
+
+def active_guards() -> tuple[Guard, ...]:
+    """Every installed guard that is still active, oldest first."""
+    with _lock:
+        return tuple(_active)
 
 
 def _length_limit(tracer_provider: Any) -> int | None:

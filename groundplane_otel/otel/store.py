@@ -85,7 +85,13 @@ class TraceRegistry(FactRegistry):
             source="code",
             provenance=provenance,
             size=estimate_size(value),
+            through=self,
         )
+        if outcome == "ended":
+            raise ValueError(
+                f"fact {name!r} was not recorded: this registry's trace has ended (its local "
+                "root span ended, or it was evicted); record facts while the trace is live"
+            )
         if outcome not in ("recorded", "duplicate"):
             raise ValueError(f"fact {name!r} was not recorded in this trace: {outcome}")
         return self.peek(name)
@@ -199,13 +205,19 @@ class TraceStore:
         source: str,
         provenance: Provenance,
         size: int,
+        through: TraceRegistry | None = None,
     ) -> str:
         """Store a value the store now owns. Returns the outcome: recorded, duplicate (same
-        result again: not counted), conflict or rejected (both counted)."""
+        result again: not counted), conflict or rejected (both counted). ``through``: the
+        registry handle the value is recorded with; a stale one (its trace ended or was
+        evicted) is rejected, never re-creating the trace (outcome ``ended``, counted as
+        rejected)."""
         kind = fact_kind(value)
         with self._lock:
-            state = self._get(trace_id, create=True)
-            assert state is not None
+            state = self._get(trace_id, create=through is None)
+            if state is None or (through is not None and state.registry is not through):
+                self._count_fact(kind, source, "rejected")
+                return "ended"
             outcome = self._admit(state, trace_id, name, value, size)
             if outcome == "recorded":
                 state.registry._insert(name, value, provenance)

@@ -13,7 +13,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
@@ -67,14 +67,14 @@ class Pipeline:
         guarded: bool = True,
         config: GuardConfig | None = None,
         span_limits: SpanLimits | None = None,
-        meter_provider: MeterProvider | None = None,
+        metric_readers: tuple[MetricReader, ...] = (),
         **batch: Any,
     ) -> None:
         self.exporter = exporter
         self.reader = InMemoryMetricReader()
-        self.meter_provider = meter_provider or MeterProvider(metric_readers=[self.reader])
+        self.meter_provider = MeterProvider(metric_readers=[self.reader, *metric_readers])
         self.tracer_provider = TracerProvider(sampler=ALWAYS_ON, span_limits=span_limits)
-        self.batch = BatchSpanProcessor(exporter, **batch)
+        self.batch = BatchSpanProcessor(exporter, meter_provider=self.meter_provider, **batch)
         self.tracer_provider.add_span_processor(self.batch)
         self.guard: Guard | None = None
         if guarded:
@@ -85,20 +85,25 @@ class Pipeline:
                 raise_internal_errors=False,
             )
         self.tracer: Tracer = self.tracer_provider.get_tracer("load-app")
-        self.closed = False
+        self.traces_down = self.metrics_down = False
 
     def shutdown(self) -> None:
         """Shut the tracer provider down (flushes the batch processor through the exporter)."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.guard is not None:
-            self.guard.uninstall()
-        self.tracer_provider.shutdown()
+        if not self.traces_down:
+            self.traces_down = True
+            if self.guard is not None:
+                self.guard.uninstall()
+            self.tracer_provider.shutdown()
+
+    def shutdown_metrics(self) -> None:
+        """Shut the meter provider down (every reader collects and exports one last time)."""
+        if not self.metrics_down:
+            self.metrics_down = True
+            self.meter_provider.shutdown()
 
     def close(self) -> None:
         self.shutdown()
-        self.meter_provider.shutdown()
+        self.shutdown_metrics()
 
 
 def agent_trace(

@@ -533,13 +533,20 @@ def _agent_turn(otel: Otel, winner: str) -> Callable[[ClientSession], Awaitable[
 
 def test_guard_checks_an_answer_against_the_mcp_fact(client: _Client, otel: Otel) -> None:
     """With the guard installed, the MCP result lands in the trace's registry (typed by the
-    FactSpec, source mcp): a wrong winner on the chat span raises, and its guardrail event
-    points at the execute_tool span of the MCP call."""
+    FactSpec, source mcp, with the model's tool call id): a wrong winner on the chat span
+    raises, and its guardrail event points at the execute_tool span of the MCP call."""
     otel.install(_guard_config(capture_content=False))
     with pytest.raises(UnsupportedClaim) as caught:
         client.run(_agent_turn(otel, "north"))
     assert (caught.value.claimed, caught.value.supported) == ("north", "harbour")
     tool_span = otel.span("execute_tool campaign_ctr")
+    provenance = caught.value.provenance
+    assert provenance is not None
+    assert (provenance.tool, provenance.tool_call_id, provenance.span_id) == (
+        "campaign_ctr",
+        "call_7",
+        format_span_id(tool_span.context.span_id),
+    )
     assert dict(tool_span.attributes or {}) == {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "campaign_ctr",

@@ -34,13 +34,8 @@ TOOLS = [
         },
     }
 ]
-# An OpenInference AGENT span; the guard matches agents by gen_ai.agent.name, so the app sets it
-# next to OpenInference's own agent.name.
-AGENT = {
-    "openinference.span.kind": "AGENT",
-    "agent.name": "campaign-analyst",
-    "gen_ai.agent.name": "campaign-analyst",
-}
+# An OpenInference AGENT span: the guard matches its agent.name like gen_ai.agent.name.
+AGENT = {"openinference.span.kind": "AGENT", "agent.name": "campaign-analyst"}
 
 
 def config(mode: str = "enforce") -> GuardConfig:

@@ -4,6 +4,7 @@ the span attributes, events, links, status and metrics it writes (DESIGN §4).""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
@@ -639,3 +640,159 @@ def test_openinference_tool_and_llm_spans_end_to_end(otel: Harness) -> None:
     assert llm_span.attributes["groundplane.outcome"] == "blocked"
     facts = otel.metrics()["groundplane.facts"]
     assert [attrs["groundplane.fact.source"] for attrs, _ in facts] == ["openinference"]
+
+
+def _three_checks(report_mode: str) -> GuardConfig:
+    """ranking_prefix (passes on the wrong answer), superlative (fails), a custom check (fails)."""
+    from groundplane_otel.checks.ranking_prefix import ranking_prefix
+    from groundplane_otel.checks.superlative import superlative
+
+    def never(registry: object, output: object) -> None:
+        raise UnsupportedClaim("note", "x", None, code="custom_reason")
+
+    checks = (
+        ranking_prefix("sales", "top", k=2),
+        superlative(fact="sales", winner_field="winner"),
+        NamedCheck("never()", never, family="custom", facts=("sales",)),
+    )
+    spec = BoundarySpec(
+        "answer",
+        ("sales",),
+        checks,
+        match=MatchSpec(agent_name="analyst"),
+        report_mode=report_mode,  # type: ignore[arg-type]
+    )
+    return GuardConfig(facts=sales_config().facts, boundaries=(spec,))
+
+
+class TestEveryCheckCounted:
+    @pytest.mark.parametrize("report_mode", ["first", "all"])
+    def test_blocked_output_with_three_checks_counts_three_claims(
+        self, otel: Harness, report_mode: str
+    ) -> None:
+        """Whatever the report mode, a blocked output with 3 checks counts exactly 3 claims
+        (one per check, by verdict) and carries one event per failing check."""
+        otel.install(_three_checks(report_mode))
+        expected = UnsupportedClaim if report_mode == "first" else ClaimsUnsupported
+        with pytest.raises(expected):
+            run_agent(otel, "US", final=answer({"winner": "US", "top": ["EU", "US"]}))
+        labels = {"groundplane.boundary": "answer", "groundplane.mode": "enforce"}
+        assert otel.metrics()["groundplane.claims"] == [
+            (
+                {
+                    "groundplane.check": "ranking_prefix",
+                    "groundplane.verdict": "supported",
+                    **labels,
+                },
+                1,
+            ),
+            (
+                {
+                    "groundplane.check": "superlative",
+                    "groundplane.verdict": "unsupported",
+                    **labels,
+                },
+                1,
+            ),
+            ({"groundplane.check": "custom", "groundplane.verdict": "unsupported", **labels}, 1),
+        ]
+        (chat,) = final_chat(otel)
+        assert [event.attributes["gen_ai.guardrail.result.reason"] for event in chat.events] == [
+            "wrong_winner",
+            "custom_reason",
+        ]
+        assert chat.attributes["groundplane.violations"] == 2
+
+    def test_report_mode_first_raises_the_first_failing_check(self, otel: Harness) -> None:
+        """report_mode "first" raises the claim of the first failing check, in check order."""
+        otel.install(_three_checks("first"))
+        with pytest.raises(UnsupportedClaim) as raised:
+            run_agent(otel, "US", final=answer({"winner": "US", "top": ["EU", "US"]}))
+        assert (raised.value.field, raised.value.code) == ("winner", "wrong_winner")
+
+    def test_report_mode_all_reports_every_failing_check(self, otel: Harness) -> None:
+        """report_mode "all" raises ClaimsUnsupported with both claims, failed and passed names."""
+        otel.install(_three_checks("all"))
+        with pytest.raises(ClaimsUnsupported) as raised:
+            run_agent(otel, "US", final=answer({"winner": "US", "top": ["EU", "US"]}))
+        report = raised.value.report
+        assert [claim.code for claim in report.violations] == ["wrong_winner", "custom_reason"]
+        assert report.failed == (RULE, "never()")
+        assert report.passed == ("ranking_prefix(fact='sales', field='top')",)
+
+
+class TestOpenInferenceAgents:
+    @staticmethod
+    def _agent(otel: Harness, name: str) -> Any:
+        attributes = {"openinference.span.kind": "AGENT", "agent.name": name}
+        return otel.tracer.start_as_current_span(name, attributes=attributes)
+
+    def test_agent_name_of_an_openinference_agent_span_matches(self, otel: Harness) -> None:
+        """An OpenInference AGENT span's ``agent.name`` (no gen_ai.agent.name) is matched like
+        ``gen_ai.agent.name``: its chat span is guarded and blocked."""
+        otel.install()
+
+        def run() -> None:
+            with self._agent(otel, "analyst"):
+                otel.tool(SALES_ROWS)
+                otel.chat(answer({"winner": "US"}))
+
+        with pytest.raises(ClaimsUnsupported):
+            run()
+        (chat,) = final_chat(otel)
+        assert (
+            chat.attributes["groundplane.boundary"],
+            chat.attributes["groundplane.outcome"],
+        ) == (
+            "answer",
+            "blocked",
+        )
+
+    def test_other_openinference_agents_are_not_guarded(self, otel: Harness) -> None:
+        """An OpenInference agent with another ``agent.name`` is not matched."""
+        otel.install()
+        with self._agent(otel, "writer"):
+            otel.tool(SALES_ROWS)
+            otel.chat(answer({"winner": "US"}))
+        assert final_chat(otel) == []
+
+    def test_agent_name_on_the_llm_span_itself_matches(self, otel: Harness) -> None:
+        """``agent.name`` on the OpenInference LLM span itself matches too."""
+        otel.install()
+        llm = {
+            "openinference.span.kind": "LLM",
+            "agent.name": "analyst",
+            "output.value": json.dumps({"winner": "EU"}),
+        }
+        with otel.tracer.start_as_current_span("root"):
+            otel.tool(SALES_ROWS)
+            with otel.tracer.start_as_current_span("ChatCompletion", attributes=llm):
+                pass
+        (span,) = otel.spans("ChatCompletion")
+        assert span.attributes["groundplane.outcome"] == "passed"
+
+
+@pytest.mark.parametrize("kind", ["mixed-key-types", "cyclic"])
+def test_an_output_json_cannot_encode_is_still_checked_under_an_agent(
+    otel: Harness, kind: str
+) -> None:
+    """A submitted output json.dumps cannot encode (its identity for checked-once cannot be a
+    JSON text) is still checked, raised on and counted once: the guard never fails open."""
+    guard = otel.install()
+    output: dict[Any, Any] = {"winner": "US", 1: "one"}
+    if kind == "cyclic":
+        output = {"winner": "US"}
+        output["self"] = output
+
+    def agent_turn() -> None:
+        with otel.agent():
+            otel.tool(SALES_ROWS)
+            with otel.tracer.start_as_current_span(
+                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+            ):
+                submit_output(output, guard=guard)
+
+    with pytest.raises(ClaimsUnsupported):
+        agent_turn()
+    assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
+    assert guard.processor.internal_errors == 0
