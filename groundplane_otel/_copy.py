@@ -13,7 +13,6 @@ import copy
 import math
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "copy_in", "copy_out", "copy_rows", "flat_rows"]
@@ -121,26 +120,30 @@ def copy_rows(
 def flat_rows(rows: Sequence[dict[Any, Any]]) -> tuple[bool, tuple[Any, ...] | None]:
     """Whether every cell of these dicts is an immutable, finite atom; plus the shared columns.
 
-    Column by column when every row has the same columns (one C-speed pass per column), else
-    over all cells at once. A NaN/±inf cell makes the rows not flat (the caller then takes the
-    slow path, which names the bad cell).
+    Column by column when every row has the same columns (the cells' types first, the cells
+    themselves only for a column holding floats), else over all cells at once. A NaN/±inf cell
+    makes the rows not flat (the caller then takes the slow path, which names the bad cell).
     """
     if not rows:
         return True, None
     first = rows[0]
     if set(map(len, rows)) == {len(first)}:
         try:
-            columns = [list(map(itemgetter(column), rows)) for column in first]
+            for column in first:
+                kinds = {type(row[column]) for row in rows}
+                if not kinds <= _ATOMS and not _atoms([row[column] for row in rows], kinds):
+                    return False, tuple(first)
         except KeyError:  # same widths, different columns
             pass
         else:
-            return all(map(_atoms, columns)), tuple(first)
+            return True, tuple(first)
     return _atoms(list(chain.from_iterable(map(dict.values, rows)))), None
 
 
-def _atoms(cells: list[Any]) -> bool:
+def _atoms(cells: list[Any], kinds: set[type] | None = None) -> bool:
     """Every cell is an atom, and every float among them is finite."""
-    kinds = set(map(type, cells))
+    if kinds is None:
+        kinds = set(map(type, cells))
     if kinds <= _ATOMS:
         return True
     if not kinds <= _FLAT:

@@ -16,9 +16,8 @@ import math
 import warnings
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
 from operator import eq, itemgetter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from groundplane_otel._copy import copy_out, flat_rows
 from groundplane_otel._keys import strict_key
@@ -31,7 +30,10 @@ OnMissing = Literal["raise", "skip"]
 
 _SCORES = frozenset({int, float})
 _ATOMS = frozenset({str, int, float, bool, bytes, type(None)})
-_FLAT = "flat"  # _derived key: every cell/name is an immutable atom (see _copy.flat_rows)
+# _derived keys: every cell (or name) is an immutable atom (see _copy.flat_rows); every key
+# is a plain str (its own type-strict token).
+_FLAT = "flat"
+_STR_KEYS = "str_keys"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,9 @@ class Ranking:
 
     ``items`` are the (name, score) pairs. A Ranking the library derives from a table column
     keeps names and scores as two tuples and builds the pairs only when something reads
-    ``items`` (checks read ``names`` and ``scores``), which saves a tuple per row.
+    ``items`` (checks read ``names`` and ``scores``), which saves a tuple per row. It also
+    shares the table's key index (key -> row) and maps a row to its position through
+    ``_inverse`` (-1: the row is not ranked), instead of hashing every name again.
     """
 
     key: str
@@ -111,12 +115,14 @@ class Ranking:
     _names: tuple[Hashable, ...] = field(init=False, repr=False, compare=False, default=())
     _scores: tuple[int | float, ...] = field(init=False, repr=False, compare=False, default=())
     _index: dict[Hashable, int] = field(init=False, repr=False, compare=False, default_factory=dict)
-    _ranks: Sequence[int] = field(init=False, repr=False, compare=False, default=())
+    _inverse: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
+    _ranks: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
     _derived: dict[Hashable, Any] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_inverse", None)
         items = tuple((name, score) for name, score in self.items)
         if not items:
             raise ValueError(f"ranking on {self.key!r} is empty")
@@ -141,13 +147,17 @@ class Ranking:
         object.__setattr__(self, "_ranks", tuple(ranks))
         object.__setattr__(self, "_derived", {})
 
-    def __getattr__(self, attribute: str) -> Any:
-        # Only called when normal lookup fails: ``items`` of a derived Ranking, on first read.
-        if attribute != "items":
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
-        items = tuple(zip(self._names, self._scores, strict=True))
-        object.__setattr__(self, "items", items)
-        return items
+    if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt attribute stays an error
+
+        def __getattr__(self, attribute: str) -> Any:
+            # Called only when normal lookup fails: ``items`` of a derived Ranking, first read.
+            if attribute != "items":
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute {attribute!r}"
+                )
+            items = tuple(zip(self._names, self._scores, strict=True))
+            object.__setattr__(self, "items", items)
+            return items
 
     @classmethod
     def _trusted(
@@ -157,9 +167,15 @@ class Ranking:
         scores: tuple[int | float, ...],
         higher_is_better: bool,
         index: dict[Hashable, int],
-        ranks: Sequence[int],
+        ranks: Sequence[int] | None = None,
+        inverse: Sequence[int] | None = None,
     ) -> Ranking:
-        """A Ranking from data already validated and ordered (no checks run)."""
+        """A Ranking from data already validated and ordered (no checks run).
+
+        ``index`` maps a name's type-strict key to its position, or, with ``inverse``, to a
+        row whose position is ``inverse[row]`` (-1 when that row is not ranked). ``ranks``
+        (None: computed when first needed) are the competition ranks.
+        """
         ranking = object.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(ranking, "key", key)
@@ -167,6 +183,7 @@ class Ranking:
         setattr_(ranking, "_names", names)
         setattr_(ranking, "_scores", scores)
         setattr_(ranking, "_index", index)
+        setattr_(ranking, "_inverse", inverse)
         setattr_(ranking, "_ranks", ranks)
         setattr_(ranking, "_derived", {})
         return ranking
@@ -190,6 +207,8 @@ class Ranking:
         ordered_scores = tuple([scores[position] for position in order])
         if tokens is None:
             ordered_tokens: Sequence[Hashable] = _tokens(ordered_names)
+        elif tokens is names:
+            ordered_tokens = ordered_names
         else:
             ordered_tokens = [tokens[position] for position in order]
         index = dict(zip(ordered_tokens, range(len(order)), strict=True))
@@ -197,8 +216,7 @@ class Ranking:
             return cls(
                 key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better
             )
-        ranks = _competition_ranks(ordered_scores)
-        return cls._trusted(key, ordered_names, ordered_scores, higher_is_better, index, ranks)
+        return cls._trusted(key, ordered_names, ordered_scores, higher_is_better, index)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Ranking:
         flat = self._derived.get(_FLAT)
@@ -206,15 +224,22 @@ class Ranking:
             flat = set(map(type, self._names)) <= _ATOMS
             self._derived[_FLAT] = flat
         if flat:  # names and scores are immutable atoms: they can be shared
+            if self._inverse is None:
+                index = dict(self._index)
+            else:  # a copy stands alone: it does not share a table's index
+                index = dict(zip(_tokens(self._names), range(len(self._names)), strict=True))
             return Ranking._trusted(
-                self.key,
-                self._names,
-                self._scores,
-                self.higher_is_better,
-                dict(self._index),
-                self._ranks,
+                self.key, self._names, self._scores, self.higher_is_better, index, self._ranks
             )
         return Ranking(self.key, copy.deepcopy(self.items, memo), self.higher_is_better)
+
+    def _rank_table(self) -> Sequence[int]:
+        """The competition ranks, computed on first use (most checks never need them)."""
+        ranks = self._ranks
+        if ranks is None:
+            ranks = _competition_ranks(self._scores)
+            object.__setattr__(self, "_ranks", ranks)
+        return ranks
 
     @property
     def winner(self) -> Hashable:
@@ -257,27 +282,37 @@ class Ranking:
     def find(self, name: object) -> int | None:
         """0-based position of ``name`` (type-strict), None when unknown or unhashable."""
         try:
-            return self._index.get(name if type(name) is str else strict_key(name))
+            found = self._index.get(name if type(name) is str else strict_key(name))
         except TypeError:
             return None
+        if found is None or self._inverse is None:
+            return found
+        position = self._inverse[found]
+        return None if position < 0 else position
 
     def score_of(self, name: Hashable) -> int | float | None:
         """The recorded score of ``name``, or None when it was never ranked."""
-        found = self._index.get(strict_key(name))
+        found = self.position_of(name)
         return None if found is None else self._scores[found]
 
     def rank_of(self, name: Hashable) -> int | None:
         """1-based competition rank (tied names share a rank: 1, 1, 3), None when unknown."""
-        found = self._index.get(strict_key(name))
-        return None if found is None else self._ranks[found]
+        found = self.position_of(name)
+        return None if found is None else self._rank_table()[found]
 
     def position_of(self, name: Hashable) -> int | None:
         """0-based position in the ordering, None when unknown."""
-        return self._index.get(strict_key(name))
+        hash(name)  # an unhashable name is a TypeError here, as it always was
+        return self.find(name)
 
     def block_of(self, position: int) -> tuple[int, int]:
         """The [start, end) positions of the tie block holding ``position``."""
-        ranks = self._ranks
+        scores = self._scores
+        score = scores[position]
+        before = position > 0 and scores[position - 1] == score
+        if not before and (position + 1 == len(scores) or scores[position + 1] != score):
+            return position, position + 1  # no tie around it: no rank table needed
+        ranks = self._rank_table()
         rank = ranks[position]
         end = position + 1
         while end < len(ranks) and ranks[end] == rank:
@@ -305,8 +340,9 @@ class Table:
             raise ValueError(f"key column {self.key!r} is not among the columns {list(columns)}")
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "columns", columns)
-        object.__setattr__(self, "_index", _key_index(rows, self.key))
-        object.__setattr__(self, "_derived", {})
+        index, plain = _key_index(rows, self.key)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_derived", {_STR_KEYS: plain})
 
     @classmethod
     def _trusted(
@@ -335,8 +371,8 @@ class Table:
     def _copy(self) -> Table:
         """A deep copy: plain rows are copied at C speed and the key index is reused."""
         flat = self._derived.get(_FLAT)
-        if flat is None:
-            flat = flat_rows(self.rows)[0]
+        if flat is None:  # plain dict rows of atoms (a dict subclass keeps its deepcopy)
+            flat = set(map(type, self.rows)) <= {dict} and flat_rows(self.rows)[0]
             self._derived[_FLAT] = flat
         if not flat:
             rows = tuple(map(copy_out, self.rows))
@@ -347,6 +383,7 @@ class Table:
             self.key, tuple(map(dict, self.rows)), self.columns, self.exhaustive, dict(self._index)
         )
         table._derived[_FLAT] = True
+        table._derived[_STR_KEYS] = self._derived.get(_STR_KEYS, False)
         return table
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Table:
@@ -446,44 +483,58 @@ class Table:
         self, column: str, higher_is_better: bool, fact: str | None
     ) -> tuple[Ranking, tuple[Hashable, ...]]:
         rows = self.rows
-        tokens: list[Hashable] = list(self._index)  # row order: the index was built in it
+        key = self.key
+        held: list[int] | None = None  # the rows holding the column, when some do not
         missing: tuple[Hashable, ...] = ()
         try:
-            scores = list(map(itemgetter(column), rows))
-        except KeyError:
-            holds = [column in row for row in rows]
-            missing = tuple(row[self.key] for row in rows if column not in row)
-            rows = tuple(compress(rows, holds))
-            tokens = list(compress(tokens, holds))
             scores = [row[column] for row in rows]
+        except KeyError:
+            held = [slot for slot, row in enumerate(rows) if column in row]
+            missing = tuple(row[key] for row in rows if column not in row)
+            scores = [rows[slot][column] for slot in held]
         if not scores:
             raise ValueError(f"{_where(fact)}column {column!r} has no values to rank")
         if not _valid_scores(scores):
-            for row, value in zip(rows, scores, strict=True):
+            for slot, value in zip(held or range(len(rows)), scores, strict=True):
                 if not is_number(value):
-                    raise _score_error(
-                        f"{_where(fact)}column {column!r}, row {row[self.key]!r}", value
-                    )
-        names = list(map(itemgetter(self.key), rows))
-        ranking = Ranking._sorted(column, names, scores, higher_is_better, tokens)
+                    where = f"{_where(fact)}column {column!r}, row {rows[slot][key]!r}"
+                    raise _score_error(where, value)
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
+        slots = order if held is None else [held[position] for position in order]
+        # The index was built in row order; with plain-str keys its tokens are the names.
+        names = list(self._index) if self._derived.get(_STR_KEYS) else [row[key] for row in rows]
+        inverse = [-1] * len(rows)
+        for position, slot in enumerate(slots):
+            inverse[slot] = position
+        ranking = Ranking._trusted(
+            column,
+            tuple([names[slot] for slot in slots]),
+            tuple([scores[position] for position in order]),
+            higher_is_better,
+            self._index,
+            None,
+            inverse,
+        )
         return ranking, missing
 
 
-def _key_index(rows: tuple[Any, ...], key: str) -> dict[Hashable, int]:
-    """Type-strict key -> row position; a bad row, a missing, unhashable or repeated key raises.
+def _key_index(rows: tuple[Any, ...], key: str) -> tuple[dict[Hashable, int], bool]:
+    """(type-strict key -> row position, whether every key is a plain str).
 
-    C-speed passes for plain dict rows; the row-by-row loop runs only to name a problem.
+    A row that is not a dict, a missing, unhashable or repeated key raises. C-speed passes for
+    plain dict rows; the row-by-row loop runs only to name a problem.
     """
     if not rows or set(map(type, rows)) == {dict}:
         try:
-            index = dict(
-                zip(_tokens(list(map(itemgetter(key), rows))), range(len(rows)), strict=True)
-            )
+            keys = [row[key] for row in rows]
+            plain = set(map(type, keys)) <= {str}
+            tokens = keys if plain else list(map(strict_key, keys))
+            index = dict(zip(tokens, range(len(rows)), strict=True))
         except (KeyError, TypeError):
             pass
         else:
             if len(index) == len(rows):
-                return index
+                return index, plain
     index = {}
     for position, row in enumerate(rows):
         if not isinstance(row, dict):
@@ -500,7 +551,7 @@ def _key_index(rows: tuple[Any, ...], key: str) -> dict[Hashable, int]:
         if duplicate:
             raise ValueError(f"duplicate key {row[key]!r} in column {key!r}")
         index[token] = position
-    return index
+    return index, all(type(token) is str for token in index)
 
 
 def _where(fact: str | None) -> str:

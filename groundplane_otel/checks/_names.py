@@ -28,7 +28,7 @@ from groundplane_otel.checks._resolve import domain_names
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["SHOWN", "NameIndex", "is_recorded", "kind_of", "name_index", "names_fact"]
+__all__ = ["SHOWN", "NameIndex", "Names", "is_recorded", "kind_of", "name_index", "names_fact"]
 
 SHOWN = 20
 """A failure lists at most this many recorded names, then ``… (+N more)``."""
@@ -76,7 +76,7 @@ def _names(value: Names) -> Iterable[Hashable]:
     if isinstance(value, Domain):
         return value.members
     if isinstance(value, Ranking):
-        return (name for name, _ in value.items)
+        return value.names
     return (row[value.key] for row in value.rows)
 
 
@@ -90,7 +90,7 @@ class NameIndex:
 
     def __init__(self, value: Names) -> None:
         self.value = value
-        self.count = len(value.items if isinstance(value, Ranking) else value)
+        self.count = len(value.names if isinstance(value, Ranking) else value)
         self._folded: tuple[dict[str, str], dict[str, tuple[str, ...]]] | None = None
         self._listing: list[Hashable] | None = None
         self._plain: tuple[dict[Any, Hashable], dict[str, Hashable]] | None = None

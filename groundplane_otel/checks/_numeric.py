@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import cast
 
@@ -28,9 +28,10 @@ _HUGE = 2.0**900
 _TINY = 2.0**-900
 
 
-def exact_sum(values: Sequence[int | float]) -> Fraction:
-    """The exact sum of finite ints and floats."""
-    kinds = set(map(type, values))
+def exact_sum(values: Sequence[int | float], kinds: set[type] | None = None) -> Fraction:
+    """The exact sum of finite ints and floats (``kinds``: their types, when already known)."""
+    if kinds is None:
+        kinds = set(map(type, values))
     if kinds <= {int}:
         return Fraction(sum(values))
     if kinds <= {float}:
@@ -120,11 +121,16 @@ def _dyadic_total(ratios: Sequence[tuple[int, int]]) -> Fraction:
     return Fraction(total, top)
 
 
-def represent(value: Fraction, what: str) -> int | float:
-    """``from_fraction`` with a short message: a 400-digit numerator helps nobody."""
+def represent(value: Fraction, what: str | Callable[[], str]) -> int | float:
+    """``from_fraction`` with a short message: a 400-digit numerator helps nobody.
+
+    ``what`` names the result; a callable is called only when the message is needed.
+    """
     try:
         return from_fraction(value)
     except ValueError:
+        if callable(what):
+            what = what()
         magnitude = abs(value.numerator) // value.denominator
         digits = int(magnitude.bit_length() * math.log10(2)) + 1
         raise ValueError(

@@ -65,11 +65,11 @@ def place(ranking: Ranking, name: Hashable) -> str:
     position = ranking.position_of(name)
     if position is None:
         return "nowhere (never ranked)"
-    score = ranking.items[position][1]
+    score = ranking.scores[position]
     text = f"#{ranking.rank_of(name)} at {score!r}"
     start, end = ranking.block_of(position)
     if end - start > 1:
-        others = [ranking.items[i][0] for i in range(start, end) if i != position]
+        others = [ranking.names[i] for i in range(start, end) if i != position]
         text += f", tied with {quote_names(others)}"
     return text
 
@@ -80,7 +80,7 @@ def near_miss(ranking: Ranking, claimed: Any) -> str:
     Names compare type-strictly and case-sensitively; saying which ranked name the claim was
     probably meant to be tells the reader the data is fine and the spelling is not.
     """
-    for name, _ in ranking.items:
+    for name in ranking.names:
         if type(name) is type(claimed):
             if isinstance(name, str) and _case_drift(name, claimed):
                 return f"; {name!r} is ranked, and names compare case-sensitively"
@@ -117,7 +117,7 @@ def score_owner(ranking: Ranking, claimed: Any, exclude: Hashable) -> str:
     if not is_number(claimed):
         return ""
     skip = ranking.position_of(exclude)
-    for position, (name, score) in enumerate(ranking.items):
+    for position, (name, score) in enumerate(zip(ranking.names, ranking.scores, strict=True)):
         if position != skip and matches(claimed, score):
             return f"; {claimed!r} is the score of {name!r} (ranked #{ranking.rank_of(name)})"
     return ""

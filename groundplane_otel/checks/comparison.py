@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from groundplane_otel._keys import strict_equal
-from groundplane_otel._numbers import is_number, matches, validate_tolerances
+from groundplane_otel._numbers import equals_exact, is_number, matches, validate_tolerances
 from groundplane_otel.checks._base import NamedCheck, describe, field_value
 from groundplane_otel.checks._names import name_index
 from groundplane_otel.checks._numeric import offset_text, represent, require_name, show
@@ -67,6 +67,34 @@ def delta(kind: Kind, left: Fraction, right: Fraction) -> Fraction | None:
     return left / right
 
 
+def _nearest_delta(kind: Kind, left: int | float, right: int | float) -> int | float | None:
+    """``from_fraction(delta(kind, left, right))`` in integer arithmetic, without Fractions.
+
+    None when the delta is undefined (a zero base) or beyond the float range: the caller then
+    takes the exact path, which says why.
+    """
+    ln, ld = left.as_integer_ratio()
+    rn, rd = right.as_integer_ratio()
+    if kind == "ratio":
+        num, den = ln * rd, ld * rn
+    else:
+        num = ln * rd - rn * ld
+        if kind == "abs":
+            den = ld * rd
+        elif kind == "pp":
+            num, den = num * 100, ld * rd
+        else:  # pct: (L - R) / R * 100
+            num, den = num * 100, ld * rn
+    if not den:
+        return None
+    if num % den == 0:
+        return num // den
+    try:
+        return num / den  # int true division is correctly rounded: the nearest float
+    except OverflowError:
+        return None
+
+
 def _formula(kind: Kind, left: Hashable, right: Hashable) -> str:
     lhs, rhs = repr(left), repr(right)
     return {
@@ -77,8 +105,7 @@ def _formula(kind: Kind, left: Hashable, right: Hashable) -> str:
     }[kind]
 
 
-@dataclass(frozen=True, slots=True)
-class _Side:
+class _Side(NamedTuple):
     """One entity of the comparison as the fact holds it."""
 
     name: Hashable
@@ -105,7 +132,8 @@ class _Comparison:
         a = field_value(output, self.a_field)
         b = field_value(output, self.b_field)
         claimed = field_value(output, self.delta_field)
-        if strict_equal(a, b):
+        distinct = type(a) is str and type(b) is str and a != b  # two plain names: no doubt
+        if not distinct and strict_equal(a, b):
             raise self._claim(
                 stored,
                 self.b_field,
@@ -117,6 +145,9 @@ class _Comparison:
         a_side = self._side(registry, stored, self.a_field, a)
         b_side = self._side(registry, stored, self.b_field, b)
         left, right = (a_side, b_side) if self.direction == "a_minus_b" else (b_side, a_side)
+        nearest = _nearest_delta(self.kind, left.value, right.value)
+        if nearest is not None and equals_exact(claimed, nearest):
+            return  # the common case: no Fraction built, no message formatted
         exact_left, exact_right = Fraction(left.value), Fraction(right.value)
         computed = delta(self.kind, exact_left, exact_right)
         formula = _formula(self.kind, left.name, right.name)
@@ -187,15 +218,19 @@ class _Comparison:
     def _side(self, registry: FactRegistry, stored: Fact, field: str, name: Any) -> _Side:
         value = stored.value
         if isinstance(value, Ranking):
-            if name in value:
-                score = value.score_of(name)
-                assert score is not None
-                return _Side(name, score)
+            position = value.find(name)
+            if position is not None:
+                return _Side(name, value.scores[position])
         else:
             assert isinstance(value, Table)
             assert self.column is not None
-            if value.has_key(name):
-                cell = value.cell(name, self.column, fact=self.fact)
+            row = value.find_row(name)
+            if row is not None:
+                if self.column not in row:
+                    raise ValueError(
+                        f"fact {self.fact!r}: row {name!r} has no column {self.column!r}"
+                    )
+                cell = row[self.column]
                 if not is_number(cell):
                     raise ValueError(
                         f"fact {self.fact!r}: column {self.column!r}, row {name!r}: expected a "

@@ -13,13 +13,14 @@ it reaches) and each field in order: the field must be present → an empty list
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel.checks._base import NamedCheck, describe, field_value, walk_path
 from groundplane_otel.checks._names import (
     NameIndex,
+    Names,
     is_recorded,
     kind_of,
     name_index,
@@ -27,7 +28,7 @@ from groundplane_otel.checks._names import (
 )
 from groundplane_otel.checks._ranked import require_bool, require_name
 from groundplane_otel.errors import MISSING, UnsupportedClaim
-from groundplane_otel.facts import Fact
+from groundplane_otel.facts import Domain, Fact, Ranking
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["check_entities_recorded", "entities_recorded"]
@@ -63,7 +64,36 @@ class _EntitiesRecorded:
         require_bool(_BUILDER, "case_sensitive", self.case_sensitive)
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
-        _Run(self, registry, names_fact(registry, self.fact)).check(output)
+        stored = names_fact(registry, self.fact)
+        if self.path is None and self._all_recorded(stored.value, output):
+            return
+        _Run(self, registry, stored).check(output)
+
+    def _all_recorded(self, value: Names, output: Mapping[str, Any]) -> bool:
+        """The common case in one pass: every field present, every name a recorded string.
+
+        False whenever anything needs a closer look (a missing field, an empty list, a name
+        that is not a plain recorded str); the full run then decides, and explains.
+        """
+        if isinstance(value, Domain):
+            known: Collection[Any] = value.members
+        elif isinstance(value, Ranking) and value._inverse is not None:
+            return False  # a Ranking derived from a table indexes rows, not positions
+        else:
+            known = value._index
+        for name in self.fields:
+            if name not in output:
+                return False
+            held = output[name]
+            if type(held) is list:
+                if not held and not self.allow_empty:
+                    return False
+                for member in held:
+                    if type(member) is not str or member not in known:
+                        return False
+            elif type(held) is not str or held not in known:
+                return False
+        return True
 
 
 class _Run:

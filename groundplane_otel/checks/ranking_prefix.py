@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from groundplane_otel._keys import strict_key
 from groundplane_otel.checks._base import NamedCheck, describe, field_value
@@ -65,12 +65,14 @@ class _RankingPrefix:
         ranking, stored = resolve_ranking(
             registry, self.fact, self.column, self.higher_is_better, self.on_missing
         )
-        if self.k is not None and self.k > len(ranking.items):
+        if self.k is not None and self.k > len(ranking.names):
             raise ValueError(
                 f"{_BUILDER}: k={self.k} but fact {self.fact!r} ranks only "
-                f"{len(ranking.items)} name(s) on {ranking.key!r}; no claim could pass"
+                f"{len(ranking.names)} name(s) on {ranking.key!r}; no claim could pass"
             )
         claimed = field_value(output, self.field)
+        if self._passes(ranking, claimed):
+            return
         run = _Run(self, ranking, stored, claimed)
         if not isinstance(claimed, (list, tuple)):
             what = " (a bare string is one name, not a ranking)" if isinstance(claimed, str) else ""
@@ -79,7 +81,7 @@ class _RankingPrefix:
                 "not_a_list",
             )
         if not claimed and self.k is None:
-            first, score = ranking.items[0]
+            first, score = ranking.winner, ranking.winning_score
             raise run.fail(
                 f"an empty list names no top-k; computed #1 on {ranking.key!r} is "
                 f"{first!r} ({score!r})",
@@ -89,7 +91,7 @@ class _RankingPrefix:
         if len(claimed) != k:
             raise run.fail(
                 f"claimed {len(claimed)} name(s); the top {k} on {ranking.key!r} is "
-                f"{quote_names(run.supported)}",
+                f"{quote_names(run.supported())}",
                 "wrong_length",
             )
         positions = run.locate(claimed)
@@ -102,11 +104,31 @@ class _RankingPrefix:
         if cut_end > k and not self.allow_tie_pick:
             raise run.tie_cut(cut_start, cut_end)
 
+    def _passes(self, ranking: Ranking, claimed: Any) -> bool:
+        """The common case, a correct claim, in a few steps; False lets the full evaluation
+        below judge the claim and explain what is wrong with it."""
+        if type(claimed) is not list and type(claimed) is not tuple:
+            return False
+        k = len(claimed)
+        if not k or (self.k is not None and k != self.k):
+            return False
+        found = [ranking.find(name) for name in claimed]
+        if None in found or len(set(found)) != k:
+            return False  # an unranked or repeated name
+        positions = cast("list[int]", found)
+        cut_start, cut_end = ranking.block_of(k - 1)
+        if max(positions) >= cut_end or (cut_end > k and not self.allow_tie_pick):
+            return False
+        if self.ordered:  # slot i holds a name scoring what position i scores (ties permute)
+            scores = ranking.scores
+            return tuple([scores[position] for position in positions]) == scores[:k]
+        return len({position for position in positions if position < cut_start}) == cut_start
+
 
 class _Run:
     """One evaluation of a ranking_prefix check against one output."""
 
-    __slots__ = ("claimed", "k", "ranking", "spec", "stored", "supported")
+    __slots__ = ("claimed", "k", "ranking", "spec", "stored")
 
     def __init__(self, spec: _RankingPrefix, ranking: Ranking, stored: Fact, claimed: Any) -> None:
         self.spec = spec
@@ -119,14 +141,16 @@ class _Run:
             self.k = len(claimed)
         else:
             self.k = 0
-        # What the facts support: the computed top k (or, with k unknown, any list of names).
-        self.supported: Any = [name for name, _ in ranking.items[: self.k]] if self.k else _ANY_LIST
+
+    def supported(self) -> Any:
+        """What the facts support: the computed top k (or, with k unknown, any list of names)."""
+        return list(self.ranking.names[: self.k]) if self.k else _ANY_LIST
 
     def fail(self, reason: str, code: str, supported: Any = None) -> UnsupportedClaim:
         return UnsupportedClaim(
             self.spec.field,
             self.claimed,
-            self.supported if supported is None else supported,
+            self.supported() if supported is None else supported,
             fact=self.spec.fact,
             provenance=self.stored.provenance,
             reason=reason,
@@ -141,12 +165,9 @@ class _Run:
         interloper). One index lookup per name.
         """
         ranking = self.ranking
-        found: list[int | None] = []
-        for name in claimed:
-            try:
-                found.append(ranking.position_of(name))
-            except TypeError:  # unhashable: cannot be a ranked name
-                found.append(None)
+        found = [ranking.find(name) for name in claimed]  # None: unranked (or unhashable)
+        if None not in found and len(set(found)) == len(found):
+            return cast("list[int]", found)  # every name ranked, none twice: the common case
         seen: dict[Hashable, int] = {}
         for slot, (name, position) in enumerate(zip(claimed, found, strict=True)):
             try:
@@ -175,7 +196,7 @@ class _Run:
         """Nobody ranked below the cut (or below the tie block the cut falls in) may appear."""
         for slot, position in enumerate(positions):
             if position >= cut_end:
-                last, score = self.ranking.items[self.k - 1]
+                last, score = self.ranking.names[self.k - 1], self.ranking.scores[self.k - 1]
                 raise self.fail(
                     f"position {slot + 1} holds {claimed[slot]!r} (ranked "
                     f"{place(self.ranking, claimed[slot])}), an interloper from outside the "
@@ -186,19 +207,18 @@ class _Run:
     def check_order(self, claimed: Sequence[Any], positions: Sequence[int]) -> None:
         """Slot i must hold a name from the tie block computed at position i (ties permute)."""
         ranking = self.ranking
-        items = ranking.items
+        scores = ranking.scores
         for slot, position in enumerate(positions):
             # Scores are sorted, so an equal score means the same tie block: O(1) per slot.
-            if items[position][1] == items[slot][1]:
+            if scores[position] == scores[slot]:
                 continue
             name = claimed[slot]
             start, end = ranking.block_of(slot)
             if end - start == 1:
-                expected_name, score = ranking.items[slot]
-                expected = f"{expected_name!r} ({score!r})"
+                expected = f"{ranking.names[slot]!r} ({scores[slot]!r})"
             else:
-                block = [tied for tied, _ in ranking.items[start:end]]
-                expected = f"any of {quote_names(block)} (tied at {ranking.items[start][1]!r})"
+                block = list(ranking.names[start:end])
+                expected = f"any of {quote_names(block)} (tied at {scores[start]!r})"
             raise self.fail(
                 f"position {slot + 1} holds {name!r} (ranked {place(ranking, name)}); the "
                 f"computed order "
@@ -217,25 +237,25 @@ class _Run:
         taken = {position for position in positions if position < cut_start}
         if len(taken) == cut_start:
             return
-        items = self.ranking.items
-        missing = [items[position][0] for position in range(cut_start) if position not in taken]
+        names, scores = self.ranking.names, self.ranking.scores
+        missing = [names[position] for position in range(cut_start) if position not in taken]
         extra = [name for name, at in zip(claimed, positions, strict=True) if at >= cut_start]
         raise self.fail(
             f"the top {self.k} on {self.ranking.key!r} leaves out {quote_names(missing)}, "
-            f"ranked above the claimed {quote_names(extra)} (tied at {items[cut_start][1]!r}, "
+            f"ranked above the claimed {quote_names(extra)} (tied at {scores[cut_start]!r}, "
             f"with room for {self.k - cut_start})",
             "interloper",
         )
 
     def tie_cut(self, cut_start: int, cut_end: int) -> UnsupportedClaim:
         """The claim is right but for the tie: no top k is unique when k splits a tie block."""
-        items = self.ranking.items
-        block = [name for name, _ in items[cut_start:cut_end]]
-        whole = [name for name, _ in items[:cut_end]]
+        names, scores = self.ranking.names, self.ranking.scores
+        block = list(names[cut_start:cut_end])
+        whole = list(names[:cut_end])
         other_cut = f"k={cut_start} or k={cut_end}" if cut_start else f"k={cut_end}"
         return self.fail(
             f"the cut at k={self.k} falls inside a tie on {self.ranking.key!r}: "
-            f"{quote_names(block)} share {items[cut_start][1]!r} at positions "
+            f"{quote_names(block)} share {scores[cut_start]!r} at positions "
             f"{cut_start + 1}-{cut_end}, so no top {self.k} is unique ({other_cut} keeps the "
             f"tie whole; allow_tie_pick=True accepts any {self.k - cut_start} of them)",
             "tie_cut",

@@ -68,9 +68,9 @@ class _RowIntegrity:
         table, stored = resolve_table(registry, self.fact)
         mapped = self._mapped(table, output)
         claimed_key = field_value(output, self.key_field)
-        if not table.has_key(claimed_key):
+        row = table.find_row(claimed_key)
+        if row is None:
             raise self._row_not_found(registry, table, stored, claimed_key)
-        row = table.row(claimed_key)
         for name, column in mapped:
             claimed = field_value(output, name)
             if column not in row:
@@ -102,6 +102,12 @@ class _RowIntegrity:
         return self.fields
 
     def _same(self, claimed: Any, cell: Any) -> bool:
+        kind, claimed_kind = type(cell), type(claimed)
+        if kind is claimed_kind is str:
+            return bool(claimed == cell)
+        numbers = (int, float)
+        if kind in numbers and claimed_kind in numbers and claimed == cell:
+            return True  # ints and floats compare by exact value
         if is_number(cell):
             return matches(claimed, cell, self.tolerance, self.rel_tolerance)
         return strict_equal(claimed, cell)

@@ -96,11 +96,11 @@ class _Superlative:
     def _check_winner(self, ranking: Ranking, stored: Fact, claimed: Any) -> int:
         """The claimed name's position, once it is known to be an acceptable winner."""
         _, top_end = ranking.block_of(0)
-        position = ranking.position_of(claimed) if claimed in ranking else None
+        position = ranking.find(claimed)
         if position is not None and position < top_end and (top_end == 1 or self.allow_tie_pick):
             return position
         # Failing from here on: spell out what was computed.
-        top = [name for name, _ in ranking.items[:top_end]]
+        top = list(ranking.names[:top_end])
         supported: Any = top if top_end > 1 else ranking.winner
         best = f"computed {extreme(ranking)} on {ranking.key!r} is "
         if top_end > 1:
@@ -125,7 +125,7 @@ class _Superlative:
     def _check_score(
         self, ranking: Ranking, stored: Fact, field: str, position: int, claimed: Any
     ) -> None:
-        name, computed = ranking.items[position]
+        name, computed = ranking.names[position], ranking.scores[position]
         if matches(claimed, computed, self.tolerance, self.rel_tolerance):
             return
         where = f"computed {ranking.key!r} of {name!r} is {computed!r}"
@@ -170,7 +170,7 @@ class _Superlative:
 
 def _flip_hint(ranking: Ranking, position: int) -> str:
     """When the claim is the worst of three or more, it is the best the other way round."""
-    if len(ranking.items) < 3 or ranking.block_of(position)[1] != len(ranking.items):
+    if len(ranking.names) < 3 or ranking.block_of(position)[1] != len(ranking.names):
         return ""
     other = "argmin" if ranking.higher_is_better else "argmax"
     better = "lower" if ranking.higher_is_better else "higher"

@@ -10,7 +10,16 @@ from __future__ import annotations
 import threading
 from contextvars import ContextVar, Token
 
-__all__ = ["ScopeState", "bind", "deliver", "enter", "in_flight", "leave", "settle"]
+__all__ = [
+    "ScopeState",
+    "bind",
+    "current_scopes",
+    "deliver",
+    "enter",
+    "in_flight",
+    "leave",
+    "settle",
+]
 
 
 class ScopeState:
@@ -43,6 +52,9 @@ def _register(state: ScopeState, trace_id: int) -> None:
         waiting = _by_trace.setdefault(trace_id, [])
         if state not in waiting:
             waiting.append(state)
+
+
+current_scopes = _current.get  # the enforce() scopes entered in this context (hot path)
 
 
 def bind(trace_id: int) -> None:

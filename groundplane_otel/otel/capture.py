@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from groundplane_otel._keys import strict_equal
@@ -71,11 +72,14 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
 
 
 def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
-    if not isinstance(data, list) or not all(
-        type(row) is dict or isinstance(row, Mapping) for row in data
+    if not isinstance(data, list) or not (
+        set(map(type, data)) <= _DICT or all(isinstance(row, Mapping) for row in data)
     ):
         raise ValueError(f"fact {name!r}: expected a list of objects (rows)")
     return data
+
+
+_DICT = frozenset({dict})
 
 
 def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
@@ -85,8 +89,8 @@ def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
 
 
 def build_fact(spec: FactSpec, payload: Any) -> Any:
-    """The typed value ``spec`` makes of a parsed tool result; ValueError/TypeError when the
-    result does not have the declared shape."""
+    """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
+    hands it over); ValueError/TypeError when the result does not have the declared shape."""
     found, data = walk_path(payload, spec.path)
     if not found:
         raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
@@ -108,9 +112,14 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         )
     if spec.kind == "table":
         assert spec.key is not None
-        table_rows = [dict(row) for row in _rows(data, spec.name)]
-        columns = list(dict.fromkeys(column for row in table_rows for column in row))
-        return Table(spec.key, tuple(table_rows), tuple(columns), spec.exhaustive)
+        rows = _rows(data, spec.name)
+        # The payload is the guard's own (parsed, or copied in): plain dict rows are used as
+        # they are (a Table never mutates them), other mappings become dicts.
+        table_rows: list[Any] = (
+            rows if set(map(type, rows)) <= _DICT else [dict(row) for row in rows]
+        )
+        columns = tuple(dict.fromkeys(chain.from_iterable(table_rows)))
+        return Table(spec.key, tuple(table_rows), columns, spec.exhaustive)
     names = (
         [_cell(row, spec.key, spec.name) for row in _rows(data, spec.name)] if spec.key else data
     )

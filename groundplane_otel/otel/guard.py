@@ -13,8 +13,9 @@ or LLM span carry nothing and cost one context lookup; nothing is locked or clea
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
+import operator
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -23,7 +24,7 @@ from typing import Any, cast
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanContext, StatusCode
 
 from groundplane_otel.otel import _scopes
 from groundplane_otel.otel import semconv as sc
@@ -45,19 +46,59 @@ logger = logging.getLogger(__name__)
 _OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
 _WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed
 _CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (the span itself first if it is one)
-_COVERED_ATTR = "_groundplane_covered"  # {(guard id, boundary, digest)} checked below this span
+_COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
 _HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
 _NO_DICT: dict[str, Any] = {}
 
 
-def _digest(value: Any) -> str:
-    """The identity of an answer (checked once per span lineage). An output JSON cannot encode
-    (mixed key types, a cycle, too deep) gets a digest of its own: it is checked, never
-    mistaken for another answer, and a bug here can never make the guard fail open."""
+def _same_answer(left: Any, right: Any) -> bool:
+    """Is ``right`` the answer ``left`` (checked below) again? Equal JSON values are; a value
+    that cannot even be compared (a cycle) is only itself."""
+    if left is right:
+        return True
     try:
-        return json.dumps(value, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return f"<unencodable {id(value):x}>"
+        return bool(left == right)
+    except (RecursionError, TypeError, ValueError):
+        return False
+
+
+# SpanContext is a tuple (trace_id, span_id, is_remote, ...) in every 1.x API: read it by index
+# on the hot path (a property call costs several times more), by attribute if that changes.
+_trace_id_of: Callable[[Any], int] = operator.attrgetter("trace_id")
+_is_remote: Callable[[Any], bool] = operator.attrgetter("is_remote")
+if tuple(SpanContext(1, 2, True))[:3] == (1, 2, True):
+    _trace_id_of, _is_remote = operator.itemgetter(0), operator.itemgetter(2)
+
+
+@functools.cache
+def _sdk_layout() -> bool:
+    """Does this SDK keep what the fast hooks read where they read it (SpanContext as a
+    ``(trace_id, span_id, is_remote, ...)`` tuple, ``Span._parent``/``_context``/``_name`` and
+    ``_attributes._dict``, on live and on finished spans)? Otherwise the generic hooks run.
+    Probed once, on a span of a throwaway provider."""
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
+        remote = trace.NonRecordingSpan(SpanContext(1, 3, True))
+        tracer = TracerProvider(sampler=ALWAYS_ON).get_tracer("groundplane_otel.probe")
+        span: Any = tracer.start_span(
+            "probe", context=trace.set_span_in_context(remote), attributes={"k": "v"}
+        )
+        done: Any = span._readable_span()
+        return (
+            tuple(span.get_span_context())[:3] == (1, span.get_span_context().span_id, False)
+            and span._parent is not None
+            and span._parent[2] is True
+            and span._context[0] == 1
+            and span._name == "probe"
+            and span._attributes._dict == {"k": "v"}
+            and done._parent is span._parent
+            and done._context[0] == 1
+            and done._attributes._dict == {"k": "v"}
+        )
+    except Exception:  # pragma: no cover - another SDK layout
+        return False
 
 
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
@@ -142,6 +183,14 @@ def _same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
     return found
 
 
+def _ignore_start(span: Any, parent_context: Context | None = None) -> None:
+    """The hook of a guard that was shut down."""
+
+
+def _ignore_end(span: Any) -> None:
+    """The hook of a guard that was shut down."""
+
+
 class GroundplaneSpanProcessor(SpanProcessor):
     """The guard. Build it with ``install()``; one instance per TracerProvider."""
 
@@ -161,7 +210,8 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self.length_limit = length_limit
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0
-        self.store = TraceStore(config.limits, telemetry.count_fact, telemetry.count_traces)
+        self.store = TraceStore(config.limits, telemetry.count_fact)
+        telemetry.watch_traces(self.store)  # groundplane.traces.active = len(store)
         self.capture = FactCapture(config.facts, self.store, length_limit)
         self.boundaries = {spec.name: spec for spec in config.boundaries}
         self._plans: dict[str, tuple[CheckPlan, ...]] = {
@@ -170,50 +220,159 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self._span_names = frozenset(
             s.match.span_name for s in config.boundaries if s.match.span_name
         )
+        self._llm_names = sc.LLM_OPERATIONS | self._span_names
         self._chain_limit = config.limits.max_spans_per_trace
+        # Traces in which a guardable span started: only their spans look up their parent's
+        # lineage (bounded like the store's roots; dropped when the last local root ends).
+        self._lineage: dict[int, None] = {}
+        self._lineage_limit = 4 * config.limits.max_traces
         self._enabled = True
         self._unknown_warned: set[str] = set()
+        if _sdk_layout():  # per-instance closures: every span of the app goes through them
+            self.on_start, self.on_end = self._fast_hooks()  # type: ignore[method-assign,assignment]
 
     # -- SpanProcessor ------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Generic hook (the fast closures of ``_fast_hooks`` replace it on a known SDK)."""
         if not self._enabled:
             return
         try:
             parent = span.parent
+            inherited: tuple[Any, ...] | None = None
             if parent is None or parent.is_remote:
                 trace_id = span.get_span_context().trace_id
                 self.store.root_started(trace_id)
                 _scopes.bind(trace_id)
-                inherited: tuple[Any, ...] | None = None
             else:
-                above = trace.get_current_span(parent_context)
-                inherited = getattr(above, "__dict__", _NO_DICT).get(_CHAIN_ATTR)
+                trace_id = parent.trace_id
+                if trace_id in self._lineage:
+                    inherited = self._inherited(parent_context)
             if not self.boundaries:
                 return
-            name = span.name
-            attributes = _attributes(span)
-            # Fast path: a span with no GenAI/OpenInference/groundplane key and no LLM-like
-            # name is neither an agent nor a candidate output (C-level checks only).
+            name, attributes = span.name, _attributes(span)
             if (
                 _LLM_KEYS.isdisjoint(attributes)
                 and not name.startswith(_LLM_PREFIXES)
-                and name not in sc.LLM_OPERATIONS
-                and name not in self._span_names
+                and name not in self._llm_names
             ):
                 if inherited:
                     vars(span)[_CHAIN_ATTR] = inherited
                 return
-            candidate = self._candidate(name, attributes)
-            if candidate or _is_agent(name, attributes):
-                chain = (span, *inherited[: self._chain_limit - 1]) if inherited else (span,)
-                vars(span)[_CHAIN_ATTR] = chain
-            elif inherited:
-                vars(span)[_CHAIN_ATTR] = inherited
-            if candidate:
-                self.watch(span)
+            self._started(span, name, attributes, trace_id, inherited)
         except Exception:
             self._internal_error("on_start")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Generic hook (the fast closures of ``_fast_hooks`` replace it on a known SDK)."""
+        if not self._enabled:
+            return
+        try:
+            attributes = _attributes(span)
+            if self.capture.by_tool and not _TOOL_KEYS.isdisjoint(attributes):
+                self._tool_ended(span, attributes)
+            parent = span.parent
+            if parent is None or parent.is_remote:
+                self._root_ended(_ids(span)[0])
+        except Exception:
+            self._internal_error("on_end")
+
+    def _fast_hooks(self) -> tuple[Callable[..., None], Callable[[ReadableSpan], None]]:
+        """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
+        fields (``_FAST_LAYOUT``): the same decisions as the generic hooks, at a fraction of
+        the cost for the spans the guard ignores (no attribute lookups on ``self``, no
+        property calls)."""
+        processor, store, lineage = self, self.store, self._lineage
+        roots, traces, roots_limit = store._roots, store._traces, store._roots_limit
+        scopes, bind = _scopes.current_scopes, _scopes.bind
+        llm_disjoint, tool_disjoint = _LLM_KEYS.isdisjoint, _TOOL_KEYS.isdisjoint
+        prefixes, llm_names = _LLM_PREFIXES, self._llm_names
+        guarded, by_tool = bool(self.boundaries), bool(self.capture.by_tool)
+
+        def on_start(span: Any, parent_context: Context | None = None) -> None:
+            try:
+                parent = span._parent
+                inherited = None
+                if parent is None or parent[2]:  # a local root: TraceStore.root_started
+                    trace_id = span._context[0]
+                    roots.setdefault(trace_id, []).append(None)
+                    if len(roots) > roots_limit:
+                        store.root_started(trace_id)  # prunes
+                    if scopes():
+                        bind(trace_id)
+                else:
+                    trace_id = parent[0]
+                    if trace_id in lineage:  # a guardable span started in this trace
+                        inherited = processor._inherited(parent_context)
+                if not guarded:
+                    return
+                name, attributes = span._name, span._attributes._dict
+                if (
+                    llm_disjoint(attributes)
+                    and not name.startswith(prefixes)
+                    and name not in llm_names
+                ):
+                    if inherited:
+                        span.__dict__[_CHAIN_ATTR] = inherited
+                    return
+                processor._started(span, name, attributes, trace_id, inherited)
+            except Exception:
+                processor._internal_error("on_start")
+
+        def on_end(span: Any) -> None:
+            try:
+                if by_tool:
+                    attributes = span._attributes._dict
+                    if not tool_disjoint(attributes):
+                        processor._tool_ended(span, attributes)
+                parent = span._parent
+                if parent is None or parent[2]:  # a local root: TraceStore.root_ended
+                    trace_id = span._context[0]
+                    live = roots.get(trace_id)
+                    if live is not None and trace_id not in traces:  # no facts held
+                        try:  # noqa: SIM105 - contextlib.suppress costs more than this work
+                            live.pop()
+                        except IndexError:  # another root of this trace emptied it meanwhile
+                            pass
+                        if not live:
+                            roots.pop(trace_id, None)
+                            lineage.pop(trace_id, None)
+                        return
+                    processor._root_ended(trace_id)  # the store decides, under its lock
+            except Exception:
+                processor._internal_error("on_end")
+
+        return on_start, on_end
+
+    @staticmethod
+    def _inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
+        """The lineage the parent span (current in ``parent_context``) holds, if any."""
+        above = trace.get_current_span(parent_context)
+        chain: tuple[Any, ...] | None = getattr(above, "__dict__", _NO_DICT).get(_CHAIN_ATTR)
+        return chain
+
+    def _started(
+        self,
+        span: Span,
+        name: str,
+        attributes: Mapping[str, Any],
+        trace_id: int,
+        inherited: tuple[Any, ...] | None,
+    ) -> None:
+        """A span with a GenAI/OpenInference/groundplane key or an LLM-like name started."""
+        candidate = self._candidate(name, attributes)
+        if candidate or _is_agent(name, attributes):
+            chain = (span, *inherited[: self._chain_limit - 1]) if inherited else (span,)
+            vars(span)[_CHAIN_ATTR] = chain
+            lineage = self._lineage
+            if trace_id not in lineage:
+                if len(lineage) >= self._lineage_limit:  # roots that never ended
+                    lineage.pop(next(iter(lineage)), None)
+                lineage[trace_id] = None
+        elif inherited:
+            vars(span)[_CHAIN_ATTR] = inherited
+        if candidate:
+            self.watch(span)
 
     def _candidate(self, name: str, attributes: Mapping[str, Any]) -> bool:
         """May this span carry an output a boundary guards (checked again when it ends)?"""
@@ -225,25 +384,22 @@ class GroundplaneSpanProcessor(SpanProcessor):
             or name in self._span_names
         )
 
-    def on_end(self, span: ReadableSpan) -> None:
-        if not self._enabled:
-            return
-        try:
-            if self.capture.by_tool:
-                attributes = _attributes(span)
-                if not _TOOL_KEYS.isdisjoint(attributes):
-                    call = read_tool_call(attributes, span.name)
-                    if call is not None and sc.FACT_SOURCE not in attributes:
-                        trace_id, span_id = _ids(span)
-                        self.capture.capture(call, trace_id, span_id)
-            parent = span.parent
-            if parent is None or parent.is_remote:
-                self.store.root_ended(_ids(span)[0])
-        except Exception:
-            self._internal_error("on_end")
+    def _tool_ended(self, span: ReadableSpan, attributes: Mapping[str, Any]) -> None:
+        """A span with a tool key ended: the facts its result feeds."""
+        call = read_tool_call(attributes, span.name)
+        if call is not None and sc.FACT_SOURCE not in attributes:
+            trace_id, span_id = _ids(span)
+            self.capture.capture(call, trace_id, span_id)
+
+    def _root_ended(self, trace_id: int) -> None:
+        if self.store.root_ended(trace_id):
+            self._lineage.pop(trace_id, None)
 
     def shutdown(self) -> None:
         self._enabled = False
+        self.telemetry.close(self.store)
+        if "on_start" in vars(self):  # the fast closures (they do not check _enabled)
+            self.on_start, self.on_end = _ignore_start, _ignore_end  # type: ignore[method-assign]
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
@@ -378,13 +534,14 @@ class GroundplaneSpanProcessor(SpanProcessor):
         ):
             return None  # the answer is read where it is carried: below, or an enclosing span
         ancestors = chain[1:] if chain and chain[0] is span else chain
-        covered: set[tuple[int, str, str]] | None = slots.get(_COVERED_ATTR)
-        digest = ""
-        if (ancestors or covered) and read.status == "output":
-            digest = _digest(read.value)
+        covered: list[tuple[int, str, Any]] | None = slots.get(_COVERED_ATTR)
         if covered:  # an answer was checked on a span below this one (an LLM or agent span)
-            mine = {key[2] for key in covered if key[0] == id(self) and key[1] == spec.name}
-            if mine and (read.status != "output" or digest in mine):
+            mine = [
+                answer for guard, name, answer in covered if guard == id(self) and name == spec.name
+            ]
+            if mine and (
+                read.status != "output" or any(_same_answer(seen, read.value) for seen in mine)
+            ):
                 return None  # the same answer, checked once: at the innermost span
         trace_id = _ids(span)[0]
         try:
@@ -399,9 +556,9 @@ class GroundplaneSpanProcessor(SpanProcessor):
                 plan=self._plans[spec.name],
                 capture_content=self.config.capture_content,
             )
-            key = (id(self), spec.name, digest)
+            checked = (id(self), spec.name, read.value if read.status == "output" else None)
             for ancestor in ancestors:
-                vars(ancestor).setdefault(_COVERED_ATTR, set()).add(key)
+                vars(ancestor).setdefault(_COVERED_ATTR, []).append(checked)
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking", reraise=False)
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)

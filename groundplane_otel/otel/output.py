@@ -9,7 +9,7 @@ A turn that only asks for tool calls is not an output.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,12 +36,8 @@ class OutputRead:
 
 def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> OutputRead:
     """The JSON object in a model's answer text: bare, in a markdown fence, or embedded."""
-    first, last = text.find("{"), text.rfind("}")
-    candidates = [text.strip(), *(match.group(1).strip() for match in _FENCE.finditer(text))]
-    if 0 <= first < last:
-        candidates.append(text[first : last + 1])
     problem = "no JSON object in the answer text"
-    for position, candidate in enumerate(candidates):
+    for position, candidate in enumerate(_candidates(text)):
         parsed = parse_payload(
             candidate,
             max_bytes=limits.max_payload_bytes,
@@ -57,6 +53,16 @@ def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> 
         if not parsed.problem.startswith("invalid JSON"):
             problem = f"{parsed.status}: {parsed.problem}"  # a real problem beats "not found"
     return OutputRead("unreadable", problem=problem)
+
+
+def _candidates(text: str) -> Iterator[str]:
+    """Where the JSON object may be, most likely first (computed only as far as needed)."""
+    yield text.strip()
+    for match in _FENCE.finditer(text):
+        yield match.group(1).strip()
+    first, last = text.find("{"), text.rfind("}")
+    if 0 <= first < last:
+        yield text[first : last + 1]
 
 
 def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -> OutputRead:

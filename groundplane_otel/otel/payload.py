@@ -16,10 +16,17 @@ from typing import Any, Literal, NoReturn
 __all__ = ["Parsed", "ParseStatus", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
-_KEEP_BRACKETS = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in '[]{}"'))
-_STRING = re.compile(r'"[^"]*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_PAIR = re.compile(r"\[\]|\{\}")
+# Every byte but the JSON structure ([]{}:) and string delimiters, deleted by bytes.translate.
+_NOT_STRUCTURE = bytes(byte for byte in range(256) if chr(byte) not in '[]{}":')
+_STRING = re.compile(rb'"[^"]*"')
+# Number literals seen from afar: digits -> 0, e/E -> e, signs dropped, anything else a space.
+_NUMBERS = bytes(
+    ord("0") if chr(byte).isdigit() and byte < 128 else ord("e") if chr(byte) in "eE" else ord(" ")
+    for byte in range(256)
+)
+_BIG_EXPONENT = b"e000"  # an exponent of 3+ digits
+_LONG_MANTISSA = b"0" * 210  # 210+ digits: overflows float even with a 2-digit exponent
+_PAIR = re.compile(rb"\[\]|\{\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +58,12 @@ def _refuse_constant(token: str) -> NoReturn:
     raise _Refused(f"non-finite number {token} is refused")
 
 
+_INFINITIES = frozenset({math.inf, -math.inf})
+
+
 def _finite_float(token: str) -> float:
     value = float(token)
-    if not math.isfinite(value):  # 1e999 parses to inf
+    if value in _INFINITIES:  # 1e999 parses to inf (NaN never reaches here: it is a constant)
         raise _Refused(f"non-finite number {token} is refused")
     return value
 
@@ -69,25 +79,74 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _text_depth(text: str, limit: int) -> int:
-    """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion.
+def _skeleton(data: bytes) -> bytes:
+    """The structure of JSON text (UTF-8 bytes): its brackets and key colons, strings removed.
 
-    Free when the text has no more opening brackets than the limit. Otherwise escaped
-    backslashes and quotes are dropped, every ASCII character but brackets and quotes is
-    translated away, string literals (now quote-delimited runs) are removed, and innermost
-    ``[]``/``{}`` pairs are peeled off one level per pass: all C-speed string operations.
+    Escaped backslashes and quotes are dropped, every byte but ``[]{}":`` is deleted
+    (``bytes.translate``), then string literals (now quote-delimited runs of the structure
+    characters they contained, mostly ``""``) are removed. Quotes alternate open/close, so
+    deleting adjacent ``""`` pairs only drops empty strings or merges two strings into one:
+    what was inside a string stays inside one. All C-speed operations.
     """
-    if text.count("[") + text.count("{") <= limit:
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    return _STRING.sub(b"", skeleton) if b'"' in skeleton else skeleton
+
+
+def _depth(skeleton: bytes, limit: int) -> int:
+    """Bracket nesting of a skeleton (or a bound on it within ``limit``), counted up to
+    ``limit + 1`` without recursion. Free when the skeleton has no more opening brackets than
+    the limit. Otherwise innermost pairs are peeled off with ``bytes.replace``, ``[]`` then
+    ``{}`` per pass: a pass removes one or two levels, so ``2 * passes`` bounds the depth;
+    only when that bound exceeds the limit is the depth counted exactly, one level per regex
+    pass."""
+    if skeleton.count(b"[") + skeleton.count(b"{") <= limit:
         return 0
-    skeleton = text.replace("\\\\", "").replace('\\"', "").translate(_KEEP_BRACKETS)
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", skeleton))
+    brackets = skeleton.replace(b":", b"")
+    passes, rest = 0, brackets
+    while rest and 2 * passes <= limit:
+        peeled = rest.replace(b"[]", b"").replace(b"{}", b"")
+        if peeled == rest:  # unbalanced: invalid JSON, which json.loads reports
+            return 0
+        rest, passes = peeled, passes + 1
+    if not rest and 2 * passes <= limit:
+        return 2 * passes  # a bound on the depth, within the limit
     depth = 0
     while brackets and depth <= limit:
-        peeled = _PAIR.sub("", brackets)
-        if peeled == brackets:  # unbalanced: invalid JSON, which json.loads reports
+        peeled = _PAIR.sub(b"", brackets)
+        if peeled == brackets:
             break
         brackets, depth = peeled, depth + 1
     return depth
+
+
+def _text_depth(text: str, limit: int) -> int:
+    """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion."""
+    if text.count("[") + text.count("{") <= limit:
+        return 0
+    return _depth(_skeleton(text.encode("utf-8", "surrogatepass")), limit)
+
+
+def _may_overflow(data: bytes) -> bool:
+    """Could a number literal in this text overflow to infinity? (False positives only cost the
+    slower parse that checks every float.)"""
+    numbers = data.translate(_NUMBERS, b"+-")
+    return _BIG_EXPONENT in numbers or _LONG_MANTISSA in numbers
+
+
+class _PairCount:
+    """An ``object_hook`` adding up the sizes of the objects json builds (duplicate keys
+    collapse, so the total falls short of the key colons in the text)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self) -> None:
+        self.pairs = 0
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.pairs += len(obj)
+        return obj
 
 
 def _structured_problem(value: Any, limit: int) -> str:
@@ -120,6 +179,11 @@ def parse_payload(
 ) -> Parsed:
     """Parse ``raw`` strictly: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
+    Text is parsed once by the C decoder in the common case: the structure check (depth, key
+    colons) is a few C-speed byte passes, a float is checked one by one only when a literal
+    could overflow, and a repeated key is looked for (and named) only when the decoded objects
+    hold fewer keys than the text has key colons.
+
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
     """
@@ -134,18 +198,28 @@ def parse_payload(
             status: ParseStatus = "rejected" if problem.startswith("nested") else "unparseable"
             return Parsed(status, problem=problem)
         return Parsed("ok", _thaw(raw))
-    size = len(raw.encode("utf-8")) if not raw.isascii() else len(raw)
+    ascii_text = raw.isascii()
+    size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
-    if _text_depth(raw, max_depth) > max_depth:
+    data = raw.encode("ascii" if ascii_text else "utf-8", "surrogatepass")
+    skeleton = _skeleton(data)
+    if _depth(skeleton, max_depth) > max_depth:
         return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
+    counted = _PairCount()
     try:
-        value = json.loads(
-            raw,
+        value = json.JSONDecoder(
+            object_hook=counted,
             parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-            object_pairs_hook=_no_duplicates,
-        )
+            parse_float=_finite_float if _may_overflow(data) else None,
+        ).decode(raw)
+        if counted.pairs != skeleton.count(b":"):  # a key repeated: find it, name it
+            value = json.loads(
+                raw,
+                parse_constant=_refuse_constant,
+                parse_float=_finite_float,
+                object_pairs_hook=_no_duplicates,
+            )
     except _Refused as refused:
         return Parsed("unparseable", size=size, problem=str(refused))
     except (ValueError, RecursionError) as exc:

@@ -123,7 +123,7 @@ class TraceStore:
         self,
         limits: Limits,
         count_fact: FactCounter,
-        count_traces: Callable[[int], None],
+        count_traces: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limits = limits
@@ -132,7 +132,8 @@ class TraceStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._traces: OrderedDict[int, _Trace] = OrderedDict()
-        self._roots: dict[int, int] = {}
+        self._roots: dict[int, list[None]] = {}  # trace id -> one entry per live local root
+        self._roots_limit = 4 * limits.max_traces
         self._total_bytes = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -141,19 +142,33 @@ class TraceStore:
         return len(self._traces)
 
     def root_started(self, trace_id: int) -> None:
-        with self._lock:
-            self._roots[trace_id] = self._roots.get(trace_id, 0) + 1
-            if len(self._roots) > 4 * self.limits.max_traces:  # roots that never ended
-                self._roots.pop(next(iter(self._roots)))
+        """A local root span started (runs for every trace: lock-free, each step one atomic
+        dict or list operation under the GIL)."""
+        roots = self._roots
+        roots.setdefault(trace_id, []).append(None)
+        if len(roots) > self._roots_limit:  # roots that never ended
+            try:  # noqa: SIM105 - contextlib.suppress costs more than this work
+                roots.pop(next(iter(roots)), None)
+            except (RuntimeError, StopIteration):  # changed meanwhile
+                pass
 
-    def root_ended(self, trace_id: int) -> None:
-        """The local root span ended: the trace's facts are dropped (not counted as evicted)."""
-        with self._lock:
-            left = self._roots.pop(trace_id, 1) - 1
-            if left > 0:
-                self._roots[trace_id] = left
-            elif trace_id in self._traces:
-                self._drop(trace_id, evicted=False)
+    def root_ended(self, trace_id: int) -> bool:
+        """A local root span ended; when it was the trace's last, the trace's facts are dropped
+        (not counted as evicted) and True is returned."""
+        live = self._roots.get(trace_id)
+        if live:
+            try:  # noqa: SIM105 - contextlib.suppress costs more than this work
+                live.pop()
+            except IndexError:  # another thread emptied it meanwhile
+                pass
+            if live:
+                return False
+        self._roots.pop(trace_id, None)
+        if trace_id in self._traces:
+            with self._lock:
+                if trace_id in self._traces:
+                    self._drop(trace_id, evicted=False)
+        return True
 
     def _get(self, trace_id: int, create: bool) -> _Trace | None:
         state = self._traces.get(trace_id)
@@ -169,7 +184,8 @@ class TraceStore:
             self._drop(next(iter(self._traces)), evicted=True)
         state = _Trace(TraceRegistry(self, trace_id), now)
         self._traces[trace_id] = state
-        self._count_traces(1)
+        if self._count_traces is not None:
+            self._count_traces(1)
         return state
 
     def _expire(self, now: float) -> None:
@@ -182,7 +198,8 @@ class TraceStore:
     def _drop(self, trace_id: int, *, evicted: bool) -> None:
         state = self._traces.pop(trace_id)
         self._total_bytes -= state.bytes
-        self._count_traces(-1)
+        if self._count_traces is not None:
+            self._count_traces(-1)
         if evicted:
             for kind, source in state.meta.values():
                 self._count_fact(kind, source, "evicted")

@@ -7,11 +7,14 @@ values and messages are written only when content capture is on.
 from __future__ import annotations
 
 import json
+import threading
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.metrics import MeterProvider
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
 
 from groundplane_otel.otel import semconv as sc
@@ -39,6 +42,64 @@ def _override_ok(span: Span, status: Status) -> None:
         span._status = status
 
 
+class _Shared:
+    """The batched instruments of one meter provider, shared by every guard installed on it:
+    ``groundplane.facts`` and ``groundplane.traces.active`` are observed at collection time
+    (cumulative fact counts kept here, the live traces of each guard's store) instead of one
+    synchronous measurement per fact and two per trace. Neither carries a span context, so no
+    exemplar is lost; ``claims``/``outputs``/``check.duration`` stay synchronous for theirs."""
+
+    def __init__(self, meter: Any) -> None:
+        self.lock = threading.Lock()
+        self.facts: dict[tuple[str, str, str], int] = {}
+        self.stores: list[weakref.ref[Any]] = []
+        meter.create_observable_counter(
+            sc.METRIC_FACTS,
+            callbacks=[self._observe_facts],
+            unit=sc.UNIT_FACT,
+            description="Tool results seen, by outcome.",
+        )
+        meter.create_observable_up_down_counter(
+            sc.METRIC_TRACES_ACTIVE,
+            callbacks=[self._observe_traces],
+            unit=sc.UNIT_TRACE,
+            description="Live per-trace registries.",
+        )
+
+    def count_fact(self, kind: str, source: str, outcome: str) -> None:
+        key = (kind, source, outcome)
+        with self.lock:
+            self.facts[key] = self.facts.get(key, 0) + 1
+
+    def _observe_facts(self, options: CallbackOptions) -> Iterator[Observation]:
+        with self.lock:
+            counts = list(self.facts.items())
+        for (kind, source, outcome), count in counts:
+            yield Observation(
+                count, {sc.FACT_KIND: kind, sc.FACT_SOURCE: source, sc.FACT_OUTCOME: outcome}
+            )
+
+    def _observe_traces(self, options: CallbackOptions) -> Iterator[Observation]:
+        with self.lock:
+            stores = [store for ref in self.stores if (store := ref()) is not None]
+        yield Observation(sum(len(store) for store in stores))
+
+
+_shared_lock = threading.Lock()
+_shared: weakref.WeakKeyDictionary[Any, _Shared] = weakref.WeakKeyDictionary()
+
+
+def _shared_for(meter_provider: MeterProvider, meter: Any) -> _Shared:
+    with _shared_lock:
+        try:
+            shared = _shared.get(meter_provider)
+            if shared is None:
+                shared = _shared[meter_provider] = _Shared(meter)
+        except TypeError:  # a provider that cannot be weakly referenced: not shared
+            shared = _Shared(meter)
+        return shared
+
+
 class Telemetry:
     """Instruments of one installed guard, and the writers of its span/log telemetry."""
 
@@ -59,21 +120,34 @@ class Telemetry:
             description="Time spent checking one output.",
             explicit_bucket_boundaries_advisory=list(sc.DURATION_BUCKETS),
         )
-        self.facts = meter.create_counter(
-            sc.METRIC_FACTS, unit=sc.UNIT_FACT, description="Tool results seen, by outcome."
-        )
-        self.traces = meter.create_up_down_counter(
-            sc.METRIC_TRACES_ACTIVE, unit=sc.UNIT_TRACE, description="Live per-trace registries."
-        )
+        self._shared = _shared_for(meter_provider, meter)
+        self.count_fact = self._shared.count_fact
+        self._attributes: dict[tuple[str, ...], dict[str, str]] = {}  # built once per label set
         self._logger = None
         if logger_provider is not None:
             self._logger = logger_provider.get_logger(sc.METER_NAME)
 
-    def count_fact(self, kind: str, source: str, outcome: str) -> None:
-        self.facts.add(1, {sc.FACT_KIND: kind, sc.FACT_SOURCE: source, sc.FACT_OUTCOME: outcome})
+    def watch_traces(self, store: Any) -> None:
+        """Report ``len(store)`` in ``groundplane.traces.active`` (until ``close``)."""
+        with self._shared.lock:
+            self._shared.stores.append(weakref.ref(store))
 
-    def count_traces(self, delta: int) -> None:
-        self.traces.add(delta)
+    def close(self, store: Any) -> None:
+        """The guard is uninstalled: its store's traces are no longer reported as live."""
+        with self._shared.lock:
+            self._shared.stores[:] = [
+                ref for ref in self._shared.stores if ref() not in (store, None)
+            ]
+
+    def _labels(self, *key: str) -> dict[str, str]:
+        """The attribute dict of a claims point (check, verdict, boundary, mode), built once."""
+        labels = self._attributes.get(key)
+        if labels is None:
+            family, verdict, boundary, mode = key
+            labels = {sc.CHECK: family, sc.VERDICT: verdict, sc.BOUNDARY: boundary, sc.MODE: mode}
+            if len(self._attributes) < 4096:  # bounded: names come from configuration
+                self._attributes[key] = labels
+        return labels
 
     # -- one guarded output ------------------------------------------------------------------
 
@@ -81,14 +155,12 @@ class Telemetry:
         """Metrics, in the guarded span's context so exemplars point at its trace."""
         context = trace.set_span_in_context(span, Context())
         boundary, mode = evaluation.boundary, evaluation.mode
-        for family, verdict in evaluation.verdicts:
-            attributes = {
-                sc.CHECK: family,
-                sc.VERDICT: verdict,
-                sc.BOUNDARY: boundary,
-                sc.MODE: mode,
-            }
-            self.claims.add(1, attributes, context=context)
+        per_label: dict[tuple[str, str], int] = {}  # one add per (check, verdict), in order
+        for label in evaluation.verdicts:
+            per_label[label] = per_label.get(label, 0) + 1
+        for (family, verdict), count in per_label.items():
+            labels = self._labels(family, verdict, boundary, mode)
+            self.claims.add(count, labels, context=context)
         output_attributes = {sc.BOUNDARY: boundary, sc.OUTCOME: evaluation.outcome, sc.MODE: mode}
         if evaluation.skip_reason is not None:
             output_attributes[sc.SKIP_REASON] = evaluation.skip_reason

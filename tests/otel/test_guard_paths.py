@@ -796,3 +796,30 @@ def test_an_output_json_cannot_encode_is_still_checked_under_an_agent(
         agent_turn()
     assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
     assert guard.processor.internal_errors == 0
+
+
+def test_generic_hooks_decide_like_the_fast_ones(
+    otel: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an SDK whose span layout the fast hooks do not know, the generic hooks capture the
+    fact, match through the agent, block, count once and drop the trace at its root's end."""
+    import groundplane_otel.otel.guard as guard_module
+
+    monkeypatch.setattr(guard_module, "_sdk_layout", lambda: False)
+    guard = otel.install()
+    assert "on_start" not in vars(guard.processor)  # the class's generic methods
+    with pytest.raises(ClaimsUnsupported):
+        run_agent(otel, "US")
+    (chat,) = final_chat(otel)
+    assert chat.attributes["groundplane.outcome"] == "blocked"
+    assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
+    assert len(guard.processor.store) == 0
+
+
+def test_shutdown_switches_the_fast_hooks_off(otel: Harness) -> None:
+    """After uninstall the fast hooks are replaced: no root is tracked, nothing is checked."""
+    guard = otel.install()
+    guard.uninstall()
+    run_agent(otel, "US")
+    assert guard.processor.store._roots == {}
+    assert final_chat(otel) == []

@@ -85,3 +85,70 @@ def test_value_cut_at_the_length_limit_is_truncated() -> None:
 def test_invalid_utf8_bytes_are_unparseable() -> None:
     """Bytes must be UTF-8 JSON."""
     assert parse(b"\xff\xfe").status == "unparseable"
+
+
+def _reference(raw: str) -> tuple[str, object]:
+    """The strict parse done the slow way: every float and every object through a hook."""
+
+    def refuse(token: str) -> float:
+        raise ValueError(token)
+
+    def finite(token: str) -> float:
+        value = float(token)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(token)
+        return value
+
+    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        if len({key for key, _ in pairs}) != len(pairs):
+            raise ValueError("duplicate")
+        return dict(pairs)
+
+    try:
+        value = json.loads(raw, parse_constant=refuse, parse_float=finite, object_pairs_hook=unique)
+    except ValueError:
+        return "unparseable", None
+    return "ok", value
+
+
+TRICKY = {
+    "long-mantissa-2-digit-exponent": '{"x": 1' + "0" * 250 + "e99}",
+    "long-mantissa-no-exponent": '{"x": 1' + "0" * 320 + ".5}",
+    "big-exponent-with-sign": '{"x": 1.5E+308, "y": 2e+308}',
+    "big-exponent-in-a-string-only": '{"case2024": "e123", "x": 1.5}',
+    "tiny-exponent": '{"x": 1e-999}',
+    "duplicate-in-nested-object": '{"a": {"k": 1, "k": 2}, "b": 3}',
+    "colons-and-quotes-in-strings": '{"a\\":": "x:y\\"z", "b:": "\\\\", "c": ":"}',
+    "duplicate-after-escaped-quote-key": '{"q\\"": 1, "q\\"": 2}',
+    "empty-strings-and-keys": '{"": "", "e": ["", ":", "[", "{"]}',
+    "brackets-in-strings": '{"a": "[[[{{{", "b": ["]]]", {"c": "}}"}]}',
+    "same-key-in-sibling-objects": '[{"k": 1}, {"k": 2}, {"k": {"k": 3}}]',
+    "unicode": '{"région": "Zürich: 1€", "n": 2}',
+}
+
+
+@pytest.mark.parametrize("name", list(TRICKY))
+def test_fast_path_agrees_with_the_slow_strict_parse(name: str) -> None:
+    """Floats, duplicate keys, colons, quotes and brackets inside strings: the C-speed parse
+    decides exactly like a parse that hooks every float and every object."""
+    raw = TRICKY[name]
+    result = parse_payload(raw, max_bytes=100_000, max_depth=8)
+    status, value = _reference(raw)
+    assert (result.status, result.value if result.ok else None) == (status, value)
+
+
+def _nested(depth: int) -> str:
+    """``depth`` levels alternating arrays and objects, e.g. ``[{"k": [{"k": 1}]}]``."""
+    text = "1"
+    for level in range(depth):
+        text = f"[{text}]" if level % 2 else f'{{"k": {text}}}'
+    return text
+
+
+@pytest.mark.parametrize("depth", [7, 8, 9, 16, 17])
+def test_depth_limit_is_exact_for_alternating_brackets(depth: int) -> None:
+    """Depth up to the limit parses, one more level is rejected, whatever the bracket mix (the
+    fast peel removes up to two levels a pass; the verdict stays exact)."""
+    raw = f"[{_nested(depth - 1)}, {_nested(3)}, {_nested(2)}, {_nested(1)}, 1, 2, 3, 4, 5]"
+    result = parse(raw)
+    assert result.status == ("ok" if depth <= 8 else "rejected")
