@@ -64,12 +64,15 @@ def _score_error(where: str, score: object) -> ValueError:
     return ValueError(f"{where}: score must be a finite int or float, got {score!r}")
 
 
-def _valid_scores(scores: list[Any]) -> bool:
-    """Every score is a finite int or float (bools are not numbers), in C-speed passes."""
+def _valid_scores(scores: list[Any], finite: bool = False) -> bool:
+    """Every score is a finite int or float (bools are not numbers), in C-speed passes.
+
+    ``finite``: every float is already known to be finite (cells the registry validated).
+    """
     kinds = set(map(type, scores))
     if not kinds <= _SCORES:
         return False
-    if float not in kinds:
+    if finite or float not in kinds:
         return True
     try:
         if math.isfinite(sum(scores)):  # NaN/±inf survive any sum
@@ -77,6 +80,13 @@ def _valid_scores(scores: list[Any]) -> bool:
     except OverflowError:
         pass
     return all(map(is_number, scores))
+
+
+def _pick(values: Sequence[Any], positions: Sequence[int]) -> tuple[Any, ...]:
+    """``values`` at ``positions``, as a tuple (one C call)."""
+    if len(positions) == 1:
+        return (values[positions[0]],)
+    return tuple(itemgetter(*positions)(values)) if positions else ()
 
 
 def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
@@ -334,13 +344,16 @@ class Table:
     )
 
     def __post_init__(self) -> None:
+        self._validate(dicts=False)
+
+    def _validate(self, *, dicts: bool) -> None:
         rows = tuple(self.rows)
         columns = tuple(self.columns)
         if self.key not in columns:
             raise ValueError(f"key column {self.key!r} is not among the columns {list(columns)}")
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "columns", columns)
-        index, plain = _key_index(rows, self.key)
+        index, plain = _key_index(rows, self.key, dicts)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_derived", {_STR_KEYS: plain})
 
@@ -364,9 +377,25 @@ class Table:
         setattr_(table, "_derived", {})
         return table
 
-    def _note_flat(self, flat: bool) -> None:
-        """Record what the caller already knows: every cell is an immutable atom (or not)."""
-        self._derived[_FLAT] = flat
+    @classmethod
+    def _recorded(
+        cls,
+        key: str,
+        rows: tuple[dict[str, Any], ...],
+        columns: tuple[str, ...],
+        exhaustive: bool,
+        flat: bool,
+    ) -> Table:
+        """A Table of freshly copied plain-dict rows: validated like any other, minus the row
+        type check, plus what the copy learnt (``flat``: every cell an immutable atom)."""
+        table = object.__new__(cls)
+        object.__setattr__(table, "key", key)
+        object.__setattr__(table, "rows", rows)
+        object.__setattr__(table, "columns", columns)
+        object.__setattr__(table, "exhaustive", exhaustive)
+        table._validate(dicts=True)
+        table._derived[_FLAT] = flat
+        return table
 
     def _copy(self) -> Table:
         """A deep copy: plain rows are copied at C speed and the key index is reused."""
@@ -494,7 +523,7 @@ class Table:
             scores = [rows[slot][column] for slot in held]
         if not scores:
             raise ValueError(f"{_where(fact)}column {column!r} has no values to rank")
-        if not _valid_scores(scores):
+        if not _valid_scores(scores, finite=self._derived.get(_FLAT) is True):
             for slot, value in zip(held or range(len(rows)), scores, strict=True):
                 if not is_number(value):
                     where = f"{_where(fact)}column {column!r}, row {rows[slot][key]!r}"
@@ -508,8 +537,8 @@ class Table:
             inverse[slot] = position
         ranking = Ranking._trusted(
             column,
-            tuple([names[slot] for slot in slots]),
-            tuple([scores[position] for position in order]),
+            _pick(names, slots),
+            _pick(scores, order),
             higher_is_better,
             self._index,
             None,
@@ -518,13 +547,16 @@ class Table:
         return ranking, missing
 
 
-def _key_index(rows: tuple[Any, ...], key: str) -> tuple[dict[Hashable, int], bool]:
+def _key_index(
+    rows: tuple[Any, ...], key: str, dicts: bool = False
+) -> tuple[dict[Hashable, int], bool]:
     """(type-strict key -> row position, whether every key is a plain str).
 
     A row that is not a dict, a missing, unhashable or repeated key raises. C-speed passes for
-    plain dict rows; the row-by-row loop runs only to name a problem.
+    plain dict rows (``dicts``: the caller knows they are); the row-by-row loop runs only to
+    name a problem.
     """
-    if not rows or set(map(type, rows)) == {dict}:
+    if dicts or not rows or set(map(type, rows)) == {dict}:
         try:
             keys = [row[key] for row in rows]
             plain = set(map(type, keys)) <= {str}

@@ -96,10 +96,9 @@ class FactRegistry:
                 shared if shared is not None else list(dict.fromkeys(chain.from_iterable(copied)))
             )
         try:
-            table = Table(key, tuple(copied), tuple(columns), exhaustive)
+            table = Table._recorded(key, tuple(copied), tuple(columns), exhaustive, flat)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
-        table._note_flat(flat)
         self._store(name, table, self._provenance(name, tool, args))
         return table._copy()
 

@@ -8,6 +8,7 @@ pins one shortcut against the slow path it replaces.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from fractions import Fraction
@@ -20,7 +21,9 @@ from hypothesis import strategies as st
 from groundplane_otel._copy import copy_rows, flat_rows
 from groundplane_otel._keys import strict_key
 from groundplane_otel._numbers import equals_exact, from_fraction, matches
+from groundplane_otel.checks.aggregate import aggregate_reconciles
 from groundplane_otel.checks.comparison import KINDS, _nearest_delta, delta
+from groundplane_otel.errors import SparseColumnWarning, UnsupportedClaim
 from groundplane_otel.facts import Ranking, Table, ranking_from_scores
 from groundplane_otel.registry import FactRegistry
 
@@ -54,7 +57,8 @@ def test_an_untagged_str_token_never_collides_with_a_tagged_token(text: str, oth
     if type(other) is not str:
         token = strict_key(other)
         assert isinstance(token, tuple)
-        assert token != text and text != token
+        assert token != text
+        assert text != token
         assert len({strict_key(text): 1, token: 2}) == 2
 
 
@@ -111,13 +115,16 @@ def test_a_table_column_ranks_exactly_as_the_validating_constructor(
         with pytest.raises(ValueError, match="no values to rank"):
             table.ranking("s", higher, "skip")
         return
-    with pytest.warns() if any("s" not in row for row in rows) else _no_warning():
+    sparse = any("s" not in row for row in rows)
+    with pytest.warns(SparseColumnWarning) if sparse else contextlib.nullcontext():
         fast = table.ranking("s", higher, "skip")
     slow = _validated(table, "s", higher)
     assert fast == slow
     assert fast.items == slow.items
-    assert fast.names == slow.names and fast.scores == slow.scores
-    assert fast.tie_blocks == slow.tie_blocks and fast.ties == slow.ties
+    assert fast.names == slow.names
+    assert fast.scores == slow.scores
+    assert fast.tie_blocks == slow.tie_blocks
+    assert fast.ties == slow.ties
     for position in range(len(slow.names)):
         assert fast.block_of(position) == slow.block_of(position)
     for row in rows:
@@ -127,14 +134,6 @@ def test_a_table_column_ranks_exactly_as_the_validating_constructor(
         assert fast.rank_of(key) == slow.rank_of(key)
         assert fast.score_of(key) == slow.score_of(key)
     assert copy.deepcopy(fast) == slow
-
-
-class _no_warning:  # noqa: N801 - reads like pytest.warns() at the call site
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 @SETTINGS
@@ -147,15 +146,19 @@ def test_record_ranking_matches_the_validating_constructor(
 ) -> None:
     """ranking_from_scores' trusted build equals a validated Ranking, or raises the same."""
     ordered = sorted(pairs, key=lambda pair: pair[1], reverse=higher)
+    refused = ""
     try:
         slow = Ranking("s", tuple(ordered), higher)
     except ValueError as expected:
+        refused = str(expected)
+    if refused:
         with pytest.raises(ValueError) as info:
             ranking_from_scores("s", pairs, higher)
-        assert str(info.value) == str(expected)
+        assert str(info.value) == refused
         return
     fast = ranking_from_scores("s", pairs, higher)
-    assert fast == slow and fast.tie_blocks == slow.tie_blocks
+    assert fast == slow
+    assert fast.tie_blocks == slow.tie_blocks
     for name, _ in pairs:
         assert fast.rank_of(name) == slow.rank_of(name)
 
@@ -165,11 +168,12 @@ def test_a_ranking_of_a_sparse_column_knows_only_the_rows_that_hold_it() -> None
     table = FactRegistry().record_table(
         "t", [{"id": "a", "s": 1}, {"id": "b"}, {"id": "c", "s": 3}], key="id"
     )
-    with pytest.warns(UserWarning):
+    with pytest.warns(SparseColumnWarning, match="missing in 1 row"):
         ranking = table.to_ranking("s", on_missing="skip")
     assert ranking.names == ("c", "a")
     assert "b" not in ranking
-    assert ranking.position_of("b") is None and ranking.rank_of("b") is None
+    assert ranking.position_of("b") is None
+    assert ranking.rank_of("b") is None
     assert ranking.position_of("a") == 1
     with pytest.raises(TypeError):
         ranking.position_of(["unhashable"])  # type: ignore[arg-type]
@@ -240,7 +244,10 @@ def test_rows_that_are_not_plain_dicts_take_the_validating_path() -> None:
     from types import MappingProxyType
 
     copied, flat, shared = copy_rows([MappingProxyType({"id": 1})], fact="t")
-    assert copied == [{"id": 1}] and type(copied[0]) is dict and not flat and shared is None
+    assert copied == [{"id": 1}]
+    assert type(copied[0]) is dict
+    assert not flat
+    assert shared is None
     with pytest.raises(TypeError, match="row 1 must be a mapping, got int"):
         copy_rows([{"id": 1}, 5], fact="t")
 
@@ -253,7 +260,8 @@ def test_the_table_record_table_returns_is_independent_of_the_evidence() -> None
     reg = FactRegistry()
     returned = reg.record_table("t", [{"id": "a", "v": 2}, {"id": "b", "v": 1}], key="id")
     stored = reg.peek("t").value
-    assert returned == stored and returned is not stored
+    assert returned == stored
+    assert returned is not stored
     assert returned.row("a") is not stored.row("a")
     returned.rows[0]["v"] = 99
     returned.rows[1]["id"] = "zzz"
@@ -272,9 +280,11 @@ def test_the_ranking_record_ranking_returns_is_independent_of_the_evidence() -> 
     reg = FactRegistry()
     returned = reg.record_ranking("r", {"a": 3, "b": 1, ("c", 1): 2})
     stored = reg.peek("r").value
-    assert returned == stored and returned is not stored
+    assert returned == stored
+    assert returned is not stored
     returned._index.clear()
-    assert stored.position_of(("c", 1)) == 1 and returned.position_of("a") is None
+    assert stored.position_of(("c", 1)) == 1
+    assert returned.position_of("a") is None
     read = reg.ranking("r")
     read._index.clear()
     assert reg.ranking("r").rank_of("b") == 3
@@ -350,12 +360,101 @@ def test_the_nearest_float_of_a_fraction_passes_and_of_an_integer_only_if_exact(
 def test_integer_deltas_equal_the_exact_fraction_deltas(
     left: int | float, right: int | float, kind: Any
 ) -> None:
-    """comparison's integer arithmetic gives ``from_fraction`` of the Fraction delta."""
+    """comparison's integer arithmetic gives ``from_fraction`` of the Fraction delta (None when
+    that is undefined or beyond the float range)."""
     exact = delta(kind, Fraction(left), Fraction(right))
-    assert _nearest_delta(kind, left, right) == (None if exact is None else from_fraction(exact))
+    try:
+        expected = None if exact is None else from_fraction(exact)
+    except ValueError:  # a ratio over a subnormal base, say
+        expected = None
+    assert _nearest_delta(kind, left, right) == expected
 
 
 def test_huge_deltas_fall_back_to_the_exact_path() -> None:
     """A ratio beyond the float range is None here; the exact path then raises the ValueError."""
     assert _nearest_delta("ratio", 1e300, 1e-300) is None
     assert _nearest_delta("pct", 5, 0) is None
+
+
+# -- checks: the early pass never accepts what the full evaluation refuses -------------------
+
+
+def _verdict(check: Any, reg: FactRegistry, output: dict[str, Any]) -> str:
+    try:
+        check(reg, output)
+    except UnsupportedClaim as claim:
+        return claim.code
+    except ValueError as error:
+        return f"ValueError: {error}"
+    return "pass"
+
+
+@SETTINGS
+@given(
+    scores_=st.lists(st.integers(0, 4), min_size=1, max_size=8),
+    picks=st.lists(st.integers(-1, 9), max_size=5),
+    k=st.one_of(st.none(), st.integers(1, 5)),
+    ordered=st.booleans(),
+    allow_tie_pick=st.booleans(),
+    as_tuple=st.booleans(),
+)
+def test_ranking_prefix_passes_early_exactly_when_the_full_evaluation_passes(
+    scores_: list[int],
+    picks: list[int],
+    k: int | None,
+    ordered: bool,
+    allow_tie_pick: bool,
+    as_tuple: bool,
+) -> None:
+    """Random rankings with ties, random claims (repeats, interlopers, permutations): the
+    verdict with the early pass is the verdict of the full evaluation alone."""
+    from groundplane_otel.checks import ranking_prefix as module
+
+    reg = FactRegistry()
+    reg.record_ranking("r", {f"n{i}": score for i, score in enumerate(scores_)})
+    claim = [f"n{i}" if i >= 0 else "ghost" for i in picks]
+    output = {"top": tuple(claim) if as_tuple else claim}
+    check = module.ranking_prefix("r", k=k, ordered=ordered, allow_tie_pick=allow_tie_pick)
+    with_shortcut = _verdict(check, reg, output)
+    original = module._RankingPrefix._passes
+    module._RankingPrefix._passes = lambda self, ranking, claimed: False  # type: ignore[method-assign]
+    try:
+        without = _verdict(check, reg, output)
+    finally:
+        module._RankingPrefix._passes = original  # type: ignore[method-assign]
+    assert with_shortcut == without
+
+
+@SETTINGS
+@given(
+    values=st.lists(
+        st.one_of(st.integers(-50, 50), st.sampled_from([0.1, 0.25, 1e-3])), min_size=1, max_size=12
+    ),
+    op=st.sampled_from(["sum", "count", "mean", "min", "max", "median"]),
+    offset=st.sampled_from([0, 0.0, 1, -1, 1e-9, 0.5, True, "7"]),
+    tolerance=st.sampled_from([0, 1e-6, 1]),
+)
+def test_aggregate_judges_a_claim_alike_on_first_and_repeated_checks(
+    values: list[int | float], op: Any, offset: Any, tolerance: int | float
+) -> None:
+    """The cached result only short-cuts a supported claim: cold and warm verdicts agree."""
+    rows = [{"id": i, "x": value} for i, value in enumerate(values)]
+    exact = sum(map(Fraction, values))
+    computed = {
+        "sum": exact,
+        "count": Fraction(len(values)),
+        "mean": exact / len(values),
+        "min": Fraction(min(values)),
+        "max": Fraction(max(values)),
+        "median": Fraction(sorted(values)[len(values) // 2]),
+    }[op]
+    base = from_fraction(computed)
+    claim = offset if isinstance(offset, (bool, str)) else base + offset
+    check = aggregate_reconciles("t", "v", None if op == "count" else "x", op, tolerance=tolerance)
+    warm = FactRegistry()
+    warm.record_table("t", rows, key="id")
+    warm_up = {"v": len(values)} if op == "count" else {"v": base}
+    assert _verdict(check, warm, warm_up) in ("pass", "value_mismatch")  # median of even n
+    cold = FactRegistry()
+    cold.record_table("t", rows, key="id")
+    assert _verdict(check, warm, {"v": claim}) == _verdict(check, cold, {"v": claim})

@@ -11,12 +11,12 @@ What runs
 
 The mixes (TICKS batches, one per second, each interleaved so a scrape that lands mid-batch
 sees about the batch's proportions)
-    bad, per batch: enforce 3 right + 3 wrong winner + 2 refusals (skipped) + 1 prose answer
+    bad, per batch: enforce 1 right + 5 wrong winners + 2 refusals (skipped) + 1 prose answer
     (unreadable -> error) + 1 answer without the tool call (fact missing -> error); observe
     1 right + 1 wrong winner (flagged). The policy has 3 checks, each counted whatever the report
     mode, so a right answer counts 3 supported claims, a wrong winner 1 unsupported and 2
-    supported claims, a missing fact 3 error claims, the others none: 4 unsupported of 27
-    claims per batch, 14.8% (above the 14.4% page threshold), and 2 skipped
+    supported claims, a missing fact 3 error claims, the others none: 6 unsupported of 27
+    claims per batch, 22.2% (well above the 14.4% page threshold), and 2 skipped
     of 12 outputs (above the 10% skipped threshold). The expected totals are computed from the
     policy's checks by tests/guard_traffic.py and compared exactly with Prometheus.
     clean, per batch: 10 right answers in enforce mode and 2 in observe mode.
@@ -92,8 +92,8 @@ SCALE = 60  # time compression of the rules: one test second stands for one prod
 TICKS = 20  # batches of traffic, one per second
 TICK = 1.0
 BAD_BATCH: tuple[tuple[Scenario, Mode, int], ...] = (
-    ("right", "enforce", 3),
-    ("wrong_winner", "enforce", 3),
+    ("right", "enforce", 1),
+    ("wrong_winner", "enforce", 5),
     ("refusal", "enforce", 2),
     ("unreadable", "enforce", 1),
     ("fact_missing", "enforce", 1),
@@ -387,10 +387,10 @@ def test_scale_rules_rejects_a_constant_that_is_not_the_window() -> None:
 
 
 def test_unsupported_ratio_equals_the_known_mix(proof: Proof) -> None:
-    """Prometheus's sum(unsupported) / sum(all claims) over the guard's counters is exactly 4/27."""
+    """Prometheus's sum(unsupported) / sum(all claims) over the guard's counters is exactly 6/27."""
     proof.finished()
     server, want = proof.bad.server, proof.bad.expected
-    assert want.unsupported_ratio == 4 / 27  # the mix described in the module docstring
+    assert want.unsupported_ratio == 6 / 27  # the mix described in the module docstring
     ratio = _value(
         server,
         'sum(groundplane_claims_total{groundplane_verdict="unsupported"})'
@@ -401,7 +401,7 @@ def test_unsupported_ratio_equals_the_known_mix(proof: Proof) -> None:
         server, "sum by (groundplane_verdict) (groundplane_claims_total)", ("groundplane_verdict",)
     )
     assert verdicts == want.claims_by_verdict()
-    assert verdicts == {"supported": 20 * TICKS, "unsupported": 4 * TICKS, "error": 3 * TICKS}
+    assert verdicts == {"supported": 18 * TICKS, "unsupported": 6 * TICKS, "error": 3 * TICKS}
     labels = ("groundplane_check", "groundplane_verdict", "groundplane_mode")
     claims = _by(server, f"sum by ({', '.join(labels)}) (groundplane_claims_total)", labels)
     assert claims == dict(want.claims)
@@ -419,15 +419,15 @@ def test_outputs_by_outcome_are_exact(proof: Proof) -> None:
     outputs = _by(server, f"sum by ({', '.join(labels)}) (groundplane_outputs_total)", labels)
     assert outputs == dict(want.outputs)
     assert outputs == {
-        ("passed", "enforce", ""): 3 * TICKS,
-        ("blocked", "enforce", ""): 3 * TICKS,
+        ("passed", "enforce", ""): 1 * TICKS,
+        ("blocked", "enforce", ""): 5 * TICKS,
         ("skipped", "enforce", "refusal"): 2 * TICKS,
         ("error", "enforce", ""): 2 * TICKS,
         ("passed", "observe", ""): 1 * TICKS,
         ("flagged", "observe", ""): 1 * TICKS,
     }
     assert proof.bad.app.raised == want.raised
-    assert want.raised == {"UnsupportedClaim": 3 * TICKS, "OutputUnchecked": 2 * TICKS}
+    assert want.raised == {"UnsupportedClaim": 5 * TICKS, "OutputUnchecked": 2 * TICKS}
     checked = sum(n for (outcome, _, _), n in want.outputs.items() if outcome != "skipped")
     assert _value(server, "sum(groundplane_check_duration_seconds_count)") == checked
     facts = _by(
@@ -471,7 +471,7 @@ def test_dashboard_query_returns_the_guards_data(proof: Proof, expr: str) -> Non
 
 
 def test_bad_mix_fires_every_alert(proof: Proof) -> None:
-    """With 14.8% unsupported claims, errors and 17% skipped outputs, every compressed alert
+    """With 22.2% unsupported claims, errors and 17% skipped outputs, every compressed alert
     reaches firing."""
     want = proof.bad.expected
     assert want.unsupported_ratio > PAGE_RATIO

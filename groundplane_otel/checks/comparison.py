@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, cast, get_args
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel._numbers import equals_exact, is_number, matches, validate_tolerances
@@ -142,12 +142,17 @@ class _Comparison:
                 "needs two different entities",
                 code="same_entity",
             )
-        a_side = self._side(registry, stored, self.a_field, a)
-        b_side = self._side(registry, stored, self.b_field, b)
-        left, right = (a_side, b_side) if self.direction == "a_minus_b" else (b_side, a_side)
-        nearest = _nearest_delta(self.kind, left.value, right.value)
+        a_value = self._value_of(registry, stored, self.a_field, a)
+        b_value = self._value_of(registry, stored, self.b_field, b)
+        forward = self.direction == "a_minus_b"
+        if forward:
+            nearest = _nearest_delta(self.kind, a_value, b_value)
+        else:
+            nearest = _nearest_delta(self.kind, b_value, a_value)
         if nearest is not None and equals_exact(claimed, nearest):
             return  # the common case: no Fraction built, no message formatted
+        a_side, b_side = _Side(a, a_value), _Side(b, b_value)
+        left, right = (a_side, b_side) if forward else (b_side, a_side)
         exact_left, exact_right = Fraction(left.value), Fraction(right.value)
         computed = delta(self.kind, exact_left, exact_right)
         formula = _formula(self.kind, left.name, right.name)
@@ -215,28 +220,27 @@ class _Comparison:
             "(record_ranking()) or a Table (record_table()) with column="
         )
 
-    def _side(self, registry: FactRegistry, stored: Fact, field: str, name: Any) -> _Side:
+    def _value_of(self, registry: FactRegistry, stored: Fact, field: str, name: Any) -> int | float:
+        """The number the fact holds for entity ``name`` (``_measure`` vetted the fact)."""
         value = stored.value
-        if isinstance(value, Ranking):
-            position = value.find(name)
-            if position is not None:
-                return _Side(name, value.scores[position])
-        else:
-            assert isinstance(value, Table)
-            assert self.column is not None
+        if isinstance(value, Table):
             row = value.find_row(name)
             if row is not None:
-                if self.column not in row:
+                column = cast(str, self.column)
+                if column not in row:
+                    raise ValueError(f"fact {self.fact!r}: row {name!r} has no column {column!r}")
+                cell = row[column]
+                if type(cell) is not int and not is_number(cell):
                     raise ValueError(
-                        f"fact {self.fact!r}: row {name!r} has no column {self.column!r}"
-                    )
-                cell = row[self.column]
-                if not is_number(cell):
-                    raise ValueError(
-                        f"fact {self.fact!r}: column {self.column!r}, row {name!r}: expected a "
+                        f"fact {self.fact!r}: column {column!r}, row {name!r}: expected a "
                         f"finite int or float, got {cell!r} ({type(cell).__name__})"
                     )
-                return _Side(name, cell)
+                number: int | float = cell
+                return number
+        else:
+            position = cast(Ranking, value).find(name)
+            if position is not None:
+                return cast(Ranking, value).scores[position]
         index = name_index(registry, self.fact, stored)
         hint = index.hint(name)
         raise self._claim(

@@ -111,8 +111,9 @@ class Limits:
 
     ``max_payload_bytes`` bounds one tool result, ``max_trace_bytes`` the results held for one
     trace, ``max_total_bytes`` all of them (least recently used traces are evicted first);
-    ``max_depth`` bounds JSON nesting; ``max_spans_per_trace`` the live spans tracked per trace
-    to match boundaries through ancestors.
+    ``max_depth`` bounds JSON nesting; ``max_spans_per_trace`` the enclosing agent/LLM spans a
+    span remembers (its lineage, to match boundaries through ancestors and check each answer
+    once).
     """
 
     max_traces: int = 10_000

@@ -79,6 +79,11 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_STRICT = json.JSONDecoder(  # stateless hooks: one decoder for every thread
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+)
+
+
 def _skeleton(data: bytes) -> bytes:
     """The structure of JSON text (UTF-8 bytes): its brackets and key colons, strings removed.
 
@@ -133,6 +138,12 @@ def _may_overflow(data: bytes) -> bool:
     slower parse that checks every float.)"""
     numbers = data.translate(_NUMBERS, b"+-")
     return _BIG_EXPONENT in numbers or _LONG_MANTISSA in numbers
+
+
+# Text with at most this many brackets (and no more than the depth limit, so never too deep)
+# is parsed in one pass by a decoder that hooks every float and object; above, the structure
+# is checked on the bytes and the C decoder runs with as few Python hooks as possible.
+_SMALL = 16
 
 
 class _PairCount:
@@ -202,6 +213,15 @@ def parse_payload(
     size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
+    if raw.count("{") + raw.count("[") <= min(_SMALL, max_depth):  # few objects, not too deep
+        try:
+            return Parsed("ok", _STRICT.decode(raw), size=size)
+        except _Refused as refused:
+            return Parsed("unparseable", size=size, problem=str(refused))
+        except (ValueError, RecursionError) as exc:
+            if length_limit is not None and len(raw) == length_limit:
+                return Parsed("truncated", size=size, problem=f"cut at {length_limit} characters")
+            return Parsed("unparseable", size=size, problem=f"invalid JSON: {type(exc).__name__}")
     data = raw.encode("ascii" if ascii_text else "utf-8", "surrogatepass")
     skeleton = _skeleton(data)
     if _depth(skeleton, max_depth) > max_depth:
