@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 import warnings
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,26 @@ def _valid_scores(scores: list[Any], finite: bool = False) -> bool:
     except OverflowError:
         pass
     return all(map(is_number, scores))
+
+
+_SHARED_POSITIONS = 1 << 16
+_positions_cache: list[int] = list(range(1024))
+_positions_lock = threading.Lock()
+
+
+def _positions(count: int) -> Sequence[int]:
+    """``range(count)`` as shared int objects: key indices and rankings of every table reuse
+    them instead of allocating an int per row (ints above 256 are not cached by Python).
+
+    Up to 65,536 positions are kept (about 2.3 MB at most); larger tables get a plain range.
+    """
+    cache = _positions_cache
+    if count > len(cache):
+        if count > _SHARED_POSITIONS:
+            return range(count)
+        with _positions_lock:
+            cache.extend(range(len(cache), count))  # no-op when another thread got there first
+    return cache[:count]
 
 
 def _pick(values: Sequence[Any], positions: Sequence[int]) -> tuple[Any, ...]:
@@ -212,7 +233,7 @@ class Ranking:
         ``tokens`` (the names' type-strict keys, when the caller already has them) are taken
         as unique.
         """
-        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
+        order = sorted(_positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
         ordered_names = tuple([names[position] for position in order])
         ordered_scores = tuple([scores[position] for position in order])
         if tokens is None:
@@ -221,7 +242,7 @@ class Ranking:
             ordered_tokens = ordered_names
         else:
             ordered_tokens = [tokens[position] for position in order]
-        index = dict(zip(ordered_tokens, range(len(order)), strict=True))
+        index = dict(zip(ordered_tokens, _positions(len(order)), strict=True))
         if len(index) != len(order):  # a repeated name: let the validating constructor say so
             return cls(
                 key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better
@@ -237,7 +258,8 @@ class Ranking:
             if self._inverse is None:
                 index = dict(self._index)
             else:  # a copy stands alone: it does not share a table's index
-                index = dict(zip(_tokens(self._names), range(len(self._names)), strict=True))
+                names = self._names
+                index = dict(zip(_tokens(names), _positions(len(names)), strict=True))
             return Ranking._trusted(
                 self.key, self._names, self._scores, self.higher_is_better, index, self._ranks
             )
@@ -528,12 +550,12 @@ class Table:
                 if not is_number(value):
                     where = f"{_where(fact)}column {column!r}, row {rows[slot][key]!r}"
                     raise _score_error(where, value)
-        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
+        order = sorted(_positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
         slots = order if held is None else [held[position] for position in order]
         # The index was built in row order; with plain-str keys its tokens are the names.
         names = list(self._index) if self._derived.get(_STR_KEYS) else [row[key] for row in rows]
         inverse = [-1] * len(rows)
-        for position, slot in enumerate(slots):
+        for position, slot in zip(_positions(len(slots)), slots, strict=True):
             inverse[slot] = position
         ranking = Ranking._trusted(
             column,
@@ -561,7 +583,7 @@ def _key_index(
             keys = [row[key] for row in rows]
             plain = set(map(type, keys)) <= {str}
             tokens = keys if plain else list(map(strict_key, keys))
-            index = dict(zip(tokens, range(len(rows)), strict=True))
+            index = dict(zip(tokens, _positions(len(rows)), strict=True))
         except (KeyError, TypeError):
             pass
         else:

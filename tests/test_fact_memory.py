@@ -79,6 +79,7 @@ def test_memory_of_ended_traces_is_returned() -> None:
     rows = _rows(2_000)
     total = sum(row["spend"] for row in rows)
     check = aggregate_reconciles("t", "total", "spend")
+    FactRegistry().record_table("t", rows, key="id")  # warms process-wide caches (positions)
     gc.collect()
     tracemalloc.start()
     try:

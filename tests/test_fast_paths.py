@@ -458,3 +458,20 @@ def test_aggregate_judges_a_claim_alike_on_first_and_repeated_checks(
     cold = FactRegistry()
     cold.record_table("t", rows, key="id")
     assert _verdict(check, warm, {"v": claim}) == _verdict(check, cold, {"v": claim})
+
+
+def test_shared_positions_are_the_plain_range_even_under_concurrent_growth() -> None:
+    """The process-wide position ints read like range(n), however many threads grow them."""
+    import threading
+
+    from groundplane_otel import facts
+
+    counts = [3000 + 997 * i for i in range(16)]
+    threads = [threading.Thread(target=facts._positions, args=(count,)) for count in counts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for count in (0, 1, 1024, 1025, max(counts), facts._SHARED_POSITIONS + 1):
+        assert list(facts._positions(count)) == list(range(count))
+    assert facts._positions_cache == list(range(len(facts._positions_cache)))
