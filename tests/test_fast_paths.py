@@ -464,14 +464,14 @@ def test_shared_positions_are_the_plain_range_even_under_concurrent_growth() -> 
     """The process-wide position ints read like range(n), however many threads grow them."""
     import threading
 
-    from groundplane_otel import facts
+    from groundplane_otel import ranking
 
     counts = [3000 + 997 * i for i in range(16)]
-    threads = [threading.Thread(target=facts._positions, args=(count,)) for count in counts]
+    threads = [threading.Thread(target=ranking._positions, args=(count,)) for count in counts]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    for count in (0, 1, 1024, 1025, max(counts), facts._SHARED_POSITIONS + 1):
-        assert list(facts._positions(count)) == list(range(count))
-    assert facts._positions_cache == list(range(len(facts._positions_cache)))
+    for count in (0, 1, 1024, 1025, max(counts), ranking._SHARED_POSITIONS + 1):
+        assert list(ranking._positions(count)) == list(range(count))
+    assert ranking._positions_cache == list(range(len(ranking._positions_cache)))
