@@ -21,28 +21,37 @@ re-run every time, since nothing says it is pure.
 
 from __future__ import annotations
 
-import copy
-import math
-import operator
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import compress
-from types import MappingProxyType
-from typing import Any, Literal, TypeVar, Union, get_args
+from typing import Any, Literal, TypeVar
 
-from groundplane_otel._keys import strict_equal, strict_key
-from groundplane_otel._numbers import equals_exact, is_number, matches, validate_tolerances
+from groundplane_otel._numbers import equals_exact, is_number, matches
+from groundplane_otel.checks._aggregate_args import (
+    BUILDER as _BUILDER,
+)
+from groundplane_otel.checks._aggregate_args import (
+    OPS,
+    Filter,
+    Op,
+    RowPredicate,
+    Where,
+    validate,
+)
+from groundplane_otel.checks._aggregate_filter import (
+    ABSENT as _ABSENT,
+)
+from groundplane_otel.checks._aggregate_filter import (
+    Rows,
+    filter_text,
+    loose_hint,
+    split_rows,
+)
+from groundplane_otel.checks._aggregate_math import Cells, exact_result, plural
+from groundplane_otel.checks._aggregate_math import read_cells as _read_cells  # tests patch it here
 from groundplane_otel.checks._base import NamedCheck, describe, field_value
 from groundplane_otel.checks._memo import derived
-from groundplane_otel.checks._numeric import (
-    exact_dot,
-    exact_sum,
-    offset_text,
-    represent,
-    require_name,
-    show,
-)
+from groundplane_otel.checks._numeric import offset_text, represent, show
 from groundplane_otel.checks._resolve import resolve_table
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
@@ -50,69 +59,8 @@ from groundplane_otel.registry import FactRegistry
 
 __all__ = ["OPS", "Op", "RowPredicate", "aggregate_reconciles", "check_aggregate_reconciles"]
 
-Op = Literal["sum", "count", "mean", "min", "max", "median"]
-OPS: tuple[str, ...] = get_args(Op)
-RowPredicate = Callable[[Mapping[str, Any]], bool]
-Where = Union[Mapping[str, Any], RowPredicate]  # noqa: UP007 - evaluated at runtime on 3.10
-Rows = Sequence[dict[str, Any]]
 Part = Literal["selected", "rest", "all"]
-
-_BUILDER = "aggregate_reconciles"
 T = TypeVar("T")
-_ABSENT = object()
-# For these types, ``type(a) is type(b) and a == b`` is exactly ``strict_equal(a, b)``.
-_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
-
-
-def _plural(count: int) -> str:
-    return f"{count} row" if count == 1 else f"{count} rows"
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Cells:
-    """One column read over a set of rows, validated once: what an aggregate needs of it."""
-
-    rows: int
-    lacking: int = 0
-    first_lacking: Any = None
-    bad: tuple[Any, Any] | None = None  # (row key, cell) of the first cell that is no number
-    values: Sequence[int | float] = ()
-    kinds: set[type] | None = None  # the values' types, when every one is a plain int/float
-    results: dict[Hashable, Fraction] = field(default_factory=dict)  # op -> exact result
-
-
-def _read_cells(rows: Rows, column: str, key: str) -> _Cells:
-    """The column's cells; C-speed passes when every cell is a plain int or float."""
-    try:
-        values = [row[column] for row in rows]
-    except KeyError:
-        lacking = [row for row in rows if column not in row]
-        return _Cells(len(rows), len(lacking), lacking[0][key])
-    kinds = set(map(type, values))
-    if kinds <= {int}:
-        return _Cells(len(rows), values=values, kinds=kinds)
-    if kinds <= {int, float}:
-        floats = values if kinds == {float} else [v for v in values if type(v) is float]
-        if all(map(math.isfinite, floats)):  # the registry refuses NaN/inf; stay defensive
-            return _Cells(len(rows), values=values, kinds=kinds)
-    for row, value in zip(rows, values, strict=True):
-        if not is_number(value):
-            return _Cells(len(rows), bad=(row[key], value))
-    return _Cells(len(rows), values=values)
-
-
-def _flags(rows: Rows, where: tuple[tuple[str, Any], ...]) -> list[bool]:
-    """Which rows a mapping filter selects, type-strictly, one column at a time."""
-    combined: list[bool] = [True] * len(rows)
-    for column, value in where:
-        held = [row.get(column, _ABSENT) for row in rows]
-        if type(value) in _SCALARS:
-            kind = type(value)
-            flags = [type(cell) is kind and cell == value for cell in held]
-        else:
-            flags = [cell is not _ABSENT and strict_equal(cell, value) for cell in held]
-        combined = list(map(operator.and_, combined, flags))
-    return combined
 
 
 @dataclass(slots=True)
@@ -141,7 +89,7 @@ class _Aggregate:
     field: str
     column: str | None
     op: Op
-    where: tuple[tuple[str, Any], ...] | RowPredicate | None
+    where: Filter
     weight_column: str | None
     tolerance: int | float
     rel_tolerance: int | float | None
@@ -224,31 +172,13 @@ class _Aggregate:
         if self.where is None:
             return ()
         split = run.derive(
-            ("aggregate.split", self.token), self._shared(part), lambda: self._split(run.table)
+            ("aggregate.split", self.token),
+            self._shared(part),
+            lambda: split_rows(run.table, self.where, self.fact),
         )
         return split[0] if part == "selected" else split[1]
 
-    def _split(self, table: Table) -> tuple[Rows, Rows]:
-        """(selected, rest): the rows the filter selects and the complement, in table order."""
-        if isinstance(self.where, tuple):
-            flags = _flags(table.rows, self.where)
-        else:
-            flags = [self._predicate(table, row) for row in table.rows]
-        selected = tuple(compress(table.rows, flags))
-        rest = tuple(compress(table.rows, [not flag for flag in flags]))
-        return selected, rest
-
-    def _predicate(self, table: Table, row: dict[str, Any]) -> bool:
-        assert callable(self.where)
-        result = self.where(MappingProxyType(row))
-        if not isinstance(result, bool):
-            raise TypeError(
-                f"{_BUILDER}: the where predicate {self._predicate_name()} must return a bool, "
-                f"got {result!r} for row {row[table.key]!r} of fact {self.fact!r}"
-            )
-        return result
-
-    def _cells(self, run: _Run, part: Part, column: str) -> _Cells:
+    def _cells(self, run: _Run, part: Part, column: str) -> Cells:
         every = part == "all" or (self.where is None and part == "selected")
         return run.derive(
             ("aggregate.cells", None, "all", column)
@@ -274,7 +204,8 @@ class _Aggregate:
         cell a ValueError; for a diagnosis (no claim) either just gives None.
         """
         strict = claimed is not _ABSENT
-        count = len(self._rows(run, part))
+        rows = self._rows(run, part)
+        count = len(rows)
         if not count:
             return None
         columns = [self.column] if self.column is not None else []
@@ -289,57 +220,16 @@ class _Aggregate:
                     run.stored,
                     claimed,
                     None,
-                    f"column {column!r} is missing in {read.lacking} of {_plural(count)} selected "
+                    f"column {column!r} is missing in {read.lacking} of {plural(count)} selected "
                     f"(first {read.first_lacking!r}): an aggregate over a partial column is not "
                     "verifiable",
                     "partial_column",
                 )
         if self.op == "count":
             return Fraction(count)
-        for column, read in zip(columns, cells, strict=True):
-            if read.bad is not None:
-                if not strict:
-                    return None
-                key, value = read.bad
-                raise ValueError(
-                    f"fact {self.fact!r}: column {column!r}, row {key!r}: expected a finite int "
-                    f"or float, got {value!r} ({type(value).__name__}); an aggregate reads every "
-                    "selected cell as a number"
-                )
-        values = cells[0]
-        memo_key: Hashable = self.op if len(cells) == 1 else ("weighted", self.weight_column)
-        found = values.results.get(memo_key)
-        if found is None:
-            if len(cells) == 2:
-                rows = self._rows(run, part)
-                found = self._weighted_mean(run.table, rows, values, cells[1], strict)
-                if found is None:
-                    return None
-            else:
-                found = _compute(self.op, values.values, values.kinds)
-            values.results[memo_key] = found
-        return found
-
-    def _weighted_mean(
-        self, table: Table, rows: Rows, values: _Cells, weights: _Cells, strict: bool
-    ) -> Fraction | None:
-        if min(weights.values) < 0:
-            if not strict:
-                return None
-            position, weight = next((i, w) for i, w in enumerate(weights.values) if w < 0)
-            raise ValueError(
-                f"fact {self.fact!r}: column {self.weight_column!r}, row "
-                f"{rows[position][table.key]!r}: a weight must be >= 0, got {weight!r}"
-            )
-        total = exact_sum(weights.values)
-        if not total:
-            if not strict:
-                return None
-            raise ValueError(
-                f"fact {self.fact!r}: the weights in column {self.weight_column!r} sum to 0 over "
-                f"the {_plural(len(rows))} selected; a weighted mean is undefined"
-            )
-        return exact_dot(values.values, weights.values) / total
+        return exact_result(
+            self.fact, self.op, self.weight_column, columns, cells, run.table, rows, strict
+        )
 
     # -- judging the claim -------------------------------------------------------------------
 
@@ -386,7 +276,7 @@ class _Aggregate:
                 if other is not None and self._matches(claimed, other):
                     rows = len(self._rows(run, part))
                     return (
-                        f"; the claim equals the {self.op} over {label} ({_plural(rows)}: "
+                        f"; the claim equals the {self.op} over {label} ({plural(rows)}: "
                         f"{show(other)}): taken over the wrong subset",
                         "wrong_subset",
                     )
@@ -405,40 +295,20 @@ class _Aggregate:
         return f"{self.op} of {self.column!r}{weighted}"
 
     def _scope(self, count: int) -> str:
-        over = "" if self.op == "count" else f" over {_plural(count)}"
+        over = "" if self.op == "count" else f" over {plural(count)}"
         return over + ("" if self.where is None else f" where {self._filter_text()}")
 
     def _filter_text(self) -> str:
-        if isinstance(self.where, tuple):
-            return " and ".join(f"{column}={value!r}" for column, value in self.where)
-        return f"{self._predicate_name()}(row)"
-
-    def _predicate_name(self) -> str:
-        return str(getattr(self.where, "__name__", repr(self.where)))
+        return filter_text(self.where)
 
     def _empty_reason(self, table: Table) -> str:
         if self.where is None:
             return f"fact {self.fact!r} has no rows: no {self.op} over it can be verified"
         reason = (
-            f"no row of fact {self.fact!r} ({_plural(len(table.rows))}) matches where "
+            f"no row of fact {self.fact!r} ({plural(len(table.rows))}) matches where "
             f"{self._filter_text()}: an aggregate over an empty selection is not verifiable"
         )
-        return reason + self._loose_hint(table)
-
-    def _loose_hint(self, table: Table) -> str:
-        """Point at a value the type-strict filter refused although ``==`` would accept it."""
-        if not isinstance(self.where, tuple):
-            return ""
-        for row in table.rows:
-            for column, value in self.where:
-                held = row.get(column, _ABSENT)
-                if (held == value) is True and not strict_equal(held, value):
-                    return (
-                        f" (row {row[table.key]!r} holds {held!r} ({type(held).__name__}) in "
-                        f"{column!r}, which the type-strict filter does not equate with "
-                        f"{value!r} ({type(value).__name__}))"
-                    )
-        return ""
+        return reason + loose_hint(self.where, table)
 
     def _claim(
         self, stored: Fact, claimed: Any, supported: Any, reason: str, code: str
@@ -454,23 +324,6 @@ class _Aggregate:
         )
 
 
-def _compute(op: str, values: Sequence[int | float], kinds: set[type] | None = None) -> Fraction:
-    """sum, mean, min, max or median of validated numbers, exactly."""
-    if op == "sum":
-        return exact_sum(values, kinds)
-    if op == "mean":
-        return exact_sum(values, kinds) / len(values)
-    if op == "min":
-        return Fraction(min(values))  # int/float comparisons are exact in Python
-    if op == "max":
-        return Fraction(max(values))
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return Fraction(ordered[middle])
-    return (Fraction(ordered[middle - 1]) + Fraction(ordered[middle])) / 2
-
-
 def _validated(
     *,
     fact: str,
@@ -483,19 +336,16 @@ def _validated(
     rel_tolerance: int | float | None,
 ) -> _Aggregate:
     """Check every argument now (a misconfigured check fails when built, not when run)."""
-    require_name(_BUILDER, "fact", fact)
-    require_name(_BUILDER, "field", field)
-    require_name(_BUILDER, "column", column, optional=True)
-    require_name(_BUILDER, "weight_column", weight_column, optional=True)
-    if op not in OPS:
-        raise ValueError(f"{_BUILDER}: op must be one of {list(OPS)}, got {op!r}")
-    if column is None and op != "count":
-        raise ValueError(f"{_BUILDER}: op={op!r} needs column= (only 'count' works without one)")
-    if weight_column is not None and op != "mean":
-        raise ValueError(f"{_BUILDER}: weight_column= applies to op='mean' only, got op={op!r}")
-    validate_tolerances(tolerance, rel_tolerance, where=_BUILDER)
-    pairs = _validated_where(where)
-    token = _token(pairs)
+    pairs, token = validate(
+        fact=fact,
+        field=field,
+        column=column,
+        op=op,
+        where=where,
+        weight_column=weight_column,
+        tolerance=tolerance,
+        rel_tolerance=rel_tolerance,
+    )
     memoised = pairs is None or token is not None
     return _Aggregate(
         fact,
@@ -509,42 +359,6 @@ def _validated(
         token,
         ("aggregate.result", column, op, token, weight_column) if memoised else None,
     )
-
-
-def _validated_where(where: Where | None) -> tuple[tuple[str, Any], ...] | RowPredicate | None:
-    """A mapping becomes a private copy of its (column, value) pairs; a callable is kept."""
-    if where is None:
-        return None
-    if isinstance(where, Mapping):
-        if not where:
-            raise ValueError(
-                f"{_BUILDER}: where must be None or a non-empty mapping, got {{}} "
-                "(pass where=None to aggregate every row)"
-            )
-        for column in where:
-            if not isinstance(column, str) or not column:
-                raise TypeError(
-                    f"{_BUILDER}: where keys must be non-empty column names, got {column!r}"
-                )
-        return tuple((column, copy.deepcopy(value)) for column, value in where.items())
-    if callable(where):
-        return where
-    raise TypeError(
-        f"{_BUILDER}: where must be None, a mapping column -> value, or a callable "
-        f"predicate(row) -> bool, got {where!r}"
-    )
-
-
-def _token(where: tuple[tuple[str, Any], ...] | RowPredicate | None) -> Hashable | None:
-    """A type-strict memo key for a mapping filter (None for a callable or unhashable one)."""
-    if not isinstance(where, tuple):
-        return None
-    token = ("where", tuple((column, strict_key(value)) for column, value in sorted(where)))
-    try:
-        hash(token)
-    except TypeError:
-        return None
-    return token
 
 
 def aggregate_reconciles(
