@@ -1,0 +1,136 @@
+"""The lineage of guarded spans, kept on the span instances themselves.
+
+A span that is an agent or may carry an output (a *guardable* span), and every span below one,
+holds the tuple of its enclosing guardable spans (``CHAIN_ATTR``). It is read to match an agent
+name on an ancestor, to find the other instrumentations' spans of the same model call, and to
+check each answer once (``COVERED_ATTR``, ``HANDED_ATTR``). Spans outside any agent or LLM span
+carry nothing; nothing is locked or cleaned up.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import Span
+
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._spans import agent_names, is_agent, operation, span_attributes
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
+
+logger = logging.getLogger("groundplane_otel.otel.guard")  # the guard's own logger
+
+OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
+WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed
+CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (the span itself first if it is one)
+COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
+HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
+NO_DICT: dict[str, Any] = {}
+
+
+def same_answer(left: Any, right: Any) -> bool:
+    """Is ``right`` the answer ``left`` (checked below) again? Equal JSON values are; a value
+    that cannot even be compared (a cycle) is only itself."""
+    if left is right:
+        return True
+    try:
+        return bool(left == right)
+    except (RecursionError, TypeError, ValueError):
+        return False
+
+
+def matches(
+    match: MatchSpec, name: str, attributes: Mapping[str, Any], agents: Callable[[], set[Any]]
+) -> bool:
+    if match.is_empty():
+        return False
+    if match.span_name is not None and name != match.span_name:
+        return False
+    if match.operation_name is not None and operation(name, attributes) != match.operation_name:
+        return False
+    if any(attributes.get(key) != value for key, value in match.attributes.items()):
+        return False
+    return match.agent_name is None or match.agent_name in agents()
+
+
+def same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
+    """The LLM spans enclosing ``span`` up to the first agent span: other instrumentations'
+    spans of the same model call (an LLM span does not contain another model call)."""
+    found = []
+    for ancestor in chain:
+        if ancestor is span:
+            continue
+        if is_agent(ancestor.name, span_attributes(ancestor)):
+            break
+        found.append(ancestor)
+    return found
+
+
+class Lineage:
+    """The lineage reads of ``GroundplaneSpanProcessor`` (a base class of it): the parent's
+    chain, the boundary a span matches through its ancestors' agent names, and the enclosing
+    LLM spans of the same model call."""
+
+    config: GuardConfig
+    boundaries: dict[str, BoundarySpec]
+    _unknown_warned: set[str]
+
+    @staticmethod
+    def _inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
+        """The lineage the parent span (current in ``parent_context``) holds, if any."""
+        above = trace.get_current_span(parent_context)
+        chain: tuple[Any, ...] | None = getattr(above, "__dict__", NO_DICT).get(CHAIN_ATTR)
+        return chain
+
+    def _guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
+        """Does an enclosing LLM span of the same call match ``spec`` too? Then an output
+        absent here (content capture off in one instrumentation) is read there, and fails
+        closed there if it is absent everywhere."""
+        for ancestor in same_call(span, chain):
+            above = span_attributes(ancestor)
+            if self._match(ancestor, above, vars(ancestor).get(CHAIN_ATTR, ())) is spec:
+                return True
+        return False
+
+    def _hand_up(self, span: Span, error: BaseException) -> None:
+        """Two instrumentations wrapping one model call nest two LLM spans, and some (e.g.
+        OpenInference) swallow what ``end()`` raises: the enclosing LLM spans of the same call
+        (up to the first agent span) raise ``error`` again when they end, unless it is already
+        propagating through them (never twice, never at an agent span the app may have
+        caught it under)."""
+        for ancestor in same_call(span, vars(span).get(CHAIN_ATTR, ())):
+            vars(ancestor).setdefault(HANDED_ATTR, {}).setdefault(id(self), error)
+
+    def _match(
+        self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]
+    ) -> BoundarySpec | None:
+        named = attributes.get(sc.BOUNDARY)
+        if isinstance(named, str):
+            spec = self.boundaries.get(named)
+            if (
+                spec is None
+                and named not in self._unknown_warned
+                and len(self._unknown_warned) < 64
+            ):
+                self._unknown_warned.add(named)
+                logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
+            return spec
+        found: set[Any] | None = None
+
+        def agents() -> set[Any]:  # the agent names on the span and its ancestors, read once
+            nonlocal found
+            if found is None:
+                found = set(agent_names(attributes))
+                for ancestor in chain:
+                    if ancestor is not span:
+                        found.update(agent_names(span_attributes(ancestor)))
+            return found
+
+        name = span.name
+        for spec in self.config.boundaries:
+            if matches(spec.match, name, attributes, agents):
+                return spec
+        return None
