@@ -210,6 +210,12 @@ def parse_payload(
             return Parsed(status, problem=problem)
         return Parsed("ok", _thaw(raw))
     ascii_text = raw.isascii()
+    if not ascii_text and len(raw) > max_bytes:  # refuse before encoding: no transient copy
+        return Parsed(
+            "rejected",
+            size=len(raw),
+            problem=f"{len(raw)} characters (at least as many bytes) exceed {max_bytes}",
+        )
     size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")

@@ -48,6 +48,23 @@ def test_oversized_payload_is_rejected() -> None:
     assert result.status == "rejected"
 
 
+def test_oversized_non_ascii_payload_is_rejected_by_length_before_encoding() -> None:
+    """A non-ASCII payload longer than max_bytes characters is refused without encoding it."""
+    text = json.dumps({"x": "é" * 2_000}, ensure_ascii=False)
+    result = parse_payload(text, max_bytes=1_000, max_depth=64)
+    assert (result.status, result.size) == ("rejected", len(text))
+    assert result.problem == f"{len(text)} characters (at least as many bytes) exceed 1000"
+
+
+def test_non_ascii_payload_is_measured_in_utf8_bytes() -> None:
+    """A non-ASCII payload under max_bytes characters but over it in UTF-8 bytes is rejected."""
+    text = json.dumps({"x": "é" * 600}, ensure_ascii=False)
+    result = parse_payload(text, max_bytes=1_000, max_depth=64)
+    size = len(text.encode("utf-8"))
+    assert len(text) < 1_000 < size
+    assert (result.status, result.problem) == ("rejected", f"{size} bytes exceed 1000")
+
+
 @pytest.mark.parametrize("depth", [9, 100_000])
 def test_deep_text_is_rejected_without_recursion_error(depth: int) -> None:
     """Nesting past max_depth is rejected by a scan, never by a RecursionError."""
