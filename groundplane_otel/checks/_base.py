@@ -9,7 +9,15 @@ from typing import Any, Protocol, runtime_checkable
 from groundplane_otel.errors import MISSING, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["Check", "NamedCheck", "check_name", "field_value", "missing_field", "walk_path"]
+__all__ = [
+    "Check",
+    "NamedCheck",
+    "check_name",
+    "field_value",
+    "missing_field",
+    "require_name",
+    "walk_path",
+]
 
 
 @runtime_checkable
@@ -88,3 +96,12 @@ def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:
         else:
             return False, None
     return True, current
+
+
+def require_name(builder: str, param: str, value: object, *, optional: bool = False) -> None:
+    """Build-time check: a fact, field or column name is a non-empty str (or None if optional)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value:
+        allowed = "a non-empty string or None" if optional else "a non-empty string"
+        raise TypeError(f"{builder}: {param} must be {allowed}, got {value!r}")

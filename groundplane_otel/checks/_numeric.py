@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import cast
 
 from groundplane_otel._numbers import from_fraction
+from groundplane_otel.checks._base import require_name
 
 __all__ = ["exact_dot", "exact_sum", "offset_text", "represent", "require_name", "show"]
 
@@ -151,12 +152,3 @@ def offset_text(claimed: int | float, computed: Fraction) -> str:
     """How far the claim is from the computed value, signed: ``+490``, ``-0.5``."""
     offset = Fraction(claimed) - computed
     return ("+" if offset > 0 else "") + show(offset)
-
-
-def require_name(builder: str, label: str, value: object, *, optional: bool = False) -> None:
-    """Build-time check that an argument naming a fact, field or column is a non-empty str."""
-    if value is None and optional:
-        return
-    if not isinstance(value, str) or not value:
-        kind = "a non-empty string or None" if optional else "a non-empty string"
-        raise TypeError(f"{builder}: {label} must be {kind}, got {value!r}")

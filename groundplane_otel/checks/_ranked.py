@@ -10,6 +10,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from groundplane_otel._numbers import as_fraction, from_fraction, is_number, matches
+from groundplane_otel.checks._base import require_name
 from groundplane_otel.facts import Ranking
 
 __all__ = [
@@ -25,15 +26,6 @@ __all__ = [
 ]
 
 _LIST_LIMIT = 10
-
-
-def require_name(builder: str, param: str, value: object, *, optional: bool = False) -> None:
-    """A fact or field name must be a non-empty string (or None when ``optional``)."""
-    if value is None and optional:
-        return
-    if not isinstance(value, str) or not value:
-        allowed = "a non-empty string or None" if optional else "a non-empty string"
-        raise TypeError(f"{builder}: {param} must be {allowed}, got {value!r}")
 
 
 def require_bool(builder: str, param: str, value: object) -> None:
