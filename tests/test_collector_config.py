@@ -18,7 +18,7 @@ from collector_lint import (
 )
 
 REPO = Path(__file__).parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data"  # shipped with the repo: see tests/data/README.md
 CONTRIB = DATA / "otelcol-contrib-manifest-v0.159.0.yaml"
 CORE = DATA / "otelcol-core-manifest-v0.159.0.yaml"
 CONFIGS = sorted((REPO / "collector_config").glob("*.y*ml"))
@@ -26,7 +26,7 @@ CONFIGS = sorted((REPO / "collector_config").glob("*.y*ml"))
 
 @pytest.fixture(scope="module")
 def contrib() -> Distribution:
-    assert CONTRIB.is_file(), f"pinned manifest missing: {CONTRIB} (clone shared/ beside the repo)"
+    assert CONTRIB.is_file(), f"pinned manifest missing: {CONTRIB} (see tests/data/README.md)"
     return load_distribution(CONTRIB)
 
 

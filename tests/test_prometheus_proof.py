@@ -41,7 +41,7 @@ Exemplars
     Checked at the SDK/OTLP level (InMemoryMetricReader, then the OTLP protobuf encoder): the
     pull exporter, opentelemetry-exporter-prometheus, drops exemplars, even in OpenMetrics
     format. In production they travel OTLP -> Collector prometheus exporter (OpenMetrics) ->
-    Prometheus with --enable-feature=exemplar-storage (../shared/docs/OPS_NOTES.md).
+    Prometheus with --enable-feature=exemplar-storage.
 """
 
 from __future__ import annotations
