@@ -99,10 +99,30 @@ DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 
 Verdict = Literal["supported", "unsupported", "error"]
 Outcome = Literal["passed", "blocked", "flagged", "skipped", "error"]
 SkipReason = Literal["refusal", "span_error"]
-FactSource = Literal["genai", "openinference", "traceloop", "code", "mcp", "langgraph"]
+FactSource = Literal[
+    "genai",
+    "openinference",
+    "traceloop",
+    "code",
+    "mcp",
+    "langgraph",
+    "langchain",
+    "openai_agents",
+    "pydantic_ai",
+]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
 FactKindLabel = Literal["ranking", "table", "domain", "value", "unknown"]
-FACT_SOURCES: Final = ("genai", "openinference", "traceloop", "code", "mcp", "langgraph")
+FACT_SOURCES: Final = (
+    "genai",
+    "openinference",
+    "traceloop",
+    "code",
+    "mcp",
+    "langgraph",
+    "langchain",
+    "openai_agents",
+    "pydantic_ai",
+)
 
 # Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
 REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"
