@@ -67,7 +67,9 @@ def boundary_name(guard: Guard, boundary: str | None, agent_name: str | None) ->
             f"no boundary matches agent {_capped(agent_name)} (match.agent_name); "
             f"pass boundary= (one of {names})"
         )
-    raise ValueError(f"agent {_capped(agent_name)} matches several boundaries {found}; pass boundary=")
+    raise ValueError(
+        f"agent {_capped(agent_name)} matches several boundaries {found}; pass boundary="
+    )
 
 
 def answer_of(output: Any) -> Mapping[str, Any] | str:
@@ -111,9 +113,8 @@ class Verdict:
             for finding in self.evaluation.findings
             if finding.result == "unsupported"
         ]
-        errors = [
-            finding.reason for finding in self.evaluation.findings if finding.result != "unsupported"
-        ]
+        findings = self.evaluation.findings
+        errors = [finding.reason for finding in findings if finding.result != "unsupported"]
         return {
             "boundary": self.evaluation.boundary,
             "outcome": self.evaluation.outcome,
@@ -122,15 +123,22 @@ class Verdict:
         }
 
     def text(self) -> str:
-        """The violations for a reask, one line each (``Report.to_text``)."""
+        """The violations for a reask, one line each, values included (each claim's full
+        ``diagnosis``: the model needs them even when content capture is off, and this text goes
+        only to the model, never to telemetry)."""
         error = self.error
         if isinstance(error, ClaimsUnsupported):
             return error.report.to_text()
-        if isinstance(error, UnsupportedClaim):
-            return str(error)
-        return "\n".join(
-            str(finding.claim) for finding in self.evaluation.findings if finding.claim is not None
-        )
+        findings = self.evaluation.findings
+        claims = [f.claim for f in findings if f.result == "unsupported"] or [
+            f.claim for f in findings
+        ]
+        return "\n".join(_full(claim) for claim in claims)
+
+
+def _full(claim: UnsupportedClaim) -> str:
+    diagnosis = getattr(claim, "diagnosis", None)
+    return diagnosis if isinstance(diagnosis, str) else str(claim)
 
 
 def check_answer(guard: Guard, output: Any, *, boundary: str, span: Span | None) -> Verdict:

@@ -18,6 +18,7 @@ langgraph 1.2.24. LangChain is imported when one of these is first built.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -202,8 +203,7 @@ def post_model_hook(
     is built, that the span path is not to check this boundary's answers."""
     if boundary is None and agent_name is None:
         raise ValueError(
-            "post_model_hook needs boundary= or agent_name= (the name given to "
-            "create_react_agent)"
+            "post_model_hook needs boundary= or agent_name= (the name given to create_react_agent)"
         )
     checker = _Checker(boundary, on_violation, guard, agent_name)
     command = require("langgraph.types", extra=_EXTRA).Command
@@ -218,13 +218,8 @@ def post_model_hook(
     return groundplane_post_model_hook
 
 
-_middleware_class: Any = None
-
-
+@functools.cache
 def _build_middleware() -> Any:
-    global _middleware_class
-    if _middleware_class is not None:
-        return _middleware_class
     middleware = require("langchain.agents.middleware", extra=_EXTRA)
 
     class _GroundplaneMiddleware(middleware.AgentMiddleware):  # type: ignore[misc,name-defined]
@@ -245,15 +240,16 @@ def _build_middleware() -> Any:
         async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
             return self.before_agent(state, runtime)
 
-        @middleware.hook_config(can_jump_to=["model"])
+        @middleware.hook_config(can_jump_to=["model"])  # type: ignore[untyped-decorator]
         def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
             verdict = self.checker.check(state)
             update = None if verdict is None else self.checker.reask_update(verdict)
             return None if update is None else {**update, "jump_to": "model"}
 
-        @middleware.hook_config(can_jump_to=["model"])
+        @middleware.hook_config(can_jump_to=["model"])  # type: ignore[untyped-decorator]
         async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            return self.after_model(state, runtime)
+            update: dict[str, Any] | None = self.after_model(state, runtime)
+            return update
 
         def wrap_tool_call(self, request: Any, handler: ToolHandler) -> Any:
             return tool_call_wrapper(self.checker.guard)(request, handler)
@@ -263,11 +259,10 @@ def _build_middleware() -> Any:
         ) -> Any:
             return await async_tool_call_wrapper(self.checker.guard)(request, handler)
 
-    _middleware_class = _GroundplaneMiddleware
     return _GroundplaneMiddleware
 
 
-def GroundplaneMiddleware(  # noqa: N802 - reads as the middleware class it builds
+def GroundplaneMiddleware(
     boundary: str | None = None,
     *,
     on_violation: OnViolation = "raise",

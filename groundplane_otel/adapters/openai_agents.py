@@ -16,6 +16,7 @@ Verified against openai-agents 0.24.0; the SDK is imported when a guardrail or h
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from groundplane_otel.adapters._extras import require
@@ -78,13 +79,8 @@ def _record(guard: Guard | None, context: Any, tool: Any, result: Any) -> None:
     )
 
 
-_hooks_class: Any = None
-
-
+@functools.cache
 def _build_hooks() -> Any:
-    global _hooks_class
-    if _hooks_class is not None:
-        return _hooks_class
     agents = _agents()
 
     class GroundplaneFactHooks(agents.AgentHooks):  # type: ignore[misc,name-defined]
@@ -102,13 +98,10 @@ def _build_hooks() -> Any:
         async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
             _record(self.guard, context, tool, result)
 
-    _hooks_class = GroundplaneFactHooks
     return GroundplaneFactHooks
 
 
-def FactHooks(  # noqa: N802 - reads as the hooks class it builds
-    guard: Guard | None = None, boundary: str | None = None
-) -> Any:
+def FactHooks(guard: Guard | None = None, boundary: str | None = None) -> Any:
     """``agents.AgentHooks`` recording tool results as facts (pass as ``Agent(hooks=...)``)."""
     return _build_hooks()(guard, boundary)
 

@@ -4,16 +4,19 @@
                   capabilities=[Groundplane()])          # or Groundplane(reask=True)
 
 ``after_tool_execute`` records each tool result (in process, the ``execute_tool`` span that is
-current there as provenance); ``after_output_process`` hands the final output (text or structured) to
-``Guard.check_output`` (the event lands on the ``invoke_agent`` span, counted once). A
+current there as provenance); ``after_output_process`` hands the final output (text or
+structured) to ``Guard.check_output`` (the event lands on the ``invoke_agent`` span, counted
+once). A
 violation raises the guard's exception out of ``agent.run`` — or, with ``reask=True``, a
-``ModelRetry`` carrying the violations, so the model tries again within the agent's retry
-budget. Content capture off works: nothing is read from span attributes. Verified against
+``ModelRetry`` carrying the violations, so the model tries again within the agent's output
+retry budget (the last try's violation raises the guard's exception). Without pydantic-ai's
+instrumentation the run gets an ``invoke_agent`` span of the guard's own. Content capture off works: nothing is read from span attributes. Verified against
 pydantic-ai-slim 2.68.0; pydantic-ai is imported when ``Groundplane`` is first built.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from groundplane_otel.adapters._extras import require
@@ -31,15 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Groundplane"]
 
-_capability_class: Any = None
 
-
+@functools.cache
 def _build_class() -> Any:
     """The capability class, built once pydantic-ai is importable (it subclasses
     ``AbstractCapability``)."""
-    global _capability_class
-    if _capability_class is not None:
-        return _capability_class
     capabilities = require("pydantic_ai.capabilities", extra="pydantic-ai")
     model_retry = require("pydantic_ai.exceptions", extra="pydantic-ai").ModelRetry
 
@@ -66,6 +65,18 @@ def _build_class() -> Any:
         async def before_run(self, ctx: Any) -> None:
             self._boundary(find_guard(self.guard, "pydantic_ai"), ctx)
 
+        async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+            """Without pydantic-ai's instrumentation no span is current: the run gets an
+            ``invoke_agent`` span of the guard's own, so its facts and its answer still belong
+            to one request."""
+            if current_span() is not None:
+                return await handler()
+            guard = find_guard(self.guard, "pydantic_ai")
+            name = getattr(getattr(ctx, "agent", None), "name", None) or "agent"
+            attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+            with guard.tracer.start_as_current_span(f"invoke_agent {name}", attributes=attributes):
+                return await handler()
+
         async def after_tool_execute(
             self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any
         ) -> Any:
@@ -89,15 +100,15 @@ def _build_class() -> Any:
             )
             if verdict.error is None:
                 return output
-            if self.reask and verdict.violations:
+            retries_left = getattr(ctx, "retry", 0) < getattr(ctx, "max_retries", 0)
+            if self.reask and verdict.violations and retries_left:
                 raise model_retry(verdict.text())
-            raise verdict.error
+            raise verdict.error  # the last try's violation is the guard's own exception
 
-    _capability_class = GroundplaneCapability
     return GroundplaneCapability
 
 
-def Groundplane(  # noqa: N802 - reads as the capability class it builds
+def Groundplane(
     boundary: str | None = None, *, reask: bool = False, guard: Guard | None = None
 ) -> Any:
     """A pydantic-ai capability guarding the agent's final output.
