@@ -115,8 +115,8 @@ def guard(agent: Any, boundary: str | None = None, *, guard: Guard | None = None
     if agent.hooks is not None:
         raise ValueError(
             f"agent {agent.name!r} already has hooks ({type(agent.hooks).__name__}); call "
-            "groundplane_otel.adapters.openai_agents.FactHooks' on_tool_end from them and add "
-            "output_guardrail() yourself"
+            "FactHooks().on_tool_end from your on_tool_end, and add output_guardrail() to "
+            "output_guardrails"
         )
     installed = guard if guard is not None else active_guard()
     _delegate_now(installed, boundary, agent.name)
