@@ -34,6 +34,8 @@ from groundplane_otel.adapters._interface import delegate
 from groundplane_otel.adapters._otel import active_guard, current_span
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
     from groundplane_otel.otel.install import Guard
 
 __all__ = ["GroundplaneMiddleware", "OnViolation", "post_model_hook", "tool_call_wrapper"]
@@ -49,6 +51,21 @@ _REASK = (
 
 def _messages() -> Any:
     return require("langchain_core.messages", extra=_EXTRA)
+
+
+def _span() -> Span | None:
+    """The span of this step: the current one (OpenTelemetry's LangChain instrumentation makes
+    its spans current), else OpenInference's span of the running LangChain run (its callbacks
+    never touch the OpenTelemetry context)."""
+    span = current_span()
+    if span is not None:
+        return span
+    try:
+        from openinference.instrumentation.langchain import get_current_span
+    except ImportError:
+        return None
+    found: Span | None = get_current_span()
+    return found if found is not None and found.get_span_context().is_valid else None
 
 
 def _agent_name() -> str | None:
@@ -129,7 +146,7 @@ class _Checker:
         if answer is None:
             return None
         guard = find_guard(self.guard, _ADAPTER)
-        return check_answer(guard, answer, boundary=self.boundary_for(guard), span=current_span())
+        return check_answer(guard, answer, boundary=self.boundary_for(guard), span=_span())
 
     def reask_update(self, verdict: Verdict) -> dict[str, Any] | None:
         """None when the answer passes; the state update of a reask; raises otherwise."""
@@ -155,6 +172,7 @@ def _record(guard: Guard | None, request: Any, result: Any) -> None:
         result=content,
         tool_call_id=call.get("id"),
         source="langchain",
+        span=_span(),
     )
 
 

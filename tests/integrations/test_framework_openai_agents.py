@@ -121,7 +121,7 @@ def run(
                 agent = plain.clone(output_guardrails=[output_guardrail()], hooks=FactHooks())
             run_config = agents.RunConfig(trace_include_sensitive_data=sensitive)
             try:
-                result = (await Runner.run(agent, "Which campaign won?", run_config=run_config))
+                result = await Runner.run(agent, "Which campaign won?", run_config=run_config)
             except Exception as exc:
                 raised = exc
 
@@ -213,7 +213,9 @@ def test_guard_refuses_an_agent_with_hooks(otel: Otel) -> None:
     """guard() on an agent that has hooks of its own is a ValueError saying what to do."""
     otel.install(config())
     agent = Agent(name=AGENT, hooks=agents.AgentHooks())
-    with pytest.raises(ValueError, match=r"already has hooks \(AgentHooksBase\); call FactHooks\(\)\.on_tool_end"):
+    with pytest.raises(
+        ValueError, match=r"already has hooks \(AgentHooksBase\); call FactHooks\(\)\.on_tool_end"
+    ):
         guard(agent)
 
 
