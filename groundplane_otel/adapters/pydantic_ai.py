@@ -6,11 +6,11 @@
 ``after_tool_execute`` records each tool result (in process, the ``execute_tool`` span that is
 current there as provenance); ``after_output_process`` hands the final output (text or
 structured) to ``Guard.check_output`` (the event lands on the ``invoke_agent`` span, counted
-once). A
-violation raises the guard's exception out of ``agent.run`` — or, with ``reask=True``, a
-``ModelRetry`` carrying the violations, so the model tries again within the agent's output
-retry budget (the last try's violation raises the guard's exception). Without pydantic-ai's
-instrumentation the run gets an ``invoke_agent`` span of the guard's own. Content capture off works: nothing is read from span attributes. Verified against
+once). A violation raises the guard's exception out of ``agent.run`` — or, with
+``reask=True``, a ``ModelRetry`` carrying the violations, so the model tries again within the
+agent's output retry budget (the last try's violation raises the guard's exception). Without
+pydantic-ai's instrumentation the run gets an ``invoke_agent`` span of the guard's own.
+Content capture off works: nothing is read from span attributes. Verified against
 pydantic-ai-slim 2.68.0; pydantic-ai is imported when ``Groundplane`` is first built.
 """
 
