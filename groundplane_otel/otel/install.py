@@ -53,6 +53,7 @@ class Guard:
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
         self._redacting = False
+        self._swallow_watch: Any = None
 
     @property
     def active(self) -> bool:
@@ -60,6 +61,8 @@ class Guard:
 
     def uninstall(self) -> None:
         self.processor.shutdown()
+        if self._swallow_watch is not None:
+            self._swallow_watch.shutdown()
         with _lock:
             if self in _active:
                 _active.remove(self)
@@ -236,6 +239,11 @@ def install(
         warn_if_sampler_drops(tracer_provider)
         tracer_provider.add_span_processor(processor)
     guard = Guard(config, processor, tracer_provider, attached)
+    if isinstance(tracer_provider, SdkTracerProvider):  # issue 10 item 3: swallowed refusals
+        from groundplane_otel.otel.swallowed import SwallowWatch
+
+        guard._swallow_watch = SwallowWatch(meter_provider)
+        tracer_provider.add_span_processor(guard._swallow_watch)
     if attached:
         with _lock:
             _active.append(guard)
