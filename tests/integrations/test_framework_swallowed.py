@@ -120,13 +120,15 @@ def test_a_refusal_that_propagates_is_not_counted(otel: Otel) -> None:
     from groundplane_otel.otel import submit_output, tool
 
     attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT}
-    with (
-        pytest.raises(UnsupportedClaim),
-        otel.tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=attributes),
-    ):
-        tool("warehouse_query")(warehouse_query)(window="7d")
-        with otel.tracer.start_as_current_span("chat gpt-fake-1") as span:
-            submit_output(WRONG, span)
+
+    def app() -> None:
+        with otel.tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=attributes):
+            tool("warehouse_query")(warehouse_query)(window="7d")
+            with otel.tracer.start_as_current_span("chat gpt-fake-1") as span:
+                submit_output(WRONG, span)
+
+    with pytest.raises(UnsupportedClaim):
+        app()
     assert outputs(otel) == [("blocked", 1)]
     assert swallowed(otel) == []
 
