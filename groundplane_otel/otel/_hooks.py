@@ -88,6 +88,8 @@ def fast_hooks(
                     live.clear()  # its only live root, no facts held: nothing to lock
                     roots.pop(trace_id, None)
                     lineage.pop(trace_id, None)
+                    if shared:
+                        shared.discard(trace_id)
                     return
                 processor._root_ended(trace_id, context[1], request)
         except Exception:

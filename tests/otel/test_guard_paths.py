@@ -475,9 +475,14 @@ class TestAgentLoop:
         """A matched agent run that ends with no answer under it is counted error/no_output on
         the agent span and refused in enforce mode (never silence)."""
         otel.install()
-        with pytest.raises(ClaimsUnsupported) as raised, otel.agent():
-            otel.chat(tool_call_turn())
-            otel.chat(None, **{"gen_ai.response.finish_reasons": ("tool_calls",)})
+
+        def tool_turns_only() -> None:
+            with otel.agent():
+                otel.chat(tool_call_turn())
+                otel.chat(None, **{"gen_ai.response.finish_reasons": ("tool_calls",)})
+
+        with pytest.raises(ClaimsUnsupported) as raised:
+            tool_turns_only()
         (claim,) = raised.value.report.violations
         assert isinstance(claim, OutputUnchecked)
         assert claim.code == "no_output"
