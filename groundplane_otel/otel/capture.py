@@ -18,7 +18,7 @@ from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_score
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.store import RequestKey, TraceStore
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -180,8 +180,9 @@ class FactCapture:
     def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
         return self.by_tool.get(tool, ())
 
-    def capture(self, call: ToolCall, trace_id: int, span_id: int) -> None:
-        """Parse the result once and record every fact whose declaration matches the call."""
+    def capture(self, call: ToolCall, request: RequestKey, trace_id: int, span_id: int) -> None:
+        """Parse the result once and record every fact whose declaration matches the call,
+        into ``request`` (the tool span's ``trace_id``/``span_id`` are the provenance)."""
         specs = self.by_tool.get(call.tool)
         if not specs or call.result is None:
             return
@@ -209,13 +210,13 @@ class FactCapture:
         for spec in specs:
             if not parsed.ok:
                 self.store.problem(
-                    trace_id, spec.name, parsed.status, kind=spec.kind, source=call.source
+                    request, spec.name, parsed.status, kind=spec.kind, source=call.source
                 )
                 continue
             self.record(
                 spec,
                 payload=parsed.value,
-                trace_id=trace_id,
+                request=request,
                 provenance=provenance,
                 source=call.source,
                 size=parsed.size,
@@ -226,7 +227,7 @@ class FactCapture:
         spec: FactSpec,
         *,
         payload: Any,
-        trace_id: int,
+        request: RequestKey,
         provenance: Provenance,
         source: str,
         size: int,
@@ -235,8 +236,8 @@ class FactCapture:
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):
-            self.store.problem(trace_id, spec.name, "unparseable", kind=spec.kind, source=source)
+            self.store.problem(request, spec.name, "unparseable", kind=spec.kind, source=source)
             return "unparseable"
         return self.store.record(
-            trace_id, spec.name, value, source=source, provenance=provenance, size=size
+            request, spec.name, value, source=source, provenance=provenance, size=size
         )
