@@ -144,13 +144,12 @@ def _full(claim: UnsupportedClaim) -> str:
 def check_answer(guard: Guard, output: Any, *, boundary: str, span: Span | None) -> Verdict:
     """Check the run's final answer against this request's facts (``Guard.check_output``:
     telemetry on ``span``, counted once, the run marked as checked)."""
-    from groundplane_otel.adapters._interface import check_output
     from groundplane_otel.otel.swallowed import handled
 
     where = span if span is not None else current_span()
     if where is not None:
         handled(where)  # the framework's own mechanism delivers this verdict
-    return Verdict(check_output(guard, answer_of(output), boundary=boundary, span=where))
+    return Verdict(guard.check_output(answer_of(output), boundary=boundary, span=where))
 
 
 def _plain(value: Any) -> Any:

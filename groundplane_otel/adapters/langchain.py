@@ -30,7 +30,6 @@ from groundplane_otel.adapters._guardrail import (
     find_guard,
     record_tool_result,
 )
-from groundplane_otel.adapters._interface import delegate
 from groundplane_otel.adapters._otel import active_guard, current_span
 
 if TYPE_CHECKING:
@@ -133,12 +132,12 @@ class _Checker:
         self.guard = guard
         installed = guard if guard is not None else active_guard()
         if installed is not None and (boundary is not None or agent_name is not None):
-            delegate(installed, boundary_name(installed, boundary, agent_name))
+            installed.delegate(boundary_name(installed, boundary, agent_name))
 
     def boundary_for(self, guard: Guard) -> str:
         agent = None if self.boundary else (self.agent_name or _agent_name())
         name = boundary_name(guard, self.boundary, agent)
-        delegate(guard, name)
+        guard.delegate(name)
         return name
 
     def check(self, state: Mapping[str, Any]) -> Verdict | None:

@@ -26,7 +26,6 @@ from groundplane_otel.adapters._guardrail import (
     find_guard,
     record_tool_result,
 )
-from groundplane_otel.adapters._interface import delegate
 from groundplane_otel.adapters._otel import active_guard, current_span
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def _agents() -> Any:
 def _delegate_now(installed: Guard | None, boundary: str | None, agent_name: str | None) -> None:
     """Tell the span path this boundary is checked here, as early as it is known."""
     if installed is not None and (boundary is not None or agent_name is not None):
-        delegate(installed, boundary_name(installed, boundary, agent_name))
+        installed.delegate(boundary_name(installed, boundary, agent_name))
 
 
 def output_guardrail(boundary: str | None = None, *, guard: Guard | None = None) -> Any:
@@ -58,7 +57,7 @@ def output_guardrail(boundary: str | None = None, *, guard: Guard | None = None)
     async def groundplane(context: Any, agent: Any, output: Any) -> Any:
         installed = find_guard(guard, "openai_agents")
         name = boundary_name(installed, boundary, getattr(agent, "name", None))
-        delegate(installed, name)
+        installed.delegate(name)
         verdict = check_answer(installed, output, boundary=name, span=current_span())
         return agents.GuardrailFunctionOutput(
             output_info=verdict.report(), tripwire_triggered=verdict.error is not None

@@ -26,7 +26,6 @@ from groundplane_otel.adapters._guardrail import (
     find_guard,
     record_tool_result,
 )
-from groundplane_otel.adapters._interface import delegate
 from groundplane_otel.adapters._otel import active_guard, current_span
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def _build_class() -> Any:
             self.guard = guard
             installed = guard if guard is not None else active_guard()
             if installed is not None and boundary is not None:
-                delegate(installed, boundary_name(installed, boundary, None))
+                installed.delegate(boundary_name(installed, boundary, None))
 
         def __repr__(self) -> str:
             return f"Groundplane(boundary={self.boundary!r}, reask={self.reask!r})"
@@ -59,7 +58,7 @@ def _build_class() -> Any:
         def _boundary(self, guard: Guard, ctx: Any) -> str:
             agent = getattr(ctx, "agent", None)
             name = boundary_name(guard, self.boundary, getattr(agent, "name", None))
-            delegate(guard, name)
+            guard.delegate(name)
             return name
 
         async def before_run(self, ctx: Any) -> None:

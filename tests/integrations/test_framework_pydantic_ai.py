@@ -185,7 +185,7 @@ def test_content_off_leaks_nothing(
     agent = build(otel, [WRONG, WRONG], tracing=tracing, reask=True)
     with pytest.raises(UnsupportedClaim):
         agent.run_sync("Which campaign won?")
-    assert outputs(otel) == [("blocked", 2)]
+    assert outputs(otel) == [("blocked", 1)]  # the same answer twice in one run: counted once
     assert assert_no_content(otel, caplog.records) > 50
 
 
