@@ -6,9 +6,11 @@ Some frameworks end spans in code that catches everything (LangChain's callback 
 OpenAI Agents SDK's trace processors, Traceloop's ``@dont_throw`` on streams): the exception is
 logged, the answer goes on to the application, and ``groundplane.outputs`` still says
 ``blocked``. ``SwallowWatch`` (a span processor ``install`` adds after the guard) notices it:
-a span that ends ``blocked``/``error`` in enforce mode is remembered, and when the *enclosing
-run* ends — its nearest enclosing agent span, else its local root — without the exception in
-flight and without ERROR status, the block was swallowed. Then ``groundplane.outputs.swallowed``
+a span that ends ``blocked``/``error`` in enforce mode while one of those frameworks' catching
+frames is on the call stack is remembered, and when the *enclosing run* ends — its nearest
+enclosing agent span, else its local root — without the exception in flight and without ERROR
+status, the block was swallowed. (An application that catches the exception itself is never
+counted: it got the refusal.) Then ``groundplane.outputs.swallowed``
 counts it (boundary, mode, framework) and one warning per boundary names the framework's own
 mechanism to use instead (an adapter in ``groundplane_otel.adapters``).
 
@@ -24,8 +26,9 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from opentelemetry.context import Context
@@ -44,51 +47,48 @@ logger = logging.getLogger("groundplane_otel.otel.guard")
 _LIMIT = 4096  # pending blocks (and adapter-checked spans) remembered at most, oldest dropped
 _handled: dict[int, None] = {}  # span ids whose answer an adapter checked
 
-# instrumentation scope prefix -> (framework, what to use instead)
-_MECHANISMS: tuple[tuple[str, str, str], ...] = (
-    (
-        "opentelemetry.instrumentation.genai.langchain",
-        "langchain",
-        "LangChain's callback manager swallows it; use "
-        "groundplane_otel.adapters.langchain.GroundplaneMiddleware (create_agent) or "
-        "post_model_hook (create_react_agent)",
-    ),
-    (
-        "openinference.instrumentation.langchain",
-        "langchain",
-        "LangChain's callback manager swallows it; use "
-        "groundplane_otel.adapters.langchain.GroundplaneMiddleware (create_agent) or "
-        "post_model_hook (create_react_agent)",
-    ),
-    (
-        "opentelemetry.instrumentation.genai.openai_agents",
-        "openai_agents",
-        "the OpenAI Agents SDK's trace processors swallow it; use "
-        "groundplane_otel.adapters.openai_agents.guard(agent) (an output guardrail)",
-    ),
-    (
-        "openinference.instrumentation.openai_agents",
-        "openai_agents",
-        "the OpenAI Agents SDK's trace processors swallow it; use "
-        "groundplane_otel.adapters.openai_agents.guard(agent) (an output guardrail)",
-    ),
-    (
-        "opentelemetry.instrumentation.openai",
-        "traceloop",
-        "Traceloop ends streamed spans inside @dont_throw; wrap the call in "
-        "groundplane_otel.otel.enforce() or use a non-streamed call",
-    ),
+_LANGCHAIN = (
+    "langchain",
+    "LangChain's callback manager swallows it; use "
+    "groundplane_otel.adapters.langchain.GroundplaneMiddleware (create_agent) or "
+    "post_model_hook (create_react_agent)",
 )
-_DEFAULT = ("unknown", "wrap the run in groundplane_otel.otel.enforce()")
+_AGENTS = (
+    "openai_agents",
+    "the OpenAI Agents SDK's trace processors swallow it; use "
+    "groundplane_otel.adapters.openai_agents.guard(agent) (an output guardrail)",
+)
+_TRACELOOP = (
+    "traceloop",
+    "Traceloop ends streamed spans inside @dont_throw; wrap the call in "
+    "groundplane_otel.otel.enforce() or use a non-streamed call",
+)
+# The modules whose frames catch what a span end raises: (module prefix, framework, advice).
+_SWALLOWERS: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("langchain_core.callbacks", _LANGCHAIN),
+    ("agents.tracing", _AGENTS),
+    ("opentelemetry.instrumentation.openai.utils", _TRACELOOP),  # @dont_throw
+)
 
 
-def mechanism_for(scopes: list[str]) -> tuple[str, str]:
-    """(framework, advice) for the instrumentation scopes of the blocked span and its run."""
-    for scope in scopes:
-        for prefix, framework, advice in _MECHANISMS:
-            if scope == prefix or scope.startswith(prefix + "."):
-                return framework, advice
-    return _DEFAULT
+def mechanism_for(modules: Iterable[str]) -> tuple[str, str] | None:
+    """(framework, advice) of the first module (innermost caller first) that swallows what a
+    span end raises, or None."""
+    for module in modules:
+        for prefix, found in _SWALLOWERS:
+            if module == prefix or module.startswith(prefix + "."):
+                return found
+    return None
+
+
+def _callers() -> Iterator[str]:
+    """The module names on the current call stack, innermost first."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__")
+        if isinstance(name, str):
+            yield name
+        frame = frame.f_back
 
 
 def handled(span: Any) -> None:
@@ -104,13 +104,8 @@ class _Block:
     span_id: int
     start: int
     boundary: str
-    mode: str
-    scope: str
-
-
-def _scope_name(span: ReadableSpan) -> str:
-    scope = span.instrumentation_scope
-    return scope.name if scope is not None else ""
+    framework: str
+    advice: str
 
 
 class SwallowWatch(SpanProcessor):
@@ -158,12 +153,14 @@ class SwallowWatch(SpanProcessor):
             return  # a local root: nothing encloses it
         if _scopes.current_scopes() or _scopes._by_trace.get(trace_id):
             return  # an enforce() scope raises it
+        swallower = mechanism_for(_callers())
+        if swallower is None:
+            return  # whoever ended the span gets the exception (the app may catch it: its call)
         block = _Block(
             context.span_id,
             span.start_time or 0,
             str(attributes.get(sc.BOUNDARY, "")),
-            "enforce",
-            _scope_name(span),
+            *swallower,
         )
         with self._lock:
             if sum(map(len, self._pending.values())) >= _LIMIT:
@@ -193,11 +190,12 @@ class SwallowWatch(SpanProcessor):
         if in_flight or span.status.status_code is StatusCode.ERROR:
             return  # the refusal propagated through the run: the application saw it
         for block in mine:
-            framework, advice = mechanism_for([block.scope, _scope_name(span)])
-            self.swallowed.add(
-                1,
-                {sc.BOUNDARY: block.boundary, sc.MODE: block.mode, sc.FRAMEWORK: framework},
-            )
+            labels = {
+                sc.BOUNDARY: block.boundary,
+                sc.MODE: "enforce",
+                sc.FRAMEWORK: block.framework,
+            }
+            self.swallowed.add(1, labels)
             if block.boundary not in self._warned and len(self._warned) < 64:
                 self._warned.add(block.boundary)
                 logger.warning(
@@ -205,7 +203,7 @@ class SwallowWatch(SpanProcessor):
                     "the application (the run %r ended normally): %s",
                     block.boundary,
                     span.name,
-                    advice,
+                    block.advice,
                 )
 
     def shutdown(self) -> None:
