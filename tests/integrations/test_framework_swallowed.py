@@ -133,6 +133,26 @@ def test_a_refusal_that_propagates_is_not_counted(otel: Otel) -> None:
     assert swallowed(otel) == []
 
 
+def test_a_refusal_the_app_catches_is_not_counted(otel: Otel) -> None:
+    """The app catches UnsupportedClaim inside its own agent span (which then ends normally):
+    it got the refusal, so nothing is counted as swallowed."""
+    otel.install(config())
+    from groundplane_otel.otel import submit_output, tool
+
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT}
+    caught = []
+    with otel.tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=attributes):
+        tool("warehouse_query")(warehouse_query)(window="7d")
+        try:
+            with otel.tracer.start_as_current_span("chat gpt-fake-1") as span:
+                submit_output(WRONG, span)
+        except UnsupportedClaim as exc:
+            caught.append(exc)
+    assert len(caught) == 1
+    assert outputs(otel) == [("blocked", 1)]
+    assert swallowed(otel) == []
+
+
 def test_openai_agents_trace_processors_swallow_the_block_and_it_is_counted(
     otel: Otel, caplog: pytest.LogCaptureFixture
 ) -> None:
