@@ -3,6 +3,7 @@
 groundplane-otel check-policy policy.yaml    # exit 0 and a summary, or exit 1 and the error
 groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (exit 1 above
                                                               # the thresholds, 2 on bad usage)
+groundplane-otel serve --policy policy.yaml --listen 0.0.0.0:4317   # the fleet verifier
 groundplane-otel version
 """
 
@@ -105,6 +106,65 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """Run the verifier until SIGTERM/SIGINT; metrics and log records go over OTLP to the
+    endpoint the standard ``OTEL_EXPORTER_OTLP_*`` variables name."""
+    import signal
+    import threading
+
+    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+
+    from groundplane_otel.otel.policy import PolicyError, load_policy
+    from groundplane_otel.otel.verifier import Verifier, VerifierServer
+
+    try:
+        config = load_policy(args.policy)
+    except PolicyError as exc:
+        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+        return 2
+    resource = Resource.create({"service.name": "groundplane-verifier"})
+    meters = MeterProvider(
+        resource=resource,
+        metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())],
+    )
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    verifier = Verifier(
+        config,
+        meter_provider=meters,
+        logger_provider=logs,
+        decision_wait_s=args.decision_wait,
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+    )
+    try:
+        server = VerifierServer(verifier, listen=args.listen, health=args.health).start()
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"groundplane-otel: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(
+        f"groundplane-otel: verifier listening on {args.listen} (port {server.port}), "
+        f"health on {args.health}",
+        file=sys.stderr,
+    )
+    stop.wait()
+    server.stop()
+    meters.force_flush()
+    logs.force_flush()
+    meters.shutdown()
+    logs.shutdown()
+    return 0
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -157,6 +217,19 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
     replay.add_argument("--max-spans-per-trace", type=int, default=10_000)
     replay.add_argument("--quiet", action="store_true", help="no progress line")
+    serve = commands.add_parser("serve", help="run the fleet verifier (an OTLP/gRPC receiver)")
+    serve.add_argument("--policy", required=True, help="path of the YAML policy file")
+    serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
+    serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
+    serve.add_argument(
+        "--decision-wait",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds after a trace's last span before it is decided",
+    )
+    serve.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
+    serve.add_argument("--max-spans-per-trace", type=int, default=10_000)
     commands.add_parser("version", help="print the installed version")
     return parser
 
@@ -168,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check_policy(args.file)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "serve":
+        return _serve(args)
     return _version()
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from groundplane_otel.otel import semconv as sc
@@ -57,6 +58,7 @@ class ReplayStats:
     orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
     dropped_spans: int = 0  # over max_spans_per_trace
     findings: list[ReplayFinding] = field(default_factory=list)
+    findings_dropped: int = 0  # over max_findings (counted in the metrics all the same)
 
 
 class _Trace:
@@ -64,31 +66,54 @@ class _Trace:
 
     def __init__(self) -> None:
         self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
-        self.last_seen = 0  # spans read when its last span arrived
+        self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
 
 
 class Replayer:
-    """Feed it trace requests (``feed``), then ``finish``; read ``stats`` and ``outputs``."""
+    """Feed it trace requests (``feed``), then ``finish``; read ``stats`` and ``counts()``.
+
+    ``decision_wait`` is in units of ``clock``: by default the clock counts spans read (files);
+    the verifier passes ``time.monotonic`` (seconds). Metrics go to ``meter_provider`` (default:
+    an in-memory reader, read by ``counts()``), finding events also to ``logger_provider``;
+    ``mode_label`` replaces ``groundplane.mode`` in metrics (the verifier's ``verifier``).
+    At most ``max_findings`` findings are kept for the report (the rest are counted).
+    """
 
     def __init__(
         self,
         config: GuardConfig,
         *,
-        decision_wait: int = 10_000,
+        decision_wait: float = 10_000,
         max_traces: int = 10_000,
         max_spans_per_trace: int = 10_000,
+        max_findings: int = 10_000,
+        clock: Callable[[], float] | None = None,
+        meter_provider: MeterProvider | None = None,
+        logger_provider: Any = None,
+        mode_label: str | None = None,
     ) -> None:
         self.reader = InMemoryMetricReader()
-        self._meters = MeterProvider(metric_readers=[self.reader])
-        telemetry = Telemetry(self._meters, capture_content=config.capture_content)
+        self._meters = meter_provider or SdkMeterProvider(metric_readers=[self.reader])
+        self._own_meters = meter_provider is None
+        telemetry = Telemetry(
+            self._meters,
+            capture_content=config.capture_content,
+            logger_provider=logger_provider,
+            mode_label=mode_label,
+        )
         self.processor = GroundplaneSpanProcessor(config, telemetry, raise_internal_errors=False)
         self.decision_wait = decision_wait
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
+        self.max_findings = max_findings
         self.stats = ReplayStats()
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
         self._read = 0
+        self._clock = clock or self._spans_read
+
+    def _spans_read(self) -> float:
+        return float(self._read)
 
     # -- intake --------------------------------------------------------------------------------
 
@@ -100,7 +125,7 @@ class Replayer:
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     self._add(span, resource)
-        self._decide_ready()
+        self.decide_ready()
 
     def _add(self, span: Any, resource: dict[str, Any]) -> None:
         self.stats.spans += 1
@@ -114,21 +139,29 @@ class Replayer:
                 self._decide(oldest, buffer.pop(oldest), early=True)
         else:
             buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
-        state.last_seen = self._read
+        state.last_seen = self._clock()
         if len(state.spans) >= self.max_spans_per_trace:
             self.stats.dropped_spans += 1
             state.dropped = True
             return
         state.spans.append((span, resource))
 
-    def _decide_ready(self) -> None:
-        buffer = self._buffer
+    def decide_ready(self) -> int:
+        """Decide the traces idle for ``decision_wait``; how many were decided."""
+        buffer, now, decided = self._buffer, self._clock(), 0
         while buffer:
             trace_id, state = next(iter(buffer.items()))
-            if self._read - state.last_seen < self.decision_wait:
-                return
+            if now - state.last_seen < self.decision_wait:
+                return decided
+            decided += 1
             del buffer[trace_id]
             self._decide(trace_id, state, early=False)
+        return decided
+
+    @property
+    def buffered(self) -> int:
+        """Traces waiting for their decision."""
+        return len(self._buffer)
 
     def finish(self) -> ReplayStats:
         """End of input: every buffered trace is decided."""
@@ -169,6 +202,9 @@ class Replayer:
         for name, attributes in record.written:
             if name != sc.GUARDRAIL_EVENT:
                 continue
+            if len(self.stats.findings) >= self.max_findings:
+                self.stats.findings_dropped += 1
+                continue
             self.stats.findings.append(
                 ReplayFinding(
                     f"{context.trace_id:032x}",
@@ -206,7 +242,8 @@ class Replayer:
 
     def close(self) -> None:
         self.processor.shutdown()
-        self._meters.shutdown()
+        if isinstance(self._meters, SdkMeterProvider) and self._own_meters:
+            self._meters.shutdown()
 
 
 def _raw_id(record: SpanRecord) -> bytes:
