@@ -7,7 +7,7 @@ OpenTelemetry layer lives in :mod:`groundplane_otel.otel`.
 
 from __future__ import annotations
 
-from groundplane_otel.boundary import Boundary, boundary
+from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
 from groundplane_otel.checks._base import Check, NamedCheck
 from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
 from groundplane_otel.checks.comparison import check_comparison, comparison
@@ -20,6 +20,7 @@ from groundplane_otel.errors import (
     ClaimsUnsupported,
     FactBoundaryError,
     SparseColumnWarning,
+    UnknownColumn,
     UnregisteredFact,
     UnsupportedClaim,
 )
@@ -31,6 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Boundary",
+    "BoundaryDeclaration",
     "Check",
     "ClaimsUnsupported",
     "Domain",
@@ -43,6 +45,7 @@ __all__ = [
     "Report",
     "SparseColumnWarning",
     "Table",
+    "UnknownColumn",
     "UnregisteredFact",
     "UnsupportedClaim",
     "__version__",

@@ -147,9 +147,9 @@ def test_entering_verifies_declared_facts_exist() -> None:
 
 
 def test_boundary_sees_only_declared_facts_read_only() -> None:
-    """facts() holds only the declared facts and refuses recording."""
+    """b.registry holds only the declared facts and refuses recording."""
     with boundary(make_registry(), facts=["answer"], checks=[], require_output=False) as b:
-        view = b.facts()
+        view = b.registry
         assert view.names() == ["answer"]
         with pytest.raises(FactBoundaryError):
             view.record("x", 1)
