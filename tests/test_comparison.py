@@ -228,8 +228,8 @@ def test_same_entity_on_both_sides_fails(reg: FactRegistry) -> None:
     error = fails(reg, out("north", "north", 0))
     assert str(error) == (
         "unsupported claim in field 'b': model said 'north', registered facts support 'two "
-        f"different entities' | fact='spend' | {PROVENANCE} | 'a' and 'b' both name 'north': a comparison needs two "
-        "different entities"
+        f"different entities' | fact='spend' | {PROVENANCE} | 'a' and 'b' both name 'north': "
+        "a comparison needs two different entities"
     )
     assert error.code == "same_entity"
 

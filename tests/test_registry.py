@@ -11,6 +11,8 @@ from groundplane_otel.errors import FactBoundaryError, UnregisteredFact
 from groundplane_otel.facts import Domain, Provenance, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
+HINT = "(drop the cell, or replace it with None, before recording)"
+
 
 def campaign_registry() -> FactRegistry:
     reg = FactRegistry()
@@ -70,11 +72,11 @@ def test_record_ranking_lower_is_better() -> None:
         ),
         (
             {"a": math.nan},
-            "fact 'r': value['a'] is nan; non-finite numbers are refused (drop the cell, or replace it with None, before recording)",
+            f"fact 'r': value['a'] is nan; non-finite numbers are refused {HINT}",
         ),
         (
             {"a": -math.inf},
-            "fact 'r': value['a'] is -inf; non-finite numbers are refused (drop the cell, or replace it with None, before recording)",
+            f"fact 'r': value['a'] is -inf; non-finite numbers are refused {HINT}",
         ),
         ([("a", 1), ("a", 2)], "ranking on 'score': duplicate name 'a'"),
     ],
@@ -142,7 +144,7 @@ def test_table_defaults_columns_to_union_in_first_seen_order() -> None:
         (
             [{"id": 1, "v": math.inf}],
             ValueError,
-            "fact 't': row 0['v'] is inf; non-finite numbers are refused (drop the cell, or replace it with None, before recording)",
+            f"fact 't': row 0['v'] is inf; non-finite numbers are refused {HINT}",
         ),
     ],
 )
@@ -271,8 +273,8 @@ def test_record_refuses_nan_anywhere_and_runaway_nesting() -> None:
     with pytest.raises(ValueError) as info:
         reg.record("n", {"a": [1, {"b": math.nan}]})
     assert (
-        str(info.value)
-        == "fact 'n': value['a'][1]['b'] is nan; non-finite numbers are refused (drop the cell, or replace it with None, before recording)"
+        str(info.value) == "fact 'n': value['a'][1]['b'] is nan; non-finite numbers are refused "
+        f"{HINT}"
     )
     deep: list[object] = []
     current = deep
