@@ -52,7 +52,10 @@ def unrepresentable(value: Fraction) -> str | None:
     if nearest == 0.0:
         return "is too small for a float (it rounds to 0.0)"
     if abs(nearest) >= _EXACT_FLOATS:
-        return f"is not an integer, and its nearest float {nearest!r} is one (|x| >= 2**53)"
+        return (
+            f"is not an integer, yet its nearest float {nearest!r} is one (every float of "
+            "magnitude >= 2**53 is)"
+        )
     return None
 
 

@@ -32,6 +32,11 @@ _RECORDERS: dict[type, str] = {
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _a(noun: str) -> str:
+    """``a Table``, ``an int``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _copied(fact: Fact) -> Fact:
     """A deep copy of a stored fact (each value kind copies itself the fast way)."""
     return Fact(fact.name, copy.deepcopy(fact.value), copy.deepcopy(fact.provenance))
@@ -217,14 +222,14 @@ class FactRegistry:
         value = self.peek(name).value
         if isinstance(value, types):
             return copy.deepcopy(value)
-        wanted = " or ".join(kind.__name__ for kind in types)
+        wanted = " or ".join(_a(kind.__name__) for kind in types)
         if len(types) == 1:
             how = f"record it with {_RECORDERS.get(types[0], 'record()')}"
         else:
             how = "record " + ", or ".join(
-                f"a {kind.__name__} with {_RECORDERS.get(kind, 'record()')}" for kind in types
+                f"{_a(kind.__name__)} with {_RECORDERS.get(kind, 'record()')}" for kind in types
             )
-        raise TypeError(f"fact {name!r} is a {type(value).__name__}, not a {wanted}; {how}")
+        raise TypeError(f"fact {name!r} is {_a(type(value).__name__)}, not {wanted}; {how}")
 
     def ranking(self, name: str) -> Ranking:
         ranking: Ranking = self.as_type(name, Ranking)
