@@ -389,6 +389,35 @@ def test_huge_deltas_fall_back_to_the_exact_path() -> None:
     assert _nearest_delta("pct", 5, 0) is None
 
 
+def test_the_fast_path_never_stands_in_for_a_delta_no_float_stands_for() -> None:
+    """1e-308 / 1e308 rounds to 0.0 and (2**54 + 1) / 2 to 2**53: neither is a nearest value
+    the fast path may accept (the float rule refuses them), so both fall back to the exact path."""
+    assert _nearest_delta("ratio", 1e-308, 1e308) is None
+    assert _nearest_delta("ratio", 2**54 + 1, 2) is None
+    assert _nearest_delta("ratio", 2**54 + 2, 2) == 2**53 + 1  # integral: an exact int
+    assert _nearest_delta("ratio", 1, 3) == 1 / 3
+
+
+@SETTINGS
+@given(
+    left=st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False, allow_infinity=False)),
+    right=st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False, allow_infinity=False)),
+    kind=st.sampled_from(KINDS),
+)
+def test_the_fast_path_agrees_with_the_float_rule_over_the_whole_range(
+    left: int | float, right: int | float, kind: Any
+) -> None:
+    """Huge, tiny and subnormal operands included: the fast path gives exactly
+    ``from_fraction`` of the delta, and None exactly when that refuses (or there is no delta)."""
+    exact = delta(kind, Fraction(left), Fraction(right))
+    if exact is None or unrepresentable(exact) is not None:
+        assert _nearest_delta(kind, left, right) is None
+        return
+    found = _nearest_delta(kind, left, right)
+    expected = from_fraction(exact)
+    assert (found, type(found)) == (expected, type(expected))
+
+
 # -- checks: the early pass never accepts what the full evaluation refuses -------------------
 
 
