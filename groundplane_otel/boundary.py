@@ -115,6 +115,29 @@ class Boundary:
         self.output: Mapping[str, Any] | None = None
         self.last_report: Report | None = None
 
+    @classmethod
+    def _trusted(
+        cls,
+        view: FactRegistry,
+        permitted: tuple[str, ...],
+        checks: tuple[NamedCheck, ...],
+        require_output: bool,
+        mode: Mode,
+        name: str | None,
+    ) -> Boundary:
+        """An entry from what a declaration already validated (the per-entry fast path)."""
+        entered = object.__new__(cls)
+        entered.permitted = permitted
+        entered.registry = view
+        entered.checks = checks
+        entered.require_output = require_output
+        entered.mode = mode
+        entered.name = name
+        entered.submitted = False
+        entered.output = None
+        entered.last_report = None
+        return entered
+
     def facts(self) -> dict[str, Any]:
         """Each permitted fact's value (a deep copy), by name in declaration order: what the
         model may be given (``llm_structured(facts=b.facts())``)."""
@@ -169,16 +192,17 @@ class BoundaryDeclaration:
         self.require_output = require_output
         self.mode = _validate_mode(mode)
         self.name = name
+        self._named = tuple(_named(check) for check in self.checks)
         self._active: ContextVar[tuple[Boundary, ...]] = ContextVar("groundplane_boundary")
 
     def __enter__(self) -> Boundary:
-        entered = Boundary(
-            self.registry,
+        entered = Boundary._trusted(
+            self.registry.view(self.facts),
             self.facts,
-            self.checks,
-            require_output=self.require_output,
-            mode=self.mode,
-            name=self.name,
+            self._named,
+            self.require_output,
+            self.mode,
+            self.name,
         )
         self._active.set((*self._active.get(()), entered))
         return entered

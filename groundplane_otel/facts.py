@@ -15,6 +15,7 @@ from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundplane_otel._copy import copy_out
 from groundplane_otel.ranking import OnMissing, Ranking, ranking_from_scores
 from groundplane_otel.table import Table
 
@@ -42,6 +43,12 @@ class Provenance:
     trace_id: str | None = None
     span_id: str | None = None
     tool_call_id: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Provenance:
+        # The ids and the tool are strings; only the arguments need copying (the fast way).
+        return Provenance(
+            self.tool, copy_out(self.args), self.trace_id, self.span_id, self.tool_call_id
+        )
 
     def __str__(self) -> str:
         inner = ", ".join(f"{key}={self.args[key]!r}" for key in sorted(self.args))
