@@ -199,6 +199,27 @@ def test_a_non_numeric_claim_against_an_empty_cell_is_judged_normally() -> None:
         assert (error.claimed, error.supported, error.code) == (claim, None, "value_mismatch")
 
 
+@SETTINGS
+@given(
+    claim=st.one_of(st.integers(), st.floats()),
+    other=st.one_of(
+        st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
+    ),
+)
+def test_an_empty_cell_refuses_every_number_and_judges_everything_else(
+    claim: int | float, other: Any
+) -> None:
+    """Any int or float (NaN and inf too) against None is a ValueError; anything else is
+    judged: None passes, the rest is an UnsupportedClaim."""
+    registry = table([{"id": "a", "cell": None}])
+    with pytest.raises(ValueError, match="can be neither supported nor refuted"):
+        check_row_integrity(registry, {"id": "a", "cell": claim}, "t", "id")
+    if other is None:
+        check_row_integrity(registry, {"id": "a", "cell": other}, "t", "id")
+    else:
+        rejects(lambda: check_row_integrity(registry, {"id": "a", "cell": other}, "t", "id"))
+
+
 # -- 3. Table-only options on a Ranking fact --------------------------------------------------
 
 
@@ -217,6 +238,23 @@ def test_on_missing_skip_on_a_ranking_fact_is_a_value_error_at_check_time() -> N
         check_ranking_prefix(registry, {"top": ["harbour"]}, "r", k=1, on_missing="skip")
     assert str(info.value) == message
     check_superlative(registry, {"winner": "harbour"}, "r", on_missing="raise")
+
+
+@SETTINGS
+@given(
+    scores=st.dictionaries(st.text(min_size=1, max_size=3), st.integers(-5, 5), min_size=1),
+    claim=st.one_of(st.text(max_size=3), st.integers(), st.none()),
+)
+def test_on_missing_on_a_ranking_is_refused_whatever_the_claim(
+    scores: dict[str, int], claim: Any
+) -> None:
+    """Right winner or wrong, superlative and ranking_prefix refuse on_missing='skip' on a
+    Ranking before reading the output."""
+    registry = ranking(scores)
+    with pytest.raises(ValueError, match="applies to Tables only"):
+        check_superlative(registry, {"winner": claim}, "r", on_missing="skip")
+    with pytest.raises(ValueError, match="applies to Tables only"):
+        check_ranking_prefix(registry, {"top": [claim]}, "r", on_missing="skip")
 
 
 # -- 4. a count under a tolerance -------------------------------------------------------------
