@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groundplane_otel._copy import copy_in
 from groundplane_otel.adapters._extras import require
@@ -83,20 +83,41 @@ def _capped(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _refuse_constant(token: str) -> NoReturn:
-    raise ValueError(f"MCP result text holds the non-finite number {token}; it cannot be a fact")
+class _Strict:
+    """What a lenient parse of a text met that strict JSON refuses: the first non-finite
+    constant and the first repeated key. Recorded, not raised, so text that turns out not to be
+    JSON at all (prose starting with "NaN", say) is returned as text, not refused."""
 
+    __slots__ = ("constant", "duplicate")
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
+    def __init__(self) -> None:
+        self.constant: str | None = None
+        self.duplicate: str | None = None
+
+    def on_constant(self, token: str) -> float:
+        if self.constant is None:
+            self.constant = token
+        return 0.0
+
+    def on_object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result and self.duplicate is None:
+                self.duplicate = key
+            result[key] = value
+        return result
+
+    def refuse(self) -> None:
+        """Raise for what the parse met (called once the whole text parsed as JSON)."""
+        if self.constant is not None:
             raise ValueError(
-                f"MCP result text is JSON with a duplicate key {key!r}: which value is the fact "
-                "is ambiguous, so it is refused"
+                f"MCP result text holds the non-finite number {self.constant}; it cannot be a fact"
             )
-        result[key] = value
-    return result
+        if self.duplicate is not None:
+            raise ValueError(
+                f"MCP result text is JSON with a duplicate key {self.duplicate!r}: which value "
+                "is the fact is ambiguous, so it is refused"
+            )
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:
@@ -138,12 +159,14 @@ def payload_of(result: Any, parse_json: bool = True) -> Any:
     text = "\n".join(texts)
     if not parse_json:
         return text
+    strict = _Strict()
     try:
         value = json.loads(
-            text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys
+            text, parse_constant=strict.on_constant, object_pairs_hook=strict.on_object
         )
     except json.JSONDecodeError:
         return text  # not JSON: the text itself is the payload
+    strict.refuse()
     _refuse_non_finite(value, "result text")  # 1e999 parses as inf
     return value
 

@@ -144,6 +144,13 @@ def test_text_that_is_not_json_is_the_payload_as_a_string() -> None:
     assert (fact.value, registry.value("note")) == ("42 rows\nok", "42 rows\nok")
 
 
+def test_prose_that_merely_starts_like_refused_json_is_text() -> None:
+    """Only a text that *is* JSON is held to strict JSON: prose opening with NaN, or with an
+    object repeating a key, is the payload as a string."""
+    for text in ("NaN values were dropped", '{"a": 1, "a": 2} is what it printed'):
+        assert payload_of({"content": [{"type": "text", "text": text}]}) == text
+
+
 def test_a_text_block_whose_text_is_not_a_string_is_a_value_error() -> None:
     """A malformed text block is refused as a ValueError naming what it held."""
     with pytest.raises(ValueError) as caught:
