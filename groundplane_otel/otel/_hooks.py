@@ -34,12 +34,7 @@ def fast_hooks(
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
-
-    def attributes_of(span: Any) -> Any:
-        attributes = span._attributes
-        if type(attributes) is BoundedAttributes:
-            return attributes._dict
-        return span_attributes(span)
+    bounded = BoundedAttributes
 
     def on_start(span: Any, parent_context: Context | None = None) -> None:
         try:
@@ -63,7 +58,11 @@ def fast_hooks(
                     inherited = processor._inherited(parent_context)
             if not guarded:
                 return
-            name, attributes = span._name, attributes_of(span)
+            name, attributes = span._name, span._attributes
+            if type(attributes) is not bounded:  # replaced by another processor
+                attributes = span_attributes(span)
+            else:
+                attributes = attributes._dict
             if llm_disjoint(attributes) and not name.startswith(prefixes) and name not in llm_names:
                 if inherited:
                     span.__dict__[CHAIN_ATTR] = inherited
@@ -78,7 +77,11 @@ def fast_hooks(
             trace_id = context[0]
             request = spans.pop(context[1], trace_id) if shared else trace_id
             if by_tool:
-                attributes = attributes_of(span)
+                attributes = span._attributes
+                if type(attributes) is not bounded:  # replaced by another processor
+                    attributes = span_attributes(span)
+                else:
+                    attributes = attributes._dict
                 if not tool_disjoint(attributes):
                     processor._tool_ended(span, attributes, request)
             parent = span._parent
