@@ -28,26 +28,26 @@ def fast_hooks(
     pydantic-ai processor puts a plain dict there) is read through the public API."""
     store, lineage = processor.store, processor._lineage
     roots, requests, shared, spans = store._roots, store._requests, store.shared, store.spans
+    roots_limit = store._roots_limit
     root_started, span_request = store.root_started, processor._inherit_request
     scopes, bind = _scopes.current_scopes, _scopes.bind
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
-
-    def attributes_of(span: Any) -> Any:
-        attributes = span._attributes
-        if type(attributes) is BoundedAttributes:
-            return attributes._dict
-        return span_attributes(span)
+    bounded = BoundedAttributes
 
     def on_start(span: Any, parent_context: Context | None = None) -> None:
         try:
             parent = span._parent
             inherited = None
             context = span._context
-            if parent is None or parent[2]:  # a local root
-                trace_id = context[0]
-                root_started(trace_id, context[1])
+            if parent is None or parent[2]:  # a local root: TraceStore.root_started, inlined
+                trace_id, span_id = context[0], context[1]
+                live = roots.setdefault(trace_id, [])
+                live.append(span_id)
+                if live[0] != span_id or len(roots) > roots_limit:  # a second root, or prune
+                    live.remove(span_id)  # the store decides: keys, pruning
+                    root_started(trace_id, span_id)
                 if scopes():
                     bind(trace_id)
             else:
@@ -58,7 +58,11 @@ def fast_hooks(
                     inherited = processor._inherited(parent_context)
             if not guarded:
                 return
-            name, attributes = span._name, attributes_of(span)
+            name, attributes = span._name, span._attributes
+            if type(attributes) is not bounded:  # replaced by another processor
+                attributes = span_attributes(span)
+            else:
+                attributes = attributes._dict
             if llm_disjoint(attributes) and not name.startswith(prefixes) and name not in llm_names:
                 if inherited:
                     span.__dict__[CHAIN_ATTR] = inherited
@@ -73,7 +77,11 @@ def fast_hooks(
             trace_id = context[0]
             request = spans.pop(context[1], trace_id) if shared else trace_id
             if by_tool:
-                attributes = attributes_of(span)
+                attributes = span._attributes
+                if type(attributes) is not bounded:  # replaced by another processor
+                    attributes = span_attributes(span)
+                else:
+                    attributes = attributes._dict
                 if not tool_disjoint(attributes):
                     processor._tool_ended(span, attributes, request)
             parent = span._parent
