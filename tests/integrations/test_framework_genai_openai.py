@@ -147,3 +147,45 @@ def test_the_hook_is_an_entry_point_util_genai_loads(monkeypatch: pytest.MonkeyP
 def test_without_a_guard_the_hook_does_nothing() -> None:
     """No active guard: the hook returns without touching anything (no span needed)."""
     GroundplaneCompletionHook().on_completion(inputs=[], outputs=[], system_instruction=[])
+
+
+def test_the_hook_feeds_the_span_path_under_genai_langchain(
+    otel: Otel, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """genai-langchain, content off, the hook selected, no adapter, observe mode: the final
+    chat span's answer and the tool result reach the span path through the hook — the wrong
+    winner is flagged once on that span — and no campaign name leaks."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
+
+    caplog.set_level(logging.INFO)
+    monkeypatch.delenv(CONTENT_ENV, raising=False)
+    monkeypatch.setenv(HOOK_ENV, "groundplane")
+    otel.install(config(mode="observe"))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=otel.tracer_provider)
+
+    @tool("warehouse_query")
+    def warehouse_query_tool(window: str) -> dict[str, float]:
+        """CTR per campaign."""
+        return warehouse_query(window)
+
+    try:
+        with FakeOpenAI(script(WRONG)) as api:
+            model = ChatOpenAI(
+                model="gpt-fake-1", base_url=api.base_url, api_key="test", max_retries=0
+            )
+            agent = create_agent(model, tools=[warehouse_query_tool], name=AGENT)
+            agent.invoke({"messages": [{"role": "user", "content": "Which campaign won?"}]})
+    finally:
+        instrumentor.uninstrument()
+    ask, final = otel.spans("chat gpt-fake-1")
+    assert (final.attributes or {})["groundplane.outcome"] == "flagged"
+    assert [event["gen_ai.guardrail.result.reason"] for event in guardrail_events(final)] == [
+        "wrong_winner"
+    ]
+    assert outputs(otel) == [("flagged", 1)]
+    assert facts_recorded(otel) == [("genai", "recorded", 1)]
+    assert assert_no_content(otel, caplog.records) > 30
