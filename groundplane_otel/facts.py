@@ -15,10 +15,21 @@ from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundplane_otel.documents import Document, Documents
 from groundplane_otel.ranking import OnMissing, Ranking, ranking_from_scores
 from groundplane_otel.table import Table
 
-__all__ = ["Domain", "Fact", "OnMissing", "Provenance", "Ranking", "Table", "ranking_from_scores"]
+__all__ = [
+    "Document",
+    "Documents",
+    "Domain",
+    "Fact",
+    "OnMissing",
+    "Provenance",
+    "Ranking",
+    "Table",
+    "ranking_from_scores",
+]
 
 
 @dataclass(frozen=True, slots=True)
