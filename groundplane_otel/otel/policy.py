@@ -55,6 +55,7 @@ _FACT: Final = (
     "path",
     "label",
     "arguments",
+    "restricted",
 )
 _BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode")
 _MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
@@ -144,6 +145,7 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
     )
     higher = reader.boolean((*path, "higher_is_better"), spec.get("higher_is_better", True))
     exhaustive = reader.boolean((*path, "exhaustive"), spec.get("exhaustive", True))
+    restricted = reader.boolean((*path, "restricted"), spec.get("restricted", False))
     arguments = spec.get("arguments", {})
     if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
         reader.fail(
@@ -157,6 +159,12 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
             "a table fact needs `key` (the column that identifies a row)",
             "add `key: <column>`",
         )
+    if kind == "documents" and (key is not None or score is not None):
+        reader.fail(
+            (*path, "key" if key is not None else "score"),
+            "a documents fact takes no `key` or `score` (each document has its id and score)",
+            "drop it",
+        )
     if kind == "ranking" and (key is None) != (score is None):
         reader.fail(
             path,
@@ -164,7 +172,19 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
             "add the missing one, or drop both for a {name: score} result",
         )
     try:
-        return FactSpec(name, tool, kind, key, score, higher, exhaustive, where, label, arguments)
+        return FactSpec(
+            name,
+            tool,
+            kind,
+            key,
+            score,
+            higher,
+            exhaustive,
+            where,
+            label,
+            arguments,
+            restricted=restricted,
+        )
     except ValueError as exc:  # a rule config.py adds later still fails here, located
         reader.fail(path, str(exc), "correct this fact")
 

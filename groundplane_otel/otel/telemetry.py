@@ -17,6 +17,7 @@ from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
 
+from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -223,7 +224,7 @@ class Telemetry:
                 attributes[sc.FACT_TRACE_ID] = provenance.trace_id
             if provenance.span_id is not None:
                 attributes[sc.FACT_SPAN_ID] = provenance.span_id
-        if self.capture_content:
+        if self.capture_content and not _withheld.is_withheld(finding.claim):
             if finding.result == sc.RESULT_UNSUPPORTED:
                 attributes[sc.CLAIMED] = _content(finding.claim.claimed)
                 attributes[sc.SUPPORTED] = _content(finding.claim.supported)
