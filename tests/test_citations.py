@@ -72,7 +72,8 @@ def test_a_fabricated_citation_fails_with_the_retrieval_provenance() -> None:
         "'policy-8' (characters 4-14) was not retrieved in this request; did you mean 'policy-7'?"
     )
     assert claim.fact == "kb"
-    assert claim.provenance is not None and claim.provenance.tool == "kb.search"
+    assert claim.provenance is not None
+    assert claim.provenance.tool == "kb.search"
     assert claim.supported == ["policy-7", "faq-2", "blog-1"]
 
 

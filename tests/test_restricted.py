@@ -93,7 +93,8 @@ def test_the_finding_never_repeats_the_value() -> None:
     for secret in ("project falcon", "1234.5", "1,234.50"):
         assert secret not in text
     assert claim.supported == "no value of a restricted fact"
-    assert claim.provenance is not None and claim.provenance.tool == "erp.costs"
+    assert claim.provenance is not None
+    assert claim.provenance.tool == "erp.costs"
 
 
 def test_structured_numbers_keys_and_nested_values_are_read() -> None:
