@@ -230,6 +230,11 @@ class FactCapture:
     def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
         return self.by_tool.get(tool, ())
 
+    def restricts(self, tool: str) -> bool:
+        """Does ``tool`` feed a restricted fact? (Its result then never goes on a span the
+        guard writes, whatever ``capture_content`` says.)"""
+        return any(spec.restricted for spec in self.by_tool.get(tool, ()))
+
     def capture(self, call: ToolCall, trace_id: int, span_id: int) -> None:
         """Parse the result once and record every fact whose declaration matches the call."""
         specs = self.by_tool.get(call.tool)
