@@ -135,7 +135,8 @@ ERRORS = {
     ),
     "fact kind typo": (
         BASE.replace("kind: domain", "kind: domian"),
-        "4: facts.regions.kind: expected one of ranking, table, domain, value, documents, got 'domian'. "
+        "4: facts.regions.kind: expected one of ranking, table, domain, value, documents, "
+        "got 'domian'. "
         "Fix: did you mean 'domain'?",
     ),
     "table without key": (

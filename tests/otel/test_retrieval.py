@@ -98,7 +98,8 @@ def test_the_readers_turn_retrieval_spans_into_tool_calls() -> None:
         "[]",
     )
     fallback = read_tool_call({"gen_ai.operation.name": "retrieval"}, "retrieval docs")
-    assert fallback is not None and fallback.tool == "docs"
+    assert fallback is not None
+    assert fallback.tool == "docs"
     oi = read_tool_call(
         {
             "openinference.span.kind": "RETRIEVER",
