@@ -10,7 +10,11 @@ its content-free summary (``redaction.mark``) even with content capture on, so:
 - the SDK's ``record_exception`` wrapper writes the summary, not the message, as
   ``exception.message``/``exception.stacktrace`` on every span the exception crosses;
 - ``Telemetry.event_attributes`` leaves out ``groundplane.claimed``/``supported``/``message``
-  for a marked claim (``is_withheld``).
+  for a marked claim (``is_withheld``);
+- ``Telemetry.annotate`` overwrites the model output an instrumentation captured on the
+  guarded span (``gen_ai.output.messages``, OpenInference ``output.value`` and
+  ``llm.output_messages.*``, Traceloop ``gen_ai.completion.*``) with ``OUTPUT_WITHHELD``:
+  that output is the leak (``scrub_output``).
 
 The application still gets the exception itself; ``no_restricted_values`` findings never
 carry the value in the first place.
@@ -25,10 +29,20 @@ from typing import Any
 from groundplane_otel.checks._restricted_values import restricted_indexes
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import redaction
+from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.result import Finding
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["is_withheld", "withhold_restricted"]
+__all__ = [
+    "OUTPUT_WITHHELD",
+    "is_withheld",
+    "reveals_restricted",
+    "scrub_output",
+    "withhold_restricted",
+]
+
+OUTPUT_WITHHELD = "<withheld by groundplane: the output reveals a restricted value>"
+_RESTRICTED_ATTR = "groundplane_restricted"
 
 RESTRICTED_FAMILIES = frozenset({"no_restricted_values"})
 RESTRICTED_CODES = frozenset({"restricted_value", "restricted_entity", "citation_restricted"})
@@ -70,6 +84,7 @@ def withhold_restricted(
             finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
         )
         redaction.mark(finding.claim, line)
+        setattr(finding.claim, _RESTRICTED_ATTR, True)
         cause = finding.claim.__cause__
         if cause is not None:
             redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
@@ -79,6 +94,25 @@ def withhold_restricted(
             for claim in error.report.violations
         ]
         redaction.mark(error, redaction.summary(lines))
+
+
+def reveals_restricted(findings: Sequence[Finding]) -> bool:
+    """Did ``withhold_restricted`` find a restricted value in any of these findings?"""
+    return any(getattr(finding.claim, _RESTRICTED_ATTR, False) is True for finding in findings)
+
+
+def scrub_output(span: Any) -> None:
+    """Overwrite the model output the span carries (see the module docstring); public API."""
+    attributes = getattr(span, "attributes", None) or {}
+    keys = [
+        key
+        for key in attributes
+        if key in (sc.GEN_AI_OUTPUT_MESSAGES, sc.OI_OUTPUT_VALUE)
+        or (key.startswith(sc.OI_OUTPUT_MESSAGES_PREFIX) and key.endswith(".content"))
+        or (key.startswith(sc.GEN_AI_COMPLETION_PREFIX) and key.endswith(".content"))
+    ]
+    for key in keys:
+        span.set_attribute(key, OUTPUT_WITHHELD)
 
 
 def is_withheld(error: BaseException) -> bool:

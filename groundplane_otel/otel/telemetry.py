@@ -190,6 +190,8 @@ class Telemetry:
         )
         for finding in evaluation.findings:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
+        if _withheld.reveals_restricted(evaluation.findings):
+            _withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
             status = Status(

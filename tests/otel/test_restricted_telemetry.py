@@ -25,6 +25,7 @@ from groundplane_otel.otel import (
     submit_output,
     tool,
 )
+from groundplane_otel.otel._withheld import OUTPUT_WITHHELD
 
 SECRET = "Project Falcon"
 COST = 1234.5
@@ -143,3 +144,19 @@ def test_the_restricted_tool_result_is_not_written_on_its_span(otel: Harness) ->
     (shop,) = otel.spans("execute_tool shop.list")
     assert "gen_ai.tool.call.result" not in (erp.attributes or {})
     assert (shop.attributes or {})["gen_ai.tool.call.result"] == '["Widget", "Gadget"]'
+
+
+def test_the_captured_output_that_leaks_is_overwritten_on_the_guarded_span(otel: Harness) -> None:
+    """An instrumentation captured the leaking answer in gen_ai.output.messages: the guard
+    overwrites it on the guarded span; a clean answer's captured output stays as it was."""
+    from otel_harness import answer
+
+    otel.install(config("observe"))
+    for text in (f"it is {SECRET}", "all public"):
+        with otel.tracer.start_as_current_span("POST /chat"), otel.agent("seller"):
+            wholesale()
+            catalogue()
+            otel.chat(answer({"answer": text, "pick": "Widget", "also": "Gadget"}))
+    leaked, clean = otel.spans("chat gpt-test")
+    assert (leaked.attributes or {})["gen_ai.output.messages"] == OUTPUT_WITHHELD
+    assert "all public" in str((clean.attributes or {})["gen_ai.output.messages"])
