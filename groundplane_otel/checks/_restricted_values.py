@@ -108,12 +108,13 @@ class RestrictedIndex:
 
     def in_text(self, text: str, *, decimal: str = ".") -> Leak | None:
         """The first restricted value ``text`` reveals: as a phrase (case-folded, word-bounded,
-        whitespace-normalised, also with words split across a line break joined), or as a
-        number equal by value."""
+        whitespace-normalised; also read with hyphenated line breaks joined, and with every
+        line break joined), or as a number equal by value."""
         if self.phrases:
             variants = [normalize(text)]
             if "\n" in text or "\r" in text:
-                variants.append(normalize(text, join_breaks=True))
+                variants.append(normalize(text, join_breaks="hyphen"))
+                variants.append(normalize(text, join_breaks="all"))
             for folded in variants:
                 for hit in self.phrases.find(folded.text):
                     start, end = folded.span(hit.start, hit.end)

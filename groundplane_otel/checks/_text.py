@@ -3,10 +3,12 @@
 ``normalize`` folds a text for matching and keeps, for every character of the folded text, the
 offset of the original character it came from (so a finding can give its character span in
 the text the model wrote). Folding, in order: Unicode NFKC (full-width letters and digits,
-ligatures), ``str.casefold``, zero-width characters and the soft hyphen deleted, every run of
-whitespace (line breaks included) becomes one space. With ``join_breaks``, a line break and
-the whitespace around it — and a hyphen just before it — are deleted instead, so a word split
-across lines ("Fal-\\ncon", "Fal\\ncon") reads as one word.
+ligatures), ``str.casefold``, zero-width characters and the soft hyphen deleted, hyphens,
+dashes and underscores read as spaces ("Project-Falcon", "project_falcon"), every run of
+whitespace (line breaks included) becomes one space. ``join_breaks="hyphen"`` deletes every
+line break that follows a hyphen, with the hyphen and the spaces around it ("Fal-\\ncon");
+``join_breaks="all"`` deletes every line break and the spaces around it ("Fal\\ncon"): the
+two ways a word is split across lines.
 
 ``PhraseIndex`` holds phrases (each with a payload) keyed by their first word, so scanning a
 text costs one dictionary lookup per word of the text plus one comparison per candidate,
@@ -22,7 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 __all__ = ["Folded", "Hit", "PhraseIndex", "fold_phrase", "normalize", "squeeze"]
 
@@ -31,7 +33,11 @@ P = TypeVar("P")
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
-_BREAK = re.compile(r"[ \t]*-?[ \t]*(?:\r\n|\r|\n)\s*")
+_JOINERS = frozenset("-_\u2010\u2011\u2012\u2013\u2014\u2212")
+_BREAKS = {
+    "hyphen": re.compile(r"-[ \t]*(?:\r\n|\r|\n)\s*"),
+    "all": re.compile(r"[ \t]*-?[ \t]*(?:\r\n|\r|\n)\s*"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,19 +63,20 @@ def _fold_char(char: str) -> str:
     return unicodedata.normalize("NFKC", char).casefold()
 
 
-def normalize(text: str, *, join_breaks: bool = False) -> Folded:
+def normalize(text: str, *, join_breaks: Literal["hyphen", "all"] | None = None) -> Folded:
     """``text`` folded for matching (see the module docstring), with its offset map."""
     out: list[str] = []
     origin: list[int] = []
     pending_space = -1
-    breaks = {m.start(): m.end() for m in _BREAK.finditer(text)} if join_breaks else {}
+    pattern = _BREAKS[join_breaks] if join_breaks else None
+    breaks = {m.start(): m.end() for m in pattern.finditer(text)} if pattern else {}
     position, length = 0, len(text)
     while position < length:
         if position in breaks:
             position = breaks[position]
             continue
         char = text[position]
-        if char.isspace():
+        if char.isspace() or char in _JOINERS:
             if pending_space < 0:
                 pending_space = position
             position += 1

@@ -7,8 +7,9 @@ whole output by default) and fails when one reveals any value of a restricted fa
 (``_restricted_values`` says what a fact's values are):
 
 - strings and names: case-folded, word-bounded, whitespace-normalised (a line break or extra
-  spaces between words change nothing), also with a word split across a line break joined
-  ("Fal-\\ncon"), after Unicode NFKC folding and with zero-width characters removed;
+  spaces between words change nothing; hyphens, dashes and underscores read as spaces), after
+  Unicode NFKC folding and with zero-width characters removed; texts with line breaks are also
+  read with hyphenated breaks joined ("Fal-\\ncon") and with every break joined ("Fal\\ncon");
 - numbers by value, not by spelling: 1234.5 is revealed by 1234.5, "1,234.50", "$1,234.5",
   "1.2345k"; 0.0455 by "4.55%" (see ``_prose_numbers``).
 
