@@ -13,6 +13,7 @@ telemetry name the place, never the value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -26,6 +27,13 @@ from groundplane_otel.facts import Domain, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["Leak", "RestrictedIndex", "Where", "restricted_index", "restricted_indexes"]
+
+# A string that may be exactly one number ("4.20", "$1,234.5", "12%", "1.2M"): only these are
+# read by the number scanner (a cheap gate: most strings are names).
+_NUMBERISH = re.compile(
+    r"[-\u2212]?[$\u20ac\u00a3\u00a5]?\s?[\d.,]*\d[\d.,]*"
+    r"\s?(?:%|[kKMB]|bn|thousand|million|billion)?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +102,8 @@ class RestrictedIndex:
             where = Where(fact, locator)
             if isinstance(leaf, str):
                 phrases.append((leaf, where))
+                if not _NUMBERISH.fullmatch(leaf.strip()):
+                    continue
                 whole = list(numeric_values_in(leaf.strip()))
                 if len(whole) == 1 and whole[0].start == 0 and whole[0].end == len(leaf.strip()):
                     numbers.setdefault(whole[0].values[0], where)
