@@ -186,3 +186,17 @@ def test_a_documents_fact_takes_no_key_or_score(bad: dict[str, str]) -> None:
     """FactSpec(kind="documents") refuses key=/score=, naming the fact."""
     with pytest.raises(ValueError, match="a documents fact takes no key= or score="):
         FactSpec("retrieved", "kb", kind="documents", **bad)  # type: ignore[arg-type]
+
+
+def test_two_different_retrievals_under_one_fact_conflict(otel: Harness) -> None:
+    """Facts are write-once per request: a second, different retrieval from the same data
+    source makes the citation checks fail closed (fact_conflict), never pick one."""
+    otel.install(config())
+
+    def twice() -> None:
+        genai_retrieval(otel, DOCS)
+        genai_retrieval(otel, [{"id": "other-1", "score": 0.2}])
+
+    claim = ask(otel, twice, "ok [policy-7]")
+    assert claim is not None
+    assert claim.code == "fact_conflict"
