@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
 from groundplane_otel.otel._policy_checks import build_check
+from groundplane_otel.otel._policy_evidence import check_evidence
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
 from groundplane_otel.otel._policy_yaml import read_yaml
 from groundplane_otel.otel.config import (
@@ -95,7 +96,7 @@ def _read(reader: Reader, data: object) -> GuardConfig:
     ]
     declared = [fact.name for fact in facts]
     boundaries = [
-        _boundary(reader, name, spec, declared)
+        _boundary(reader, name, spec, declared, {fact.name: fact for fact in facts})
         for name, spec in reader.names(("boundaries",), top.get("boundaries"), "boundary")
     ]
     if not boundaries:
@@ -212,7 +213,13 @@ def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
     return MatchSpec(agent, operation, span, dict(attributes))
 
 
-def _boundary(reader: Reader, name: str, raw: object, declared: list[str]) -> BoundarySpec:
+def _boundary(
+    reader: Reader,
+    name: str,
+    raw: object,
+    declared: list[str],
+    specs: Mapping[str, FactSpec] | None = None,
+) -> BoundarySpec:
     path: Path = ("boundaries", name)
     spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
     facts = reader.string_list((*path, "facts"), spec["facts"])
@@ -236,6 +243,11 @@ def _boundary(reader: Reader, name: str, raw: object, declared: list[str]) -> Bo
         build_check(reader, (*path, "checks", index), item, facts)
         for index, item in enumerate(checks)
     )
+    for index, item in enumerate(checks):  # evidence families: kinds and restriction, located
+        ((family, arguments),) = item.items()
+        check_evidence(
+            reader, (*path, "checks", index), family, arguments or {}, facts, specs or {}
+        )
     mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
     report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
     match = _match(reader, (*path, "match"), spec.get("match", {}))

@@ -77,6 +77,46 @@ ERRORS = {
         "group (the cited id), got 0 in '\\\\[x\\\\]'. Fix: give `marker` a value "
         "quotes_anchored() accepts",
     ),
+    "no restricted fact in the boundary": (
+        POLICY.replace(", restricted: true}", "}"),
+        "11: boundaries.answer.checks[0].no_restricted_values: none of this boundary's facts is "
+        "restricted, so the check could never run. Fix: declare `restricted: true` on the fact "
+        "that must not leak",
+    ),
+    "listed fact not restricted": (
+        POLICY.replace("{fields: [answer]}", "{fields: [answer], facts: [listings]}"),
+        "11: boundaries.answer.checks[0].no_restricted_values.facts[0]: fact 'listings' is not "
+        "restricted. Fix: declare `restricted: true` on fact 'listings'",
+    ),
+    "documents of the wrong kind": (
+        POLICY.replace("documents: [retrieved]", "documents: [listings]"),
+        "13: boundaries.answer.checks[2].citations_retrieved.documents[0]: fact 'listings' is "
+        "not an unrestricted documents fact. Fix: cite a fact declared `kind: documents` (fact "
+        "'listings' is table)",
+    ),
+    "no documents fact for quotes": (
+        POLICY.replace("  retrieved: {tool: kb, kind: documents}\n", "")
+        .replace(", retrieved]", "]")
+        .replace(
+            "      - citations_retrieved: {text_fields: [answer], min_citations: 1, "
+            "documents: [retrieved]}\n",
+            "",
+        ),
+        "12: boundaries.answer.checks[2].quotes_anchored: none of this boundary's facts is an "
+        "unrestricted `kind: documents` fact. Fix: declare the retrieval as a fact with "
+        "`kind: documents` and list it here",
+    ),
+    "approved restricted": (
+        POLICY.replace("approved: [listings]", "approved: [wholesale]"),
+        "12: boundaries.answer.checks[1].entities_in_scope.approved[0]: fact 'wholesale' is "
+        "restricted and cannot be approved. Fix: approve unrestricted facts only (restricted "
+        "names are refused by this check)",
+    ),
+    "vocabulary of documents": (
+        POLICY.replace("vocabulary: catalogue", "vocabulary: retrieved"),
+        "12: boundaries.answer.checks[1].entities_in_scope.vocabulary: fact 'retrieved' is a "
+        "documents fact and holds no names. Fix: name a fact of kind ranking, table or domain",
+    ),
     "bad min_citations": (
         POLICY.replace("min_citations: 1", "min_citations: -2"),
         "13: boundaries.answer.checks[2].citations_retrieved.min_citations: min_citations must "
