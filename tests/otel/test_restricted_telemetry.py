@@ -160,3 +160,18 @@ def test_the_captured_output_that_leaks_is_overwritten_on_the_guarded_span(otel:
     leaked, clean = otel.spans("chat gpt-test")
     assert (leaked.attributes or {})["gen_ai.output.messages"] == OUTPUT_WITHHELD
     assert "all public" in str((clean.attributes or {})["gen_ai.output.messages"])
+
+
+def test_no_log_line_or_metric_label_holds_a_restricted_value(
+    otel: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The guard's Python log lines and every metric point's attributes are free of the secret."""
+    caplog.set_level("DEBUG")
+    run(otel, InMemoryLogRecordExporter(), "enforce")
+    labels = repr(otel.metrics()).casefold()
+    lines = "\n".join(record.getMessage() for record in caplog.records).casefold()
+    for form in FORMS:
+        assert form not in labels
+        assert form not in lines
+    outcomes = [attrs["groundplane.outcome"] for attrs, _ in otel.metrics()["groundplane.outputs"]]
+    assert outcomes == ["blocked"]

@@ -200,3 +200,25 @@ def test_two_different_retrievals_under_one_fact_conflict(otel: Harness) -> None
     claim = ask(otel, twice, "ok [policy-7]")
     assert claim is not None
     assert claim.code == "fact_conflict"
+
+
+def test_the_attribute_names_are_the_conventions_own() -> None:
+    """The names the reader uses are those of the real semconv packages (GenAI incubating
+    attributes, OpenInference trace attributes), not spellings of our own."""
+    from openinference.semconv.trace import (
+        DocumentAttributes,
+        OpenInferenceSpanKindValues,
+        SpanAttributes,
+    )
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as genai
+
+    from groundplane_otel.otel import semconv as sc
+
+    assert sc.GEN_AI_DATA_SOURCE_ID == genai.GEN_AI_DATA_SOURCE_ID
+    assert sc.GEN_AI_RETRIEVAL_DOCUMENTS == genai.GEN_AI_RETRIEVAL_DOCUMENTS
+    assert sc.GEN_AI_RETRIEVAL_QUERY_TEXT == genai.GEN_AI_RETRIEVAL_QUERY_TEXT
+    assert sc.OP_RETRIEVAL == genai.GenAiOperationNameValues.RETRIEVAL.value
+    assert sc.OI_KIND_RETRIEVER == OpenInferenceSpanKindValues.RETRIEVER.value
+    assert sc.OI_RETRIEVAL_DOCUMENTS_PREFIX == f"{SpanAttributes.RETRIEVAL_DOCUMENTS}."
+    for field in ("DOCUMENT_ID", "DOCUMENT_CONTENT", "DOCUMENT_SCORE"):
+        assert getattr(DocumentAttributes, field).startswith("document.")
