@@ -217,8 +217,8 @@ def test_the_attribute_names_are_the_conventions_own() -> None:
     assert sc.GEN_AI_DATA_SOURCE_ID == genai.GEN_AI_DATA_SOURCE_ID
     assert sc.GEN_AI_RETRIEVAL_DOCUMENTS == genai.GEN_AI_RETRIEVAL_DOCUMENTS
     assert sc.GEN_AI_RETRIEVAL_QUERY_TEXT == genai.GEN_AI_RETRIEVAL_QUERY_TEXT
-    assert sc.OP_RETRIEVAL == genai.GenAiOperationNameValues.RETRIEVAL.value
-    assert sc.OI_KIND_RETRIEVER == OpenInferenceSpanKindValues.RETRIEVER.value
-    assert sc.OI_RETRIEVAL_DOCUMENTS_PREFIX == f"{SpanAttributes.RETRIEVAL_DOCUMENTS}."
+    assert genai.GenAiOperationNameValues.RETRIEVAL.value == sc.OP_RETRIEVAL
+    assert OpenInferenceSpanKindValues.RETRIEVER.value == sc.OI_KIND_RETRIEVER
+    assert f"{SpanAttributes.RETRIEVAL_DOCUMENTS}." == sc.OI_RETRIEVAL_DOCUMENTS_PREFIX
     for field in ("DOCUMENT_ID", "DOCUMENT_CONTENT", "DOCUMENT_SCORE"):
         assert getattr(DocumentAttributes, field).startswith("document.")
