@@ -25,7 +25,7 @@ from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_score
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.store import RequestKey, TraceStore
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -235,8 +235,9 @@ class FactCapture:
         guard writes, whatever ``capture_content`` says.)"""
         return any(spec.restricted for spec in self.by_tool.get(tool, ()))
 
-    def capture(self, call: ToolCall, trace_id: int, span_id: int) -> None:
-        """Parse the result once and record every fact whose declaration matches the call."""
+    def capture(self, call: ToolCall, request: RequestKey, trace_id: int, span_id: int) -> None:
+        """Parse the result once and record every fact whose declaration matches the call,
+        into ``request`` (the tool span's ``trace_id``/``span_id`` are the provenance)."""
         specs = self.by_tool.get(call.tool)
         if not specs or call.result is None:
             return
@@ -260,13 +261,13 @@ class FactCapture:
         for spec in specs:
             if not parsed.ok:
                 self.store.problem(
-                    trace_id, spec.name, parsed.status, kind=spec.kind, source=call.source
+                    request, spec.name, parsed.status, kind=spec.kind, source=call.source
                 )
                 continue
             self.record(
                 spec,
                 payload=parsed.value,
-                trace_id=trace_id,
+                request=request,
                 provenance=provenance,
                 source=call.source,
                 size=parsed.size,
@@ -277,19 +278,19 @@ class FactCapture:
         spec: FactSpec,
         *,
         payload: Any,
-        trace_id: int,
+        request: RequestKey,
         provenance: Provenance,
         source: str,
         size: int,
     ) -> str:
         """Build the typed value of ``spec`` and store it; a mis-shaped result is unparseable."""
         if spec.restricted:  # before the value becomes readable: never visible unrestricted
-            self.store.registry(trace_id).restrict(spec.name)
+            self.store.registry(request).restrict(spec.name)
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):
-            self.store.problem(trace_id, spec.name, "unparseable", kind=spec.kind, source=source)
+            self.store.problem(request, spec.name, "unparseable", kind=spec.kind, source=source)
             return "unparseable"
         return self.store.record(
-            trace_id, spec.name, value, source=source, provenance=provenance, size=size
+            request, spec.name, value, source=source, provenance=provenance, size=size
         )

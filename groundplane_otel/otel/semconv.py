@@ -36,6 +36,7 @@ OI_TOOL_NAME: Final = "tool.name"
 OI_TOOL_ID: Final = "tool.id"
 OI_INPUT_VALUE: Final = "input.value"
 OI_OUTPUT_VALUE: Final = "output.value"
+OI_LLM_FINISH_REASON: Final = "llm.finish_reason"  # OpenInference (openai-agents) LLM spans
 OI_OUTPUT_MESSAGES_PREFIX: Final = "llm.output_messages."
 OI_AGENT_NAME: Final = "agent.name"  # on OpenInference AGENT spans
 OI_LLM_KINDS: Final = frozenset({"LLM", "AGENT"})
@@ -113,6 +114,7 @@ FACT_SOURCES: Final = ("genai", "openinference", "traceloop", "code", "mcp", "la
 
 # Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
 REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"
+REASON_NO_OUTPUT: Final = "no_output"
 REASON_FACT_MISSING: Final = "fact_missing"
 REASON_FACT_CONFLICT: Final = "fact_conflict"
 REASON_FACT_TRUNCATED: Final = "fact_truncated"
