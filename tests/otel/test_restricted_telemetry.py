@@ -175,3 +175,26 @@ def test_no_log_line_or_metric_label_holds_a_restricted_value(
         assert form not in lines
     outcomes = [attrs["groundplane.outcome"] for attrs, _ in otel.metrics()["groundplane.outputs"]]
     assert outcomes == ["blocked"]
+
+
+def test_an_adapter_handing_the_answer_over_gets_the_same_withholding(otel: Harness) -> None:
+    """Guard.check_output (the adapters' entry point) withholds a restricted finding's content
+    on the event too, with content capture on, and the evaluation still blocks."""
+    guard = otel.install(config())
+    with otel.tracer.start_as_current_span("POST /chat"), otel.agent("seller") as agent:
+        wholesale()
+        catalogue()
+        evaluation = guard.check_output(
+            {"answer": f"it is {SECRET}", "pick": "Widget", "also": "Gadget"},
+            boundary="sales",
+            span=agent,
+        )
+    assert evaluation.outcome == "blocked"
+    (finding,) = evaluation.findings
+    assert finding.reason == "restricted_value"
+    (span,) = otel.spans("invoke_agent seller")
+    events = [e for e in span.events if e.name == "gen_ai.guardrail.result"]
+    (event,) = [dict(e.attributes or {}) for e in events]
+    assert event["gen_ai.guardrail.result.reason"] == "restricted_value"
+    assert "groundplane.message" not in event
+    assert "falcon" not in span.to_json().casefold()
