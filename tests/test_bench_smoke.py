@@ -61,9 +61,18 @@ EXPECTED = {
             "row_integrity",
             "comparison",
             "field_matches_fact",
+            "no_restricted_values",
+            "entities_in_scope",
+            "citations_retrieved",
+            "quotes_anchored",
         )
     ]
     + ["| **all** |"],
+    "no_restricted_values: a 200-word answer against a 500-row table": [
+        "| floor: one regex pass over the text + one pass over the cells |",
+        "| first check (builds the fact's index) |",
+        "| later checks (index reused) |",
+    ],
 }
 
 

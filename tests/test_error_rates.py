@@ -62,3 +62,13 @@ def test_rejections_carry_the_expected_reason_code(result: Result) -> None:
     """A wrong output is rejected for the right reason (the code telemetry reports)."""
     shown = "\n".join(describe(case, outcome) for case, outcome in result.miscoded[:20])
     assert not result.miscoded, f"{len(result.miscoded)} case(s) with another code:\n{shown}"
+
+
+def test_known_limits_are_still_what_the_readme_says() -> None:
+    """Each published limit (tests/corpus/gen_hard.py LIMITS) is still misjudged: when one gets
+    fixed, this fails, and the README's limits table must be updated with it."""
+    from corpus.gen_hard import LIMITS
+    from corpus.model import evaluate
+
+    still = [what for what, case in LIMITS if evaluate(case).verdict != case.label]
+    assert still == [what for what, _ in LIMITS]

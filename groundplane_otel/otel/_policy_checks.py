@@ -26,10 +26,16 @@ FAMILIES: Final[Mapping[str, str]] = {
     "row_integrity": "row_integrity",
     "comparison": "comparison",
     "field_matches_fact": "field_match",
+    "no_restricted_values": "restricted",
+    "entities_in_scope": "scope",
+    "citations_retrieved": "citations",
+    "quotes_anchored": "anchors",
 }
 """Check family (the key a policy writes) → module in ``groundplane_otel.checks``."""
 
 _PREFIX = re.compile(r"^\w+(\([^)]*\))?:\s*")
+_FACT_LISTS: Final = ("facts", "documents", "approved")
+"""Arguments naming boundary facts (a list); ``vocabulary`` names one."""
 
 
 def _builder(family: str) -> Callable[..., NamedCheck]:
@@ -77,6 +83,25 @@ def _fact_argument(
         )
 
 
+def _named_facts(
+    reader: Reader, path: Path, arguments: Mapping[str, Any], facts: list[str]
+) -> None:
+    """Facts a check names in a list argument (``documents: [kb]``) or ``vocabulary`` must be
+    among the boundary's facts: located at the entry, with a "did you mean"."""
+    named: list[tuple[Path, object]] = []
+    for argument in _FACT_LISTS:
+        value = arguments.get(argument)
+        if isinstance(value, list):
+            named += [((*path, argument, index), item) for index, item in enumerate(value)]
+    if isinstance(arguments.get("vocabulary"), str):
+        named.append(((*path, "vocabulary"), arguments["vocabulary"]))
+    for where, fact in named:
+        if isinstance(fact, str) and fact not in facts:
+            close = suggest(fact, facts)
+            fix = f"did you mean {close!r}?" if close else f"add {fact!r} to this boundary's facts"
+            reader.fail(where, f"fact {fact!r} is not among this boundary's facts", fix)
+
+
 def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> NamedCheck:
     """One entry of ``checks:``: a one-key mapping ``{family: {argument: value, ...}}``."""
     families = list(FAMILIES)
@@ -111,6 +136,7 @@ def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> N
     for name, parameter in parameters.items():
         if parameter.default is parameter.empty and name not in arguments:
             reader.fail(path, f"missing required argument {name!r}", f"add `{name}: ...`")
+    _named_facts(reader, path, arguments, facts)
     try:
         return builder(**arguments)
     except (TypeError, ValueError) as exc:
