@@ -13,6 +13,11 @@ from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggreg
 from groundplane_otel.checks.comparison import check_comparison, comparison
 from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
 from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
+from groundplane_otel.checks.numbers import (
+    UnrecordedNumbers,
+    check_numbers_recorded,
+    numbers_recorded,
+)
 from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
 from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
 from groundplane_otel.checks.superlative import check_superlative, superlative
@@ -44,6 +49,7 @@ __all__ = [
     "SparseColumnWarning",
     "Table",
     "UnregisteredFact",
+    "UnrecordedNumbers",
     "UnsupportedClaim",
     "__version__",
     "aggregate_reconciles",
@@ -52,12 +58,14 @@ __all__ = [
     "check_comparison",
     "check_entities_recorded",
     "check_field_matches_fact",
+    "check_numbers_recorded",
     "check_ranking_prefix",
     "check_row_integrity",
     "check_superlative",
     "comparison",
     "entities_recorded",
     "field_matches_fact",
+    "numbers_recorded",
     "ranking_prefix",
     "row_integrity",
     "superlative",

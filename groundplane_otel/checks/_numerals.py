@@ -1,0 +1,316 @@
+"""Finding the numbers in a text: one regex pass, then explicit rules for what is not a quantity.
+
+Read as numbers (each one must be recorded): integers, decimals, thousands separators (of the
+locale given), a sign (``-``, ``+``, the Unicode minus U+2212), an exponent (``1e6``), percents
+(``4.5%``, ``4.5 percent``), currency amounts (``$1,000``, ``USD 1,000``, ``10 €``: the
+currency is a unit, the amount is checked), magnitudes (``1.2M``, ``3 billion``, ``2,5 Mio.``),
+English number words (``nine``, ``twenty-one``, ``three hundred``), and both ends of a range
+(``10-12``, ``10 to 12``, an en or em dash; ``10-12%`` and ``1-2 million`` share the suffix).
+
+Never read as numbers (each is reported as ``Skipped`` with its rule, never as support):
+``date`` (``2026-11-30``, ``30/11/2026``, ``30.11.2026``, ``Nov 30, 2026``, ``30 November``,
+``March 2026``), ``time`` (``10:45``, ``10:45:30``, ``9am``, ``9 p.m.``), ``ordinal``
+(``2nd``, ``third``, ``twenty-first``), ``list_marker`` (``1.``, ``1)``, ``(1)`` opening a
+line), ``reference`` (``[3]``), ``identifier`` (digits touching a letter or ``_`` before them,
+or joined to one by ``-``, ``.``, ``/``: ``Q3``, ``SKU-1234``, ``v2.1``, ``gpt-4o``, ``x86_64``;
+``#12``; a dotted run of three or more integers: ``1.2.3``, ``10.0.0.1``), ``pronoun`` (the
+word ``one`` alone), and ``year`` (a bare four-digit 1900 to 2100, only with ``years="skip"``).
+Digits followed by letters are a number with a unit (``10km``, ``3x``): checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal
+
+from groundplane_otel.checks._numeral_words import (
+    LOCALES,
+    ORDINAL_WORDS,
+    SCALE_WORDS,
+    WORD_VALUES,
+    NumberLocale,
+    parse_words,
+)
+
+__all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
+
+Rule = Literal[
+    "date", "time", "year", "ordinal", "list_marker", "reference", "identifier", "pronoun"
+]
+Years = Literal["check", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class Numeral:
+    """A number as written: its text and span, its exact value, the precision written.
+
+    ``quantum`` is the unit of the last digit written (``1.20`` → 0.01, ``1.2M`` → 100000,
+    ``three billion`` → 10**9); ``percent`` marks ``%``/``percent`` (the value stays as
+    written: ``4.5%`` is 4.5).
+    """
+
+    text: str
+    start: int
+    end: int
+    value: Decimal
+    quantum: Decimal
+    percent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Digits or number words that are not a quantity, and the rule that says so."""
+
+    text: str
+    start: int
+    end: int
+    rule: Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    numerals: tuple[Numeral, ...]
+    skipped: tuple[Skipped, ...]
+
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DATES = (
+    r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2})?)?(?![\w])"
+    r"|(?<![\w.,])\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})(?![\w]|[.,]\d)"
+    rf"|(?<![\w]){_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])"
+    rf"|(?<![\w.,]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?(?![\w])"
+    rf"|(?<![\w]){_MONTH}\s+\d{{4}}(?![\w])"
+)
+_TIMES = (
+    r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?(?![\w]))?(?![\w:])"
+    r"|(?<![\w.,])\d{1,2}\s?(?:[ap]\.m\.|[ap]m(?![\w]))"
+)
+_MARKER = r"^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))(?=[ \t])"
+_WORD = "|".join(sorted([*WORD_VALUES, *SCALE_WORDS], key=len, reverse=True))
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+_CURRENCY_CODES = frozenset(
+    ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
+)
+_SIGNS = "-+\u2212"
+_MINUS = frozenset("-\u2212")
+_JOINERS = frozenset("-./_")
+_RANGE = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+|\s*\u2013\s*")
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def _pattern(locale: NumberLocale) -> re.Pattern[str]:
+    return _compiled(locale.name)
+
+
+@lru_cache(maxsize=len(LOCALES))
+def _compiled(name: str) -> re.Pattern[str]:
+    locale = LOCALES[name]
+    groups = _alternatives(list(locale.groups))
+    decimal = re.escape(locale.decimal)
+    touching = [word for word in locale.magnitudes if len(word) <= 2]
+    spaced = [word for word in locale.magnitudes if len(word) > 2]
+    grouped_dot = r"(?!\d{1,3}(?:\.\d{3})+(?![\d.]))" if "." in locale.groups else ""
+    number = (
+        rf"(?P<sign>[{_SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
+        rf"(?:(?P<int>\d{{1,3}}(?:(?:{groups})\d{{3}})+(?!\d)|\d+)(?:{decimal}(?P<frac>\d+))?"
+        rf"|(?<![\w]){decimal}(?P<bare>\d+))"
+        r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
+        r"(?:(?P<pct>[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w])))"
+        rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
+        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
+    )
+    return re.compile(
+        rf"(?P<date>{_DATES})|(?P<time>{_TIMES})|(?P<marker>{_MARKER})"
+        r"|(?P<reference>\[\d{1,4}\])"
+        rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
+        rf"|(?P<ordword>(?i:\b(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
+        rf"|(?P<words>(?i:\b(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b))"
+        rf"|(?P<num>{number})",
+        re.MULTILINE,
+    )
+
+
+def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
+    whole = match.group("int") or ""
+    for mark in locale.groups:
+        whole = whole.replace(mark, "")
+    return whole or "0", match.group("frac") or match.group("bare") or ""
+
+
+def _magnitude(match: re.Match[str], locale: NumberLocale) -> int:
+    word = match.group("magt") or match.group("magw")
+    if not word:
+        return 0
+    if word in locale.magnitudes:
+        return locale.magnitudes[word]
+    lowered = {key.lower(): power for key, power in locale.magnitudes.items()}
+    return lowered[word.lower()]
+
+
+class _Scanner:
+    """One scan of one text (state: what was found so far, for joins and ranges)."""
+
+    def __init__(self, text: str, locale: NumberLocale, years: Years) -> None:
+        self.text = text
+        self.locale = locale
+        self.years = years
+        self.numerals: list[Numeral] = []
+        self.skipped: list[Skipped] = []
+        self.last: Numeral | Skipped | None = None
+        self.magnitude_of: dict[int, int] = {}  # id(numeral) → power written after it
+        self.resume = 0  # an identifier ran on past its match: ignore matches inside it
+
+    def run(self) -> Scan:
+        for match in _pattern(self.locale).finditer(self.text):
+            if match.start() < self.resume:
+                continue
+            kind = match.lastgroup
+            if kind == "num":
+                self._number(match)
+            elif kind == "words":
+                self._words(match)
+            else:
+                rule: Rule = {
+                    "date": "date",
+                    "time": "time",
+                    "marker": "list_marker",
+                    "reference": "reference",
+                    "version": "identifier",
+                    "ordword": "ordinal",
+                }[str(kind)]  # type: ignore[assignment]
+                self._skip(match.start(), match.end(), rule)
+        return Scan(tuple(self.numerals), tuple(self.skipped))
+
+    def _skip(self, start: int, end: int, rule: Rule) -> None:
+        skipped = Skipped(self.text[start:end], start, end, rule)
+        self.skipped.append(skipped)
+        self.last = skipped
+
+    def _identifier_before(self, start: int) -> bool:
+        """Whether the digits at ``start`` belong to an identifier (see the module doc)."""
+        text = self.text
+        before = text[start - 1] if start else ""
+        if before == "#":
+            return True
+        if before.isalnum() or before == "_":
+            code = text[max(0, start - 3) : start]
+            return not (code in _CURRENCY_CODES and (start < 4 or not text[start - 4].isalnum()))
+        if before in _JOINERS and start >= 2:
+            joined = text[start - 2]
+            if joined.isalpha() or joined == "_":
+                return True
+            last = self.last
+            return isinstance(last, Skipped) and last.rule == "identifier" and last.end == start - 1
+        return False
+
+    def _number(self, match: re.Match[str]) -> None:
+        text, start, end = self.text, match.start(), match.end()
+        sign = match.group("sign")
+        negative = False
+        if sign:
+            before = text[start - 1] if start else ""
+            if before.isalnum() or before in ")]%_":  # "10-12", "SKU-1234": not a sign
+                start += 1
+            else:
+                negative = sign in _MINUS
+        if self._identifier_before(start):
+            self.resume = self._word_end(end)
+            self._skip(start, self.resume, "identifier")
+            return
+        suffix = re.match(
+            r"(?:" + "|".join(self.locale.ordinal_suffixes) + r")(?![\w])", text[end:]
+        )
+        if suffix and not (match.group("pct") or match.group("magt") or match.group("magw")):
+            self._skip(start, end + suffix.end(), "ordinal")
+            return
+        whole, fraction = _digits(match, self.locale)
+        exponent = -len(fraction) + int(match.group("exp") or 0)
+        power = _magnitude(match, self.locale)
+        percent = bool(match.group("pct"))
+        if (
+            self.years == "skip"
+            and len(whole) == 4
+            and not (sign or match.group("cur") or fraction or percent or power)
+            and 1900 <= int(whole) <= 2100
+            and text[start:end] == whole
+        ):
+            self._skip(start, end, "year")
+            return
+        digits = tuple(int(d) for d in (whole + fraction).lstrip("0") or "0")
+        value = Decimal((1 if negative else 0, digits, exponent + power))
+        quantum = Decimal((0, (1,), exponent + power))
+        numeral = Numeral(text[start:end], start, end, value, quantum, percent)
+        self._append(numeral, power)
+
+    def _word_end(self, end: int) -> int:
+        """The end of an identifier: it runs on through letters, digits and inner joiners."""
+        found = re.match(r"(?:[\w]|[-./](?=\w))*", self.text[end:])
+        return end + (found.end() if found else 0)
+
+    def _words(self, match: re.Match[str]) -> None:
+        words = [w for w in re.finditer(r"[A-Za-z]+", match.group()) if w.group().lower() != "and"]
+        lowered = [w.group().lower() for w in words]
+        base = match.start()
+        for first, last, value, quantum in parse_words(lowered):
+            start, end = base + words[first].start(), base + words[last].end()
+            if first == last and lowered[first] == "one":
+                self._skip(start, end, "pronoun")
+                continue
+            power = 0
+            if lowered[last] in SCALE_WORDS and lowered[last] != "hundred":
+                power = SCALE_WORDS[lowered[last]]
+            self._append(Numeral(self.text[start:end], start, end, value, quantum), power)
+
+    def _append(self, numeral: Numeral, power: int) -> None:
+        """Record a numeral; the first end of a range takes the suffix of the second."""
+        previous = self.last
+        if isinstance(previous, Numeral) and _RANGE.fullmatch(
+            self.text[previous.end : numeral.start]
+        ):
+            self._share_suffix(previous, numeral, power)
+        self.numerals.append(numeral)
+        self.magnitude_of[id(numeral)] = power
+        self.last = numeral
+
+    def _share_suffix(self, first: Numeral, second: Numeral, power: int) -> None:
+        changed = first
+        if second.percent and not first.percent:
+            changed = replace(changed, percent=True)
+        if power and not self.magnitude_of.get(id(first)):
+            changed = replace(
+                changed, value=_shift(first.value, power), quantum=_shift(first.quantum, power)
+            )
+        if changed is not first:
+            self.numerals[-1] = changed
+            self.magnitude_of[id(changed)] = power
+
+
+def _shift(value: Decimal, power: int) -> Decimal:
+    """``value`` times 10**power, exactly (no arithmetic context involved)."""
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    return Decimal((sign, digits, exponent + power))
+
+
+def scan_numbers(text: str, locale: str = "en", *, years: Years = "check") -> Scan:
+    """Every number in ``text`` and every digit run that is not a quantity (with its rule).
+
+    ``locale`` names the separators (``en`` 1,234.5 · ``de`` 1.234,5 · ``fr`` 1 234,5 ·
+    ``ch`` 1'234.5), never read from the process. See the module docstring for the rules.
+    """
+    if locale not in LOCALES:
+        raise ValueError(f"locale must be one of {sorted(LOCALES)}, got {locale!r}")
+    if years not in ("check", "skip"):
+        raise ValueError(f'years must be "check" or "skip", got {years!r}')
+    return _Scanner(text, LOCALES[locale], years).run()
