@@ -220,7 +220,7 @@ class _Scanner:
         negative = False
         if sign:
             before = text[start - 1] if start else ""
-            if before.isalnum() or before in ")]%_":  # "10-12", "SKU-1234": not a sign
+            if before and (before.isalnum() or before in ")]%_"):  # "10-12", "SKU-1234"
                 start += 1
             else:
                 negative = sign in _MINUS
