@@ -186,19 +186,16 @@ def test_the_same_text_reads_differently_in_another_locale() -> None:
 
 
 def test_the_process_locale_is_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """LC_ALL / LANG set to German change nothing: separators come from the argument only."""
+    """A German process locale (LC_ALL, localeconv, getlocale) changes nothing."""
     import locale
 
+    german = {"decimal_point": ",", "thousands_sep": ".", "grouping": [3, 0]}
     monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
     monkeypatch.setenv("LANG", "de_DE.UTF-8")
-    try:
-        locale.setlocale(locale.LC_ALL, "")
-    except locale.Error:
-        pass
-    try:
-        assert read("1,234.5") == [("1,234.5", "1234.5")]
-    finally:
-        locale.setlocale(locale.LC_ALL, "C")
+    monkeypatch.setattr(locale, "localeconv", lambda: dict(german))
+    monkeypatch.setattr(locale, "getlocale", lambda *_: ("de_DE", "UTF-8"))
+    assert read("1,234.5") == [("1,234.5", "1234.5")]
+    assert read("1.234,5", "de") == [("1.234,5", "1234.5")]
 
 
 def test_an_unknown_locale_is_refused_with_the_known_ones() -> None:
