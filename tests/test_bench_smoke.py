@@ -56,9 +56,17 @@ EXPECTED = {
             "row_integrity",
             "comparison",
             "field_matches_fact",
+            "numbers_recorded",
         )
     ]
     + ["| **all** |"],
+    "Numbers in prose:": [
+        "| floor: one regex pass + one pass over the facts |",
+        "| scan_numbers alone |",
+        "| numbers_recorded, cold (first check of the table) |",
+        "| numbers_recorded, warm (value set kept on the table) |",
+        "| numbers_recorded, cold, one wrong number (receipt) |",
+    ],
 }
 
 

@@ -84,10 +84,9 @@ _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATES = (
     r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2})?)?(?![\w])"
     r"|(?<![\w.,])\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})(?![\w]|[.,]\d)"
-    rf"|(?<![\w]){_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])"
     rf"|(?<![\w.,]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?(?![\w])"
-    rf"|(?<![\w]){_MONTH}\s+\d{{4}}(?![\w])"
 )
+_MONTH_DATES = rf"{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])|{_MONTH}\s+\d{{4}}(?![\w])"
 _TIMES = (
     r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?(?![\w]))?(?![\w:])"
     r"|(?<![\w.,])\d{1,2}\s?(?:[ap]\.m\.|[ap]m(?![\w]))"
@@ -130,13 +129,17 @@ def _compiled(name: str) -> re.Pattern[str]:
         rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
         rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
     )
+    # Three branches, so most positions fail on one character: a list marker (``^`` first),
+    # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
     return re.compile(
-        rf"(?P<date>{_DATES})|(?P<time>{_TIMES})|(?P<marker>{_MARKER})"
+        rf"(?P<marker>{_MARKER})"
+        rf"|(?=[\d$€£¥₹+\-\u2212.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
-        rf"|(?P<ordword>(?i:\b(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
-        rf"|(?P<words>(?i:\b(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b))"
-        rf"|(?P<num>{number})",
+        rf"|(?P<num>{number}))"
+        rf"|\b(?=[A-Za-z])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
+        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
         re.MULTILINE,
     )
 
@@ -183,6 +186,7 @@ class _Scanner:
             else:
                 rule: Rule = {
                     "date": "date",
+                    "mdate": "date",
                     "time": "time",
                     "marker": "list_marker",
                     "reference": "reference",

@@ -12,16 +12,18 @@ shortest ``repr`` spells (``0.1`` is 0.1, not 0.1000000000000000055…; ``0.1 + 
 Arithmetic runs in one fixed context (1,000 digits), never the thread's decimal context.
 
 Cost: a passing text costs one set lookup per numeral against the raw recorded values (built
-once per Table or Ranking and kept on it). Only a miss, or declared rounding, builds the sorted
-exact list (one ``Decimal`` per recorded number, also kept on the fact).
+once per Table or Ranking and kept on it). Only a miss, or declared rounding, sorts the raw
+values (kept on the fact too); only a receipt locates them (one pass over the cells).
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from itertools import chain, repeat
 from typing import Any, Final, Literal
 
 from groundplane_otel.checks._memo import derived
@@ -76,25 +78,29 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, int | float]]:
             yield from _walk(item, f"{path}.{position}" if path else str(position))
 
 
-def _located(fact: Fact) -> Iterator[Recorded]:
-    """Every number a fact records, in recording order."""
-    name, value = fact.name, fact.value
+def _located(fact: Fact) -> Iterator[tuple[int | float, Hashable | None, str | None]]:
+    """Every number a fact records, in recording order: (number, row, column)."""
+    value = fact.value
     if isinstance(value, Table):
         for row in value.rows:
             key = row.get(value.key)
             for column in value.columns:
-                for path, number in _walk(row.get(column), column):
-                    yield Recorded(number, as_decimal(number), name, key, path)
+                cell = row.get(column)
+                if type(cell) is int or type(cell) is float:
+                    yield cell, key, column
+                elif isinstance(cell, (Mapping, list, tuple)):
+                    for path, number in _walk(cell, column):
+                        yield number, key, path
     elif isinstance(value, Ranking):
         for entity, score in zip(value.names, value.scores, strict=True):
             if _is_number(entity):
-                yield Recorded(entity, as_decimal(entity), name, entity, None)  # type: ignore[arg-type]
-            yield Recorded(score, as_decimal(score), name, entity, value.key)
+                yield entity, entity, None  # type: ignore[misc]
+            yield score, entity, value.key
     elif not isinstance(value, Domain):
         for path, number in _walk(value, ""):
-            yield Recorded(number, as_decimal(number), name, None, path or None)
+            yield number, None, path or None
     for path, number in _walk(dict(fact.provenance.args), "args"):
-        yield Recorded(number, as_decimal(number), name, None, path)
+        yield number, None, path
 
 
 def _raw_values(fact: Fact) -> frozenset[int | float]:
@@ -103,7 +109,7 @@ def _raw_values(fact: Fact) -> frozenset[int | float]:
     if isinstance(value, Table):
         found: set[int | float] = set()
         for column in value.columns:
-            cells: list[Any] = [row.get(column) for row in value.rows]
+            cells: list[Any] = list(map(dict.get, value.rows, repeat(column)))
             kinds = set(map(type, cells))
             if kinds <= {int, float}:
                 found.update(cells)
@@ -129,18 +135,23 @@ def _cached(fact: Fact, key: str, build: Any) -> Any:
 
 class RecordedNumbers:
     """The numbers recorded by some facts: ``holds`` (exact), ``rounded`` (declared rounding),
-    and ``nearest`` / ``scaled`` / ``find`` for the receipt of a number that is not recorded."""
+    and ``find`` / ``nearest`` / ``scaled`` for the receipt of a number that is not recorded.
+
+    Lookups beyond the fast set bisect the raw values sorted by their binary value (ints and
+    floats compare exactly), widened by a float step either way (a float's shortest repr lies
+    within half a step of it), and decide on the exact reading of each candidate.
+    """
 
     def __init__(self, facts: Sequence[Fact]) -> None:
         self._facts = tuple(facts)
         self._raw = [_cached(fact, _FAST, lambda fact=fact: _raw_values(fact)) for fact in facts]
-        self._sorted: list[Recorded] | None = None
-        self._keys: list[Decimal] = []
-        self._shapes: dict[tuple[int, tuple[int, ...]], Recorded] | None = None
+        self._natives: list[int | float] | None = None
+        self._where: dict[tuple[bool, int | float], tuple[str, Hashable, str | None]] | None = None
+        self._locator: Iterator[tuple[str, int | float, Hashable | None, str | None]] = iter(())
 
     def _fast(self, target: Decimal) -> bool | None:
-        """True when a raw value proves ``target`` recorded; None when only the exact list
-        can tell (a miss, or a large integral value a float may stand for)."""
+        """True when a raw value proves ``target`` recorded; None when only the exact
+        lookup can tell (a miss, or a large integral value a float may stand for)."""
         try:
             integral = target == target.to_integral_value(context=_CONTEXT)
             key: int | float = int(target) if integral else float(target)
@@ -152,70 +163,89 @@ class RecordedNumbers:
             return True if abs(key) < _SAFE else None
         return True if Decimal(repr(key)) == target else None
 
-    def _ordered(self) -> list[Recorded]:
-        if self._sorted is None:
-            merged: list[Recorded] = []
-            for fact in self._facts:
-                merged.extend(_cached(fact, _SORTED, lambda fact=fact: _sorted_of(fact)))
-            if len(self._facts) > 1:
-                merged.sort(key=_exact)
-            self._sorted = merged
-            self._keys = [entry.exact for entry in merged]
-        return self._sorted
+    def _sorted(self) -> list[int | float]:
+        if self._natives is None:
+            if len(self._facts) == 1:
+                raw = self._raw[0]
+                self._natives = _cached(self._facts[0], _SORTED, lambda: sorted(raw))
+            else:  # no set union: 2**60 and float(2**60) are equal but read differently
+                self._natives = sorted(chain.from_iterable(self._raw))
+        return self._natives
 
-    def find(self, target: Decimal) -> Recorded | None:
-        """The first recorded number that reads exactly as ``target``."""
-        ordered = self._ordered()
-        position = bisect.bisect_left(self._keys, target)
-        if position < len(ordered) and self._keys[position] == target:
-            return ordered[position]
-        return None
+    def _window(self, low: Decimal, high: Decimal) -> list[int | float]:
+        """Raw values whose exact reading may lie in ``[low, high]``."""
+        natives = self._sorted()
+        start = bisect.bisect_left(natives, _step(low, -math.inf))
+        end = bisect.bisect_right(natives, _step(high, math.inf))
+        return natives[start:end]
+
+    def _record(self, number: int | float) -> Recorded:
+        """Where ``number`` is first recorded: the cells are read only as far as needed."""
+        key = (type(number) is float, number)
+        where = self._where
+        if where is None:
+            where = self._where = {}
+            self._locator = (
+                (fact.name, *found) for fact in self._facts for found in _located(fact)
+            )
+        while key not in where:
+            name, found, row, column = next(self._locator)
+            where.setdefault((type(found) is float, found), (name, row, column))
+        name, row, column = where[key]
+        return Recorded(number, as_decimal(number), name, row, column)
 
     def holds(self, target: Decimal) -> bool:
         """Whether some recorded number reads exactly as ``target``."""
         fast = self._fast(target)
         return fast if fast is not None else self.find(target) is not None
 
+    def find(self, target: Decimal) -> Recorded | None:
+        """The recorded number that reads exactly as ``target``, and where it lives."""
+        for number in self._window(target, target):
+            if as_decimal(number) == target:
+                return self._record(number)
+        return None
+
     def rounded(self, target: Decimal, quantum: Decimal, mode: Rounding) -> Recorded | None:
         """A recorded number that rounds (``mode``) to ``target`` at ``quantum``."""
-        ordered = self._ordered()
         half = _CONTEXT.divide(quantum, 2)
-        low = bisect.bisect_left(self._keys, _CONTEXT.subtract(target, half))
-        high = bisect.bisect_right(self._keys, _CONTEXT.add(target, half))
-        for entry in ordered[low:high]:
-            if rounds_to(entry.exact, target, quantum, mode):
-                return entry
+        low, high = _CONTEXT.subtract(target, half), _CONTEXT.add(target, half)
+        for number in self._window(low, high):
+            if rounds_to(as_decimal(number), target, quantum, mode):
+                return self._record(number)
         return None
 
     def nearest(self, target: Decimal) -> Recorded | None:
         """The recorded number closest to ``target`` (the lower one on a tie)."""
-        ordered = self._ordered()
-        if not ordered:
+        natives = self._sorted()
+        if not natives:
             return None
-        position = bisect.bisect_left(self._keys, target)
-        candidates = ordered[max(0, position - 1) : position + 1]
-        return min(candidates, key=lambda entry: abs(_CONTEXT.subtract(entry.exact, target)))
+        position = bisect.bisect_left(natives, target)
+        candidates = natives[max(0, position - 2) : position + 2]
+        best = min(candidates, key=lambda n: abs(_CONTEXT.subtract(as_decimal(n), target)))
+        return self._record(best)
 
     def scaled(self, target: Decimal) -> Recorded | None:
-        """A recorded number with the same digits and sign at another power of ten."""
-        if self._shapes is None:
-            self._shapes = {}
-            for entry in self._ordered():
-                self._shapes.setdefault(_shape(entry.exact), entry)
+        """A recorded number with the same digits and sign at another power of ten (up to
+        10**15 either way): 1,000 for a recorded 10,000, 1.2M for a recorded 1.2."""
         if target.is_zero():
             return None
-        found = self._shapes.get(_shape(target))
-        return None if found is None or found.exact == target else found
+        sign, digits, exponent = target.as_tuple()
+        assert isinstance(exponent, int)
+        for power in _POWERS:
+            shifted = Decimal((sign, digits, exponent + power))
+            if self.holds(shifted):
+                return self.find(shifted)
+        return None
 
 
-def _exact(entry: Recorded) -> Decimal:
-    return entry.exact
+_POWERS: Final = tuple(sorted((p for p in range(-15, 16) if p), key=abs))
 
 
-def _sorted_of(fact: Fact) -> list[Recorded]:
-    return sorted(_located(fact), key=_exact)
-
-
-def _shape(value: Decimal) -> tuple[int, tuple[int, ...]]:
-    sign, digits, _ = value.normalize(context=_CONTEXT).as_tuple()
-    return sign, digits
+def _step(value: Decimal, towards: float) -> float:
+    """``value`` as a float, two float steps further out (a bound no reading escapes)."""
+    try:
+        bound = float(value)
+    except OverflowError:  # pragma: no cover - Decimal → float saturates to inf instead
+        return towards
+    return math.nextafter(math.nextafter(bound, towards), towards)

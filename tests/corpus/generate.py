@@ -15,6 +15,9 @@ from collections import Counter
 
 from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
+from .gen_prose import FAILURES as PROSE_FAILURES
+from .gen_prose import prose_cases
+from .gen_prose_hard import hard_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -29,6 +32,7 @@ GENERATORS = (
     row_cases,
     comparison_cases,
     field_cases,
+    prose_cases,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -49,6 +53,7 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     "comparison": (
         "wrong_sign", "pct_vs_pp", "ratio_as_difference", "entities_swapped", "zero_base",
     ),
+    "numbers_recorded": PROSE_FAILURES,
 }  # fmt: skip
 
 
@@ -58,6 +63,7 @@ def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:
     cases: list[Case] = []
     for make in GENERATORS:
         cases.extend(make(rng, per_class))
+    cases.extend(hard_cases())  # hand-written, seed-independent
     return cases
 
 
