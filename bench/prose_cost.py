@@ -49,7 +49,7 @@ def _written(row: dict[str, Any], rng: random.Random) -> str:
         return rng.choice([f"${value:,}", f"{value:,}", str(value)])
     if column == "margin":
         return rng.choice([f"{value}%", f"{value:.2f}", f"{value}"])
-    words = "zero one two three four five six seven eight nine ten".split()
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
     return words[value] if value < len(words) and value != 1 else str(value)
 
 

@@ -81,8 +81,8 @@ ERRORS = {
     ),
     "a fact in the list is not a string": (
         BASE.replace("fact: [invoice, policy]", "fact: [invoice, 3]"),
-        "10: boundaries.summary.checks[0].numbers_recorded.fact[1]: expected a non-empty string, got 3. "
-        "Fix: write a name here",
+        "10: boundaries.summary.checks[0].numbers_recorded.fact[1]: expected a non-empty "
+        "string, got 3. Fix: write a name here",
     ),
     "rounding misspelt": (
         BASE.replace("question_fact: question}", "rounding: half_evn}"),
