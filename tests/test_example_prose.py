@@ -54,7 +54,8 @@ def test_run_works_on_the_callers_providers_and_uninstalls() -> None:
     """``run(tracer_provider, meter_provider)`` prints the scenes and leaves no guard behind:
     a second run on the same providers prints the same."""
     spec = importlib.util.spec_from_file_location("demo_prose", SCRIPT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     tracer_provider = TracerProvider(sampler=GuardSampler(ALWAYS_ON))
