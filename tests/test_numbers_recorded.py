@@ -348,6 +348,32 @@ class TestClaim:
         assert "x" * 200 not in str(raised.value)
 
 
+    def test_many_receipts_are_listed_up_to_twenty(self) -> None:
+        """25 unrecorded numbers: all 25 in ``receipts``, 20 in the message and ``claimed``."""
+        text = " ".join(str(100 + i) for i in range(25))
+        claim = fails(invoices(), text)
+        assert len(claim.receipts) == 25
+        assert (len(claim.claimed), len(claim.supported)) == (20, 20)
+        assert str(claim).count("' at ") == 20
+        assert "; … (+5 more)" in str(claim)
+
+    def test_a_runaway_numeral_is_capped_everywhere(self) -> None:
+        """A 5,000-digit numeral is one receipt whose text is capped in message and dict."""
+        claim = fails(invoices(), "9" * 5000)
+        (receipt,) = claim.receipts
+        assert len(receipt.text) == 5000
+        assert claim.claimed[0]["text"] == "9" * 200 + "…"
+        assert len(str(claim)) < 1000
+
+    def test_a_repeated_number_gets_the_same_receipt(self) -> None:
+        """The same wrong number twice: two receipts (two spans), one diagnosis."""
+        claim = fails(invoices(), "1,000 and again 1,000")
+        assert [(r.span, r.code, r.nearest) for r in claim.receipts] == [
+            ((0, 5), "number_scale_mismatch", 10000),
+            ((16, 21), "number_scale_mismatch", 10000),
+        ]
+
+
 class TestBuilder:
     def test_name_family_and_facts(self) -> None:
         """The name reads like the other builders'; the question fact is a needed fact."""

@@ -18,6 +18,9 @@ from groundplane_otel.facts import Provenance
 __all__ = ["CODES", "NumberReceipt", "UnrecordedNumbers", "cap"]
 
 _CAP: Final = 200
+LISTED: Final = 20
+"""Receipts spelled out in a claim's message and ``claimed``/``supported`` (all are in
+``receipts``); more are counted as ``… (+N more)``."""
 
 CODES: Final[dict[str, str]] = {
     "number_unrecorded": "no fact records it",
@@ -63,7 +66,7 @@ class NumberReceipt:
         """Strict-JSON-safe: the value as its decimal string, an odd row key as its repr."""
         row = self.row if isinstance(self.row, (str, int, float, type(None))) else repr(self.row)
         return {
-            "text": self.text,
+            "text": cap(self.text),
             "span": [self.start, self.end],
             "field": self.field,
             "value": cap(f"{self.value:f}"),
@@ -100,7 +103,8 @@ class UnrecordedNumbers(UnsupportedClaim):
     """Numbers in a prose field that no fact records: one receipt each, in text order.
 
     ``claimed`` is the list of receipts (as dicts), ``supported`` the nearest recorded value of
-    each; ``code`` is the first receipt's. Telemetry writes both only with content capture on.
+    each (the first 20 of them; ``receipts`` holds all); ``code`` is the first receipt's.
+    Telemetry writes both only with content capture on.
     """
 
     def __init__(
@@ -112,13 +116,17 @@ class UnrecordedNumbers(UnsupportedClaim):
         provenance: Provenance | None,
     ) -> None:
         self.receipts = tuple(receipts)
+        listed = self.receipts[:LISTED]
+        reason = "; ".join(receipt.describe() for receipt in listed)
+        if len(self.receipts) > LISTED:
+            reason += f"; … (+{len(self.receipts) - LISTED} more)"
         super().__init__(
             field,
-            [receipt.to_dict() for receipt in self.receipts],
-            [receipt.nearest for receipt in self.receipts],
+            [receipt.to_dict() for receipt in listed],
+            [receipt.nearest for receipt in listed],
             fact=fact,
             provenance=provenance,
-            reason="; ".join(receipt.describe() for receipt in self.receipts),
+            reason=reason,
             code=self.receipts[0].code,
         )
 

@@ -150,17 +150,23 @@ class RecordedNumbers:
         self._locator: Iterator[tuple[str, int | float, Hashable | None, str | None]] = iter(())
 
     def _fast(self, target: Decimal) -> bool | None:
-        """True when a raw value proves ``target`` recorded; None when only the exact
-        lookup can tell (a miss, or a large integral value a float may stand for)."""
+        """Whether the raw values prove ``target`` recorded (True) or absent (False); None
+        when only the exact lookup can tell.
+
+        A float reading exactly as a non-integral ``target`` *is* ``float(target)`` (a shortest
+        repr round-trips), so a miss is final; so is a miss on an integral ``target`` below
+        2**53. Above it, a float may read as ``target`` without equalling it: ask ``find``.
+        """
         try:
             integral = target == target.to_integral_value(context=_CONTEXT)
             key: int | float = int(target) if integral else float(target)
         except (InvalidOperation, OverflowError, ValueError):
             return None
+        small = abs(key) < _SAFE
         if not any(key in raw for raw in self._raw):
-            return None
+            return False if small or not integral else None
         if integral:
-            return True if abs(key) < _SAFE else None
+            return True if small else None
         return True if Decimal(repr(key)) == target else None
 
     def _sorted(self) -> list[int | float]:
@@ -201,6 +207,8 @@ class RecordedNumbers:
 
     def find(self, target: Decimal) -> Recorded | None:
         """The recorded number that reads exactly as ``target``, and where it lives."""
+        if self._fast(target) is False:
+            return None
         for number in self._window(target, target):
             if as_decimal(number) == target:
                 return self._record(number)
@@ -228,10 +236,10 @@ class RecordedNumbers:
     def scaled(self, target: Decimal) -> Recorded | None:
         """A recorded number with the same digits and sign at another power of ten (up to
         10**15 either way): 1,000 for a recorded 10,000, 1.2M for a recorded 1.2."""
-        if target.is_zero():
-            return None
         sign, digits, exponent = target.as_tuple()
         assert isinstance(exponent, int)
+        if target.is_zero() or len(digits) > _SCALE_DIGITS:
+            return None
         for power in _POWERS:
             shifted = Decimal((sign, digits, exponent + power))
             if self.holds(shifted):
@@ -239,6 +247,7 @@ class RecordedNumbers:
         return None
 
 
+_SCALE_DIGITS: Final = 40  # longer numerals are not probed at other powers of ten
 _POWERS: Final = tuple(sorted((p for p in range(-15, 16) if p), key=abs))
 
 

@@ -23,17 +23,24 @@ unrecorded numeral gets a receipt; the claim (``UnrecordedNumbers``) carries the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, get_args
 
-from groundplane_otel.checks._base import NamedCheck, describe, missing_field, require_name
+from groundplane_otel.checks._base import NamedCheck, describe, require_name
+from groundplane_otel.checks._number_args import (
+    facts_argument,
+    field_argument,
+    field_label,
+    negated,
+    read_texts,
+    shifted,
+)
 from groundplane_otel.checks._number_receipts import NumberReceipt, UnrecordedNumbers
 from groundplane_otel.checks._numeral_words import LOCALES
 from groundplane_otel.checks._numerals import Numeral, Years, scan_numbers
 from groundplane_otel.checks._recorded_numbers import Recorded, RecordedNumbers, Rounding
-from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [
@@ -45,52 +52,6 @@ __all__ = [
 ]
 
 _BUILDER = "numbers_recorded"
-WHOLE = "*"
-"""The field name a claim carries when the whole answer (every string in it) was scanned."""
-
-
-def _shift(value: Decimal, power: int) -> Decimal:
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)
-    return Decimal((sign, digits, exponent + power))
-
-
-def _negated(value: Decimal) -> Decimal:
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)
-    return Decimal((1 - sign, digits, exponent))
-
-
-def _facts_argument(fact: object) -> tuple[str, ...]:
-    if isinstance(fact, str):
-        require_name(_BUILDER, "fact", fact)
-        return (fact,)
-    if not isinstance(fact, Sequence) or not fact:
-        raise TypeError(
-            f"{_BUILDER}: fact must be a fact name or a non-empty list of them, got {fact!r}"
-        )
-    for name in fact:
-        require_name(_BUILDER, "every entry of fact", name)
-    if len(set(fact)) != len(fact):
-        raise ValueError(f"{_BUILDER}: fact lists a name twice: {list(fact)!r}")
-    return tuple(fact)
-
-
-def _field_argument(field: object) -> str | tuple[str, ...] | None:
-    if field is None:
-        return None
-    if isinstance(field, str):
-        if not field or "" in field.split("."):
-            raise ValueError(
-                f"{_BUILDER}: field must be a dotted path like 'report.summary', got {field!r}"
-            )
-        return field
-    if isinstance(field, Sequence) and field and all(isinstance(k, str) and k for k in field):
-        return tuple(field)
-    raise TypeError(
-        f"{_BUILDER}: field must be None (the whole answer), a dotted path or a non-empty "
-        f"list of keys, got {field!r}"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,50 +91,20 @@ class _NumbersRecorded:
 
     @property
     def label(self) -> str:
-        if self.field is None:
-            return WHOLE
-        return self.field if isinstance(self.field, str) else ".".join(self.field)
-
-    def _texts(self, output: Any) -> Iterator[tuple[str, str]]:
-        """(where, text) of each text to scan; a missing or non-text field is a claim."""
-        if self.field is None:
-            if isinstance(output, str):
-                yield WHOLE, output
-            else:
-                yield from _strings(output, "")
-            return
-        keys = self.field.split(".") if isinstance(self.field, str) else self.field
-        current = output
-        for key in keys:
-            if isinstance(current, Mapping) and key in current:
-                current = current[key]
-            elif isinstance(current, (list, tuple)) and key.lstrip("-").isdigit():
-                if not -len(current) <= int(key) < len(current):
-                    raise missing_field(self.label)
-                current = current[int(key)]
-            else:
-                raise missing_field(self.label)
-        if not isinstance(current, str):
-            raise UnsupportedClaim(
-                self.label,
-                current,
-                "a text",
-                reason=f"{type(current).__name__} is not prose; numbers_recorded reads a str",
-                code="not_text",
-            )
-        yield self.label, current
+        return field_label(self.field)
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any] | str) -> None:
         stored = [registry.peek(name) for name in self.facts]
         echoes = self._echoes(registry)
         index: RecordedNumbers | None = None
         receipts: list[NumberReceipt] = []
-        for where, text in self._texts(output):
+        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
+        for where, text in read_texts(output, self.field):
             for numeral in scan_numbers(text, self.locale, years=self.years).numerals:
                 if index is None:
                     index = RecordedNumbers(stored)
                 if not self._supported(index, numeral):
-                    receipts.append(self._receipt(index, numeral, where, echoes))
+                    receipts.append(self._receipt(index, numeral, where, echoes, seen))
         if not receipts:
             return
         fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)
@@ -196,7 +127,7 @@ class _NumbersRecorded:
         """(value, quantum) of each declared reading of the numeral."""
         readings = [(numeral.value, numeral.quantum)]
         if numeral.percent and self.percent_as_ratio:
-            readings.append((_shift(numeral.value, -2), _shift(numeral.quantum, -2)))
+            readings.append((shifted(numeral.value, -2), shifted(numeral.quantum, -2)))
         return readings
 
     def _supported(self, index: RecordedNumbers, numeral: Numeral) -> bool:
@@ -208,41 +139,48 @@ class _NumbersRecorded:
             index.rounded(value, quantum, rounding) is not None for value, quantum in readings
         )
 
-    def _receipt(
-        self, index: RecordedNumbers, numeral: Numeral, where: str, echoes: frozenset[Decimal]
-    ) -> NumberReceipt:
-        """Why the numeral is not recorded, with the recorded value a reviewer should open."""
-        value, quantum = numeral.value, numeral.quantum
-        code, found = "number_unrecorded", None
-        relations: list[tuple[str, Recorded | None]] = [
-            ("number_sign_flipped", index.find(_negated(value)) if value else None),
-        ]
-        if numeral.percent and not self.percent_as_ratio:
-            relations.append(("number_ratio_undeclared", index.find(_shift(value, -2))))
+    def _diagnosis(
+        self, index: RecordedNumbers, value: Decimal, quantum: Decimal, percent: bool
+    ) -> tuple[str, Recorded | None]:
+        """The reason code of an unrecorded value, and the recorded value it relates to (the
+        first relation that holds, in the documented order), else the nearest one."""
+        if value and (found := index.find(negated(value))) is not None:
+            return "number_sign_flipped", found
+        if percent and not self.percent_as_ratio:
+            if (found := index.find(shifted(value, -2))) is not None:
+                return "number_ratio_undeclared", found
         if self.rounding is None:
-            relations.append(
-                (
-                    "number_rounding_undeclared",
-                    index.rounded(value, quantum, "half_even")
-                    or index.rounded(value, quantum, "half_up"),
-                )
+            found = index.rounded(value, quantum, "half_even") or index.rounded(
+                value, quantum, "half_up"
             )
-        relations.append(("number_scale_mismatch", index.scaled(value)))
-        for relation, entry in relations:
-            if entry is not None:
-                code, found = relation, entry
-                break
-        if found is None:
-            found = index.nearest(value)
+            if found is not None:
+                return "number_rounding_undeclared", found
+        if (found := index.scaled(value)) is not None:
+            return "number_scale_mismatch", found
+        return "number_unrecorded", index.nearest(value)
+
+    def _receipt(
+        self,
+        index: RecordedNumbers,
+        numeral: Numeral,
+        where: str,
+        echoes: frozenset[Decimal],
+        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]],
+    ) -> NumberReceipt:
+        """Why the numeral is not recorded, with the recorded value a reviewer should open
+        (``seen``: the diagnoses of this call, so a repeated number is diagnosed once)."""
+        value = numeral.value
+        key = (value, numeral.quantum, numeral.percent)
+        if key not in seen:
+            seen[key] = self._diagnosis(index, value, numeral.quantum, numeral.percent)
+        code, found = seen[key]
         echo = value in echoes
-        if echo:
-            code = "number_echo_only"
         return NumberReceipt(
             numeral.text,
             numeral.start,
             numeral.end,
             value,
-            code,
+            "number_echo_only" if echo else code,
             where,
             nearest=None if found is None else found.value,
             fact=None if found is None else found.fact,
@@ -250,18 +188,6 @@ class _NumbersRecorded:
             column=None if found is None else found.column,
             echo=echo,
         )
-
-
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string inside the output, with its dotted path (keys included as written)."""
-    if isinstance(value, str):
-        yield path or WHOLE, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for position, item in enumerate(value):
-            yield from _strings(item, f"{path}.{position}" if path else str(position))
 
 
 def _spec(
@@ -274,8 +200,8 @@ def _spec(
     years: Years,
 ) -> _NumbersRecorded:
     return _NumbersRecorded(
-        _facts_argument(fact),
-        _field_argument(field),
+        facts_argument(fact),
+        field_argument(field),
         locale=locale,
         percent_as_ratio=percent_as_ratio,
         rounding=rounding,
