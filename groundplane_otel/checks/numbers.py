@@ -146,9 +146,9 @@ class _NumbersRecorded:
         first relation that holds, in the documented order), else the nearest one."""
         if value and (found := index.find(negated(value))) is not None:
             return "number_sign_flipped", found
-        if percent and not self.percent_as_ratio:
-            if (found := index.find(shifted(value, -2))) is not None:
-                return "number_ratio_undeclared", found
+        ratio = percent and not self.percent_as_ratio
+        if ratio and (found := index.find(shifted(value, -2))) is not None:
+            return "number_ratio_undeclared", found
         if self.rounding is None:
             found = index.rounded(value, quantum, "half_even") or index.rounded(
                 value, quantum, "half_up"
