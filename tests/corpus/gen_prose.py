@@ -86,6 +86,10 @@ def shape(value: Decimal) -> tuple[int, tuple[int, ...]]:
     return sign, digits
 
 
+def power_apart(a: Decimal, b: Decimal) -> int:
+    return abs(int(a.normalize().as_tuple().exponent) - int(b.normalize().as_tuple().exponent))
+
+
 def rounds(pool: set[Decimal], value: Decimal, quantum: Decimal, modes: tuple[str, ...]) -> bool:
     table = {"half_even": ROUND_HALF_EVEN, "half_up": ROUND_HALF_UP}
     return any(r.quantize(quantum, rounding=table[m]) == value for r in pool for m in modes)
@@ -101,7 +105,9 @@ def code_of(pool: set[Decimal], value: Decimal, quantum: Decimal, percent: bool,
         return "number_ratio_undeclared"
     if rounds(pool, value, quantum, ("half_even", "half_up")):
         return "number_rounding_undeclared"
-    if value and any(shape(r) == shape(value) and r != value for r in pool if r):
+    if value and any(
+        shape(r) == shape(value) and 0 < power_apart(r, value) <= 15 for r in pool if r
+    ):
         return "number_scale_mismatch"
     return "number_unrecorded"
 
