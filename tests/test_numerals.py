@@ -138,6 +138,28 @@ def test_list_markers_only_open_a_line() -> None:
     assert read(text) == [("4", "4"), ("5", "5")]
 
 
+def test_letter_markers_hide_nothing() -> None:
+    """``(a)``/``(b)`` markers hold no digits: the amounts after them are read and checked."""
+    assert read("(a) 10,000 dollars\n(b) 9,500 dollars") == [("10,000", "10000"), ("9,500", "9500")]
+    assert skipped("(a) 10,000 dollars\n(b) 9,500 dollars") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a loss (-3.2)", [("-3.2", "-3.2")]),
+        ("from $10-$12", [("$10", "10"), ("$12", "12")]),
+        ("5%-10%", [("5%", "5"), ("10%", "10")]),
+        ("1,000-2,000 users", [("1,000", "1000"), ("2,000", "2000")]),
+    ],
+)
+def test_a_hyphen_after_a_number_is_a_range_not_a_sign(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    """A minus after ``(`` or a space is a sign; after a digit, ``%`` or ``)`` it joins a range."""
+    assert read(text) == expected
+
+
 def test_a_decimal_opening_a_line_is_not_a_marker() -> None:
     """``1.5 million`` at the start of a line is a number, not item 1."""
     assert read("1.5 million users") == [("1.5 million", "1500000")]
