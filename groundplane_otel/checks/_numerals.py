@@ -23,17 +23,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from functools import lru_cache
 from typing import Literal
 
-from groundplane_otel.checks._numeral_words import (
-    LOCALES,
-    ORDINAL_WORDS,
-    SCALE_WORDS,
-    WORD_VALUES,
-    NumberLocale,
-    parse_words,
+from groundplane_otel.checks._number_args import shifted
+from groundplane_otel.checks._numeral_patterns import (
+    CURRENCY_CODES,
+    JOINERS,
+    MINUS,
+    RANGE,
+    pattern,
 )
+from groundplane_otel.checks._numeral_words import LOCALES, SCALE_WORDS, NumberLocale, parse_words
 
 __all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
 
@@ -76,74 +76,6 @@ class Scan:
     skipped: tuple[Skipped, ...]
 
 
-_MONTH = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
-)
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-_DATES = (
-    r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2})?)?(?![\w])"
-    r"|(?<![\w.,])\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})(?![\w]|[.,]\d)"
-    rf"|(?<![\w.,]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?(?![\w])"
-)
-_MONTH_DATES = rf"{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])|{_MONTH}\s+\d{{4}}(?![\w])"
-_TIMES = (
-    r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?(?![\w]))?(?![\w:])"
-    r"|(?<![\w.,])\d{1,2}\s?(?:[ap]\.m\.|[ap]m(?![\w]))"
-)
-_MARKER = r"^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))(?=[ \t])"
-_WORD = "|".join(sorted([*WORD_VALUES, *SCALE_WORDS], key=len, reverse=True))
-_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
-_ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
-_CURRENCY_CODES = frozenset(
-    ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
-)
-_SIGNS = "-+\u2212"
-_MINUS = frozenset("-\u2212")
-_JOINERS = frozenset("-./_")
-_RANGE = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+|\s*\u2013\s*")
-
-
-def _alternatives(words: list[str]) -> str:
-    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-
-
-def _pattern(locale: NumberLocale) -> re.Pattern[str]:
-    return _compiled(locale.name)
-
-
-@lru_cache(maxsize=len(LOCALES))
-def _compiled(name: str) -> re.Pattern[str]:
-    locale = LOCALES[name]
-    groups = _alternatives(list(locale.groups))
-    decimal = re.escape(locale.decimal)
-    touching = [word for word in locale.magnitudes if len(word) <= 2]
-    spaced = [word for word in locale.magnitudes if len(word) > 2]
-    grouped_dot = r"(?!\d{1,3}(?:\.\d{3})+(?![\d.]))" if "." in locale.groups else ""
-    number = (
-        rf"(?P<sign>[{_SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
-        rf"(?:(?P<int>\d{{1,3}}(?:(?:{groups})\d{{3}})+(?!\d)|\d+)(?:{decimal}(?P<frac>\d+))?"
-        rf"|(?<![\w]){decimal}(?P<bare>\d+))"
-        r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
-        r"(?:(?P<pct>[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w])))"
-        rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
-        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
-    )
-    # Three branches, so most positions fail on one character: a list marker (``^`` first),
-    # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
-    return re.compile(
-        rf"(?P<marker>{_MARKER})"
-        rf"|(?=[\d$€£¥₹+\-\u2212.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
-        r"|(?P<reference>\[\d{1,4}\])"
-        rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
-        rf"|(?P<num>{number}))"
-        rf"|\b(?=[A-Za-z])(?:(?P<mdate>{_MONTH_DATES})"
-        rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
-        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
-        re.MULTILINE,
-    )
-
-
 def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
     whole = match.group("int") or ""
     for mark in locale.groups:
@@ -175,7 +107,7 @@ class _Scanner:
         self.resume = 0  # an identifier ran on past its match: ignore matches inside it
 
     def run(self) -> Scan:
-        for match in _pattern(self.locale).finditer(self.text):
+        for match in pattern(self.locale).finditer(self.text):
             if match.start() < self.resume:
                 continue
             kind = match.lastgroup
@@ -209,8 +141,8 @@ class _Scanner:
             return True
         if before.isalnum() or before == "_":
             code = text[max(0, start - 3) : start]
-            return not (code in _CURRENCY_CODES and (start < 4 or not text[start - 4].isalnum()))
-        if before in _JOINERS and start >= 2:
+            return not (code in CURRENCY_CODES and (start < 4 or not text[start - 4].isalnum()))
+        if before in JOINERS and start >= 2:
             joined = text[start - 2]
             if joined.isalpha() or joined == "_":
                 return True
@@ -227,7 +159,7 @@ class _Scanner:
             if before and (before.isalnum() or before in ")]%_"):  # "10-12", "SKU-1234"
                 start += 1
             else:
-                negative = sign in _MINUS
+                negative = sign in MINUS
         if self._identifier_before(start):
             self.resume = self._word_end(end)
             self._skip(start, self.resume, "identifier")
@@ -279,7 +211,7 @@ class _Scanner:
     def _append(self, numeral: Numeral, power: int) -> None:
         """Record a numeral; the first end of a range takes the suffix of the second."""
         previous = self.last
-        if isinstance(previous, Numeral) and _RANGE.fullmatch(
+        if isinstance(previous, Numeral) and RANGE.fullmatch(
             self.text[previous.end : numeral.start]
         ):
             self._share_suffix(previous, numeral, power)
@@ -293,18 +225,11 @@ class _Scanner:
             changed = replace(changed, percent=True)
         if power and not self.magnitude_of.get(id(first)):
             changed = replace(
-                changed, value=_shift(first.value, power), quantum=_shift(first.quantum, power)
+                changed, value=shifted(first.value, power), quantum=shifted(first.quantum, power)
             )
         if changed is not first:
             self.numerals[-1] = changed
             self.magnitude_of[id(changed)] = power
-
-
-def _shift(value: Decimal, power: int) -> Decimal:
-    """``value`` times 10**power, exactly (no arithmetic context involved)."""
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)
-    return Decimal((sign, digits, exponent + power))
 
 
 def scan_numbers(text: str, locale: str = "en", *, years: Years = "check") -> Scan:
