@@ -103,7 +103,7 @@ class _Scanner:
         self.numerals: list[Numeral] = []
         self.skipped: list[Skipped] = []
         self.last: Numeral | Skipped | None = None
-        self.magnitude_of: dict[int, int] = {}  # id(numeral) → power written after it
+        self.powers: list[int] = []  # the magnitude written after each numeral (0: none)
         self.resume = 0  # an identifier ran on past its match: ignore matches inside it
 
     def run(self) -> Scan:
@@ -214,22 +214,22 @@ class _Scanner:
         if isinstance(previous, Numeral) and RANGE.fullmatch(
             self.text[previous.end : numeral.start]
         ):
-            self._share_suffix(previous, numeral, power)
+            self._share_suffix(numeral, power)
         self.numerals.append(numeral)
-        self.magnitude_of[id(numeral)] = power
+        self.powers.append(power)
         self.last = numeral
 
-    def _share_suffix(self, first: Numeral, second: Numeral, power: int) -> None:
-        changed = first
+    def _share_suffix(self, second: Numeral, power: int) -> None:
+        """``10-12%``: 10 is a percent too; ``1-2 million``: 1 is a million too."""
+        first = changed = self.numerals[-1]
         if second.percent and not first.percent:
             changed = replace(changed, percent=True)
-        if power and not self.magnitude_of.get(id(first)):
+        if power and not self.powers[-1]:
             changed = replace(
                 changed, value=shifted(first.value, power), quantum=shifted(first.quantum, power)
             )
-        if changed is not first:
-            self.numerals[-1] = changed
-            self.magnitude_of[id(changed)] = power
+            self.powers[-1] = power
+        self.numerals[-1] = changed
 
 
 def scan_numbers(text: str, locale: str = "en", *, years: Years = "check") -> Scan:
