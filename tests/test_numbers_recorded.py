@@ -257,6 +257,20 @@ class TestRules:
         with pytest.raises(UnrecordedNumbers):
             check_numbers_recorded(registry, {"s": "7 and 8"}, ["ids", "nested"], "s")
 
+    def test_numbers_inside_container_cells_are_recorded(self) -> None:
+        """A Table cell holding a mapping (any Mapping) or a list: its numbers count too."""
+        from collections import OrderedDict
+
+        registry = gp.FactRegistry()
+        registry.record_table(
+            "t", [{"id": "A", "m": OrderedDict(q1=7), "l": [8, "x"], "b": True}], key="id"
+        )
+        check_numbers_recorded(registry, {"s": "7 and 8"}, "t", "s")
+        with pytest.raises(UnrecordedNumbers) as raised:
+            check_numbers_recorded(registry, {"s": "1"}, "t", "s")  # True is not 1
+        (receipt,) = raised.value.receipts
+        assert (receipt.row, receipt.column) == ("A", "m.q1")
+
     def test_a_german_answer_in_the_de_locale(self) -> None:
         """ "3,5 Mio." is 3,500,000 in German; the English reading would be two numbers."""
         registry = gp.FactRegistry()

@@ -62,6 +62,10 @@ class Recorded:
     column: str | None  # the Table column, the Ranking key, the path in a value / "args.k"
 
 
+_NUMBERS: Final = frozenset({int, float})
+_NO_NUMBERS: Final = frozenset({str, bytes, bool, type(None)})
+
+
 def _is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
@@ -111,9 +115,9 @@ def _raw_values(fact: Fact) -> frozenset[int | float]:
         for column in value.columns:
             cells: list[Any] = list(map(dict.get, value.rows, repeat(column)))
             kinds = set(map(type, cells))
-            if kinds <= {int, float}:
+            if kinds <= _NUMBERS:
                 found.update(cells)
-            elif kinds & {int, float, dict, list, tuple}:
+            elif not kinds <= _NO_NUMBERS:  # numbers, or containers that may hold them
                 found.update(number for cell in cells for _, number in _walk(cell, ""))
     elif isinstance(value, Ranking):
         found = set(value.scores)
