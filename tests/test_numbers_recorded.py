@@ -427,6 +427,11 @@ class TestBuilder:
                 "numbers_recorded: locale must be one of ['ch', 'de', 'en', 'fr'], got 'de_DE'",
             ),
             (
+                {"fact": "a", "locale": ["en"]},
+                ValueError,
+                "numbers_recorded: locale must be one of ['ch', 'de', 'en', 'fr'], got ['en']",
+            ),
+            (
                 {"fact": "a", "percent_as_ratio": 1},
                 TypeError,
                 "numbers_recorded: percent_as_ratio must be True or False, got 1",

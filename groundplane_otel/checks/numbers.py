@@ -67,7 +67,7 @@ class _NumbersRecorded:
     years: Years = "check"
 
     def __post_init__(self) -> None:
-        if self.locale not in LOCALES:
+        if not isinstance(self.locale, str) or self.locale not in LOCALES:
             raise ValueError(
                 f"{_BUILDER}: locale must be one of {sorted(LOCALES)}, got {self.locale!r}"
             )
