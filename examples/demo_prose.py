@@ -10,7 +10,8 @@ rate taken from the question, 45 days for 30) is blocked and each receipt is pri
     python examples/demo_prose.py
 
 ``run(tracer_provider, meter_provider)`` does the same on the caller's providers (the main demo
-calls it); it uninstalls its guard before returning.
+calls it); it uninstalls its guard before returning. Give it providers with no other guard
+installed: a second guard on the same provider logs that it does not know this boundary.
 """
 
 from __future__ import annotations
