@@ -246,6 +246,29 @@ class TestRules:
         )
         passes(invoices(), text)
 
+    @pytest.mark.parametrize(
+        "context",
+        [
+            "On 2026-11-30",
+            "On Nov 30, 2026,",
+            "On 30/11/2026",
+            "At 10:45",
+            "In Q3",
+            "For SKU-1234",
+            "In v2.1",
+            "With gpt-4o",
+            "The 2nd invoice",
+            "The third invoice",
+            "1.",
+            "(a)",
+            "See [2]:",
+        ],
+    )
+    def test_a_rule_never_swallows_the_wrong_number_next_to_it(self, context: str) -> None:
+        """Whatever the rule skips, the wrong amount beside it is still read and refused."""
+        claim = fails(invoices(), f"{context} the total was 1,000 dollars.")
+        assert [(r.text, r.code) for r in claim.receipts] == [("1,000", "number_scale_mismatch")]
+
     def test_the_facts_it_may_draw_on_include_every_kind(self) -> None:
         """Table cells, Ranking scores and numeric names, nested values, tool arguments."""
         registry = gp.FactRegistry()
