@@ -172,3 +172,27 @@ def test_declared_rounding_accepts_the_rounding_of_a_recorded_value(
     if target != exact(value):
         with pytest.raises(UnrecordedNumbers):
             check(record([value]), plain(target))
+
+
+@PROFILE
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(list("0123456789 ,.-–−+%$€:/()[]#\nabcQkMxe'\u202f٣")),
+        max_size=60,
+    ),
+    locale=st.sampled_from(sorted(SEPARATORS)),
+)
+def test_any_text_scans_into_ordered_disjoint_spans(text: str, locale: str) -> None:
+    """Whatever the text, the scan never crashes; every numeral and skip slices its own text,
+    and they come in order without overlapping."""
+    from groundplane_otel.checks._numerals import scan_numbers
+
+    scan = scan_numbers(text, locale)
+    spans = sorted(
+        [(n.start, n.end, n.text) for n in scan.numerals]
+        + [(s.start, s.end, s.text) for s in scan.skipped]
+    )
+    for start, end, written in spans:
+        assert text[start:end] == written
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+        assert end <= start
