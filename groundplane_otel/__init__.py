@@ -7,10 +7,9 @@ OpenTelemetry layer lives in :mod:`groundplane_otel.otel`.
 
 from __future__ import annotations
 
-from groundplane_otel.boundary import Boundary, boundary
+from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
 from groundplane_otel.checks._base import Check, NamedCheck
 from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
-from groundplane_otel.checks.comparison import check_comparison, comparison
 from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
 from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
 from groundplane_otel.checks.numbers import (
@@ -21,10 +20,15 @@ from groundplane_otel.checks.numbers import (
 from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
 from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
 from groundplane_otel.checks.superlative import check_superlative, superlative
+
+# Through the re-export module: loading it binds ``groundplane_otel.comparison`` to the module,
+# and this import then rebinds the name to the builder (as in groundplane), for good.
+from groundplane_otel.comparison import check_comparison, comparison
 from groundplane_otel.errors import (
     ClaimsUnsupported,
     FactBoundaryError,
     SparseColumnWarning,
+    UnknownColumn,
     UnregisteredFact,
     UnsupportedClaim,
 )
@@ -36,6 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Boundary",
+    "BoundaryDeclaration",
     "Check",
     "ClaimsUnsupported",
     "Domain",
@@ -48,6 +53,7 @@ __all__ = [
     "Report",
     "SparseColumnWarning",
     "Table",
+    "UnknownColumn",
     "UnregisteredFact",
     "UnrecordedNumbers",
     "UnsupportedClaim",

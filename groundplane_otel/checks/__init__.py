@@ -2,3 +2,13 @@
 
 Also ``numbers_recorded`` (``numbers.py``): every number in a prose field is a recorded one.
 """
+
+# groundplane's ``checks`` module held superlative and field_matches_fact: keep
+# ``from groundplane.checks import superlative`` working after the import switch. Importing a
+# submodule binds the package attribute to the module; these names then rebind it to the
+# builder (``import groundplane_otel.checks.superlative as m`` therefore gives the builder too:
+# import the module's contents with ``from groundplane_otel.checks.superlative import ...``).
+from groundplane_otel.checks.field_match import check_field_matches_fact as check_field_matches_fact
+from groundplane_otel.checks.field_match import field_matches_fact as field_matches_fact
+from groundplane_otel.checks.superlative import check_superlative as check_superlative
+from groundplane_otel.checks.superlative import superlative as superlative

@@ -28,6 +28,7 @@ def fast_hooks(
     pydantic-ai processor puts a plain dict there) is read through the public API."""
     store, lineage = processor.store, processor._lineage
     roots, requests, shared, spans = store._roots, store._requests, store.shared, store.spans
+    roots_limit = store._roots_limit
     root_started, span_request = store.root_started, processor._inherit_request
     scopes, bind = _scopes.current_scopes, _scopes.bind
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
@@ -45,9 +46,13 @@ def fast_hooks(
             parent = span._parent
             inherited = None
             context = span._context
-            if parent is None or parent[2]:  # a local root
-                trace_id = context[0]
-                root_started(trace_id, context[1])
+            if parent is None or parent[2]:  # a local root: TraceStore.root_started, inlined
+                trace_id, span_id = context[0], context[1]
+                live = roots.setdefault(trace_id, [])
+                live.append(span_id)
+                if live[0] != span_id or len(roots) > roots_limit:  # a second root, or prune
+                    live.remove(span_id)  # the store decides: keys, pruning
+                    root_started(trace_id, span_id)
                 if scopes():
                     bind(trace_id)
             else:

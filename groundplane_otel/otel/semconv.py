@@ -88,11 +88,15 @@ METRIC_CLAIMS: Final = "groundplane.claims"
 METRIC_OUTPUTS: Final = "groundplane.outputs"
 METRIC_CHECK_DURATION: Final = "groundplane.check.duration"
 METRIC_FACTS: Final = "groundplane.facts"
+METRIC_VERIFIER_SPANS: Final = "groundplane.verifier.spans"  # received / dropped
+METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # decided / incomplete
+VERIFIER_OUTCOME: Final = "groundplane.verifier.outcome"
 METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
 UNIT_CLAIM: Final = "{claim}"
 UNIT_OUTPUT: Final = "{output}"
 UNIT_SECONDS: Final = "s"
 UNIT_FACT: Final = "{fact}"
+UNIT_SPAN: Final = "{span}"
 UNIT_TRACE: Final = "{trace}"
 DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 

@@ -104,10 +104,16 @@ class Telemetry:
     """Instruments of one installed guard, and the writers of its span/log telemetry."""
 
     def __init__(
-        self, meter_provider: MeterProvider, *, capture_content: bool, logger_provider: Any = None
+        self,
+        meter_provider: MeterProvider,
+        *,
+        capture_content: bool,
+        logger_provider: Any = None,
+        mode_label: str | None = None,
     ) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
         self.capture_content = capture_content
+        self.mode_label = mode_label  # replaces groundplane.mode in metrics (the verifier)
         self.claims = meter.create_counter(
             sc.METRIC_CLAIMS, unit=sc.UNIT_CLAIM, description="Claims checked, by verdict."
         )
@@ -154,7 +160,7 @@ class Telemetry:
     def record(self, span: Span, evaluation: Evaluation) -> None:
         """Metrics, in the guarded span's context so exemplars point at its trace."""
         context = trace.set_span_in_context(span, Context())
-        boundary, mode = evaluation.boundary, evaluation.mode
+        boundary, mode = evaluation.boundary, self.mode_label or evaluation.mode
         per_label: dict[tuple[str, str], int] = {}  # one add per (check, verdict), in order
         for label in evaluation.verdicts:
             per_label[label] = per_label.get(label, 0) + 1

@@ -46,12 +46,13 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "aggregate_reconciles": (
         "wrong_sum", "unweighted_mean", "wrong_subset", "not_exhaustive", "non_int_count",
-        "partial_column",
+        "partial_column", "count_within_tolerance", "unrepresentable_result",
     ),
     "entities_recorded": ("blended_name", "case_drift", "leaked_id", "empty_list"),
     "row_integrity": ("attribute_swap",),
     "comparison": (
         "wrong_sign", "pct_vs_pp", "ratio_as_difference", "entities_swapped", "zero_base",
+        "unrepresentable_result",
     ),
     "numbers_recorded": PROSE_FAILURES,
 }  # fmt: skip

@@ -3,13 +3,17 @@
 A case holds everything needed to reproduce it from scratch: the facts to record (kind, name,
 data, recorder keywords), the check (builder name and keywords), the model's output, the label
 (``supported`` / ``unsupported``), the family and the failure class (``correct:<variant>`` for
-supported cases), the reason code a rejection is expected to carry, and whether the case is a
-known limit (the checker gets it wrong by design; the README lists it).
+supported cases), and the reason code a rejection is expected to carry. A wrong output that no
+claim could make right (the exact result has no int or float form) is refused by the checker
+with a developer error instead: ``expect_error`` names its type, and only that counts as
+rejecting it. ``known_limit`` marks a case the checker gets wrong by design (the README lists
+it).
 
 The oracle (``truly_matches``) is an independent restatement of the numeric rule (exact
-rationals; a float claim may be the float nearest to a non-integral exact value; absolute and
-relative tolerances compared exactly). Generators assert their labels with it, so a corpus bug
-cannot pass as a checker bug.
+rationals; an int or float claim may equal in value the float nearest to a non-integral exact
+value, when that float stands for it; absolute and relative tolerances compared exactly; a
+value no float stands for matches nothing). Generators assert their labels with it, so a corpus
+bug cannot pass as a checker bug.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class Case:
     check: Mapping[str, Any]
     output: Mapping[str, Any]
     expect_code: str | None = None
+    expect_error: str | None = None  # the exception type that rejects it (unsupported only)
     known_limit: bool = False  # misclassified by design: published, and pinned as such
 
 
@@ -139,19 +144,29 @@ def is_num(value: object) -> bool:
     )
 
 
+def representable(exact: Fraction) -> bool:
+    """An exact int, or a non-integral value whose nearest float is non-zero and below 2**53
+    in magnitude (beyond it every float is an integer, so none stands for a fraction)."""
+    if exact.denominator == 1:
+        return True
+    try:
+        near = float(exact)
+    except OverflowError:
+        return False
+    return near != 0.0 and abs(near) < 2**53
+
+
 def truly_matches(
     claimed: Any, exact: Fraction, tolerance: float | int = 0, rel: float | int | None = None
 ) -> bool:
     """The numeric rule, restated independently of groundplane_otel._numbers."""
-    if not is_num(claimed):
+    if not is_num(claimed) or not representable(exact):
         return False
     claim = Fraction(claimed)
     if claim == exact:
         return True
-    if isinstance(claimed, float) and exact.denominator != 1:
-        nearest = float(exact)
-        if claimed == nearest:
-            return True
+    if exact.denominator != 1 and claim == Fraction(float(exact)):
+        return True  # an int or a float equal in value to the nearest float
     diff = abs(claim - exact)
     if tolerance and diff <= Fraction(tolerance):
         return True
