@@ -134,7 +134,9 @@ class UnrecordedNumbers(UnsupportedClaim):
         count = len(self.receipts)
         head = f"unsupported claim in field {cap(self.field)!r}: {count} number"
         head += " is not recorded" if count == 1 else "s are not recorded"
-        parts = [head, self.reason]
+        parts = [head]
+        if self.reason:
+            parts.append(self.reason)
         if self.provenance is not None:
             parts.append(f"provenance={self.provenance}")
         return " | ".join(parts)
