@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from groundplane_otel.checks._base import missing_field, require_name
+from groundplane_otel.checks._base import missing_field, require_name, walk_steps
 from groundplane_otel.errors import UnsupportedClaim
 
 __all__ = [
@@ -93,17 +93,11 @@ def read_texts(output: Any, field: str | tuple[str, ...] | None) -> Iterator[tup
         else:
             yield from _strings(output, "")
         return
-    keys = field.split(".") if isinstance(field, str) else field
-    current = output
-    for key in keys:
-        if isinstance(current, Mapping) and key in current:
-            current = current[key]
-        elif isinstance(current, (list, tuple)) and key.lstrip("-").isdigit():
-            if not -len(current) <= int(key) < len(current):
-                raise missing_field(label)
-            current = current[int(key)]
-        else:
-            raise missing_field(label)
+    found, current, _ = walk_steps(
+        output, tuple(field.split(".")) if isinstance(field, str) else field
+    )
+    if not found:
+        raise missing_field(label)
     if not isinstance(current, str):
         raise UnsupportedClaim(
             label,
