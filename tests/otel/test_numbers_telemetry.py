@@ -139,3 +139,37 @@ def test_observe_mode_flags_the_wrong_number(otel: Harness) -> None:
     assert [e.attributes["gen_ai.guardrail.result.reason"] for e in span.events] == [
         "number_scale_mismatch"
     ]
+
+
+def test_the_question_recorded_in_code_makes_an_echo(otel: Harness) -> None:
+    """The app records the user's question with ``Guard.record_fact``: a number the answer took
+    from it (and no fact records) is reported as ``number_echo_only`` on the event."""
+    boundary = BoundarySpec(
+        "invoice_summary",
+        ("invoice", "question"),
+        (numbers_recorded("invoice", "summary", question_fact="question"),),
+        match=MatchSpec(agent_name="analyst"),
+        report_mode="first",
+    )
+    facts = (
+        FactSpec("invoice", "erp.invoices", kind="table", key="id", path="rows"),
+        FactSpec("question", "user.question"),
+    )
+    guard = otel.install(GuardConfig(facts=facts, boundaries=(boundary,)))
+
+    def run_with_question() -> None:
+        with otel.agent() as agent:
+            guard.record_fact(
+                agent, tool="user.question", fact="question", value="Is A 12,500?", arguments={}
+            )
+            otel.chat(tool_call_turn("erp.invoices"))
+            otel.tool(ROWS, name="erp.invoices")
+            otel.chat(answer({"summary": "Yes, A totals 12,500."}))
+
+    with pytest.raises(UnrecordedNumbers) as raised:
+        run_with_question()
+    assert [(r.text, r.code, r.echo) for r in raised.value.receipts] == [
+        ("12,500", "number_echo_only", True)
+    ]
+    (event,) = guarded(otel).events
+    assert event.attributes["gen_ai.guardrail.result.reason"] == "number_echo_only"
