@@ -152,7 +152,10 @@ def test_promtool_check_config() -> None:
         pytest.fail("promtool not found: apt-get install -y prometheus (Debian package)")
     result = subprocess.run(
         [promtool, "check", "config", str(PROM_CONFIG)],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
