@@ -17,6 +17,7 @@ MODULES = (
     "pydantic_baseline",
     "memory",
     "guard",
+    "replay",
     "error_rates",
     "prose_cost",
 )

@@ -46,6 +46,11 @@ EXPECTED = {
         "| added per guarded output vs the floor |",
         "| of which: strict parse of the tool result vs json.loads |",
     ],
+    "Replay and the fleet verifier": [
+        "| replay of 20 recorded traces (OTLP/JSON lines) |",
+        "| verifier intake of 20 traces (OTLP protobuf) |",
+        "| memory per buffered trace (3 spans, 20-row result) |",
+    ],
     "The checker's own error rates": [
         f"| {family} |"
         for family in (
