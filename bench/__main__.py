@@ -20,6 +20,7 @@ MODULES = (
     "replay",
     "error_rates",
     "leaks",
+    "prose_cost",
 )
 
 

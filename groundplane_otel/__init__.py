@@ -14,6 +14,11 @@ from groundplane_otel.checks.anchors import check_quotes_anchored, quotes_anchor
 from groundplane_otel.checks.citations import check_citations_retrieved, citations_retrieved
 from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
 from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
+from groundplane_otel.checks.numbers import (
+    UnrecordedNumbers,
+    check_numbers_recorded,
+    numbers_recorded,
+)
 from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
 from groundplane_otel.checks.restricted import check_no_restricted_values, no_restricted_values
 from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
@@ -57,6 +62,7 @@ __all__ = [
     "Table",
     "UnknownColumn",
     "UnregisteredFact",
+    "UnrecordedNumbers",
     "UnsupportedClaim",
     "__version__",
     "aggregate_reconciles",
@@ -69,6 +75,7 @@ __all__ = [
     "check_field_matches_fact",
     "check_no_restricted_values",
     "check_quotes_anchored",
+    "check_numbers_recorded",
     "check_ranking_prefix",
     "check_row_integrity",
     "check_superlative",
@@ -79,6 +86,7 @@ __all__ = [
     "field_matches_fact",
     "no_restricted_values",
     "quotes_anchored",
+    "numbers_recorded",
     "ranking_prefix",
     "row_integrity",
     "superlative",

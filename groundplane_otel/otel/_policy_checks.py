@@ -30,8 +30,12 @@ FAMILIES: Final[Mapping[str, str]] = {
     "entities_in_scope": "scope",
     "citations_retrieved": "citations",
     "quotes_anchored": "anchors",
+    "numbers_recorded": "numbers",
 }
 """Check family (the key a policy writes) → module in ``groundplane_otel.checks``."""
+
+_MANY_FACTS: Final = frozenset({"numbers_recorded"})
+"""Families whose ``fact`` may be a list (the facts a text may draw on)."""
 
 _PREFIX = re.compile(r"^\w+(\([^)]*\))?:\s*")
 _FACT_LISTS: Final = ("facts", "documents", "approved")
@@ -58,7 +62,11 @@ def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
 def _fact_argument(
     reader: Reader, path: Path, family: str, arguments: dict[str, Any], facts: list[str]
 ) -> None:
-    """Default ``fact`` to the boundary's only fact; refuse a fact the boundary does not list."""
+    """Default ``fact`` to the boundary's only fact (every fact, for a family reading several);
+    refuse a fact the boundary does not list."""
+    if "fact" not in arguments and family in _MANY_FACTS:
+        arguments["fact"] = list(facts)
+        return
     if "fact" not in arguments:
         if len(facts) != 1:
             reader.fail(
@@ -68,7 +76,21 @@ def _fact_argument(
             )
         arguments["fact"] = facts[0]
         return
-    fact = reader.string((*path, "fact"), arguments["fact"])
+    value = arguments["fact"]
+    if isinstance(value, list) and family in _MANY_FACTS:  # a family reading several facts
+        for position, item in enumerate(value):
+            _listed(
+                reader,
+                (*path, "fact", position),
+                reader.string((*path, "fact", position), item),
+                facts,
+            )
+        return
+    _listed(reader, (*path, "fact"), reader.string((*path, "fact"), value), facts)
+
+
+def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
+    """Refuse a fact the boundary does not list."""
     if fact not in facts:
         close = suggest(fact, facts)
         fix = (
@@ -77,7 +99,7 @@ def _fact_argument(
             else f"add {fact!r} to this boundary's facts, or read one of: {', '.join(facts)}"
         )
         reader.fail(
-            (*path, "fact"),
+            path,
             f"the check reads fact {fact!r}, which this boundary does not list in its facts",
             fix,
         )

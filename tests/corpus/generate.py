@@ -18,6 +18,9 @@ from .gen_hard import HARD
 from .gen_leaks import leak_cases, scope_cases
 from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
+from .gen_prose import FAILURES as PROSE_FAILURES
+from .gen_prose import prose_cases
+from .gen_prose_hard import hard_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -36,6 +39,7 @@ GENERATORS = (
     scope_cases,
     citation_cases,
     anchor_cases,
+    prose_cases,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -73,6 +77,7 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
         "word_changed", "number_changed", "case_changed", "quote_extended", "misattributed",
         "content_not_captured",
     ),
+    "numbers_recorded": PROSE_FAILURES,
 }  # fmt: skip
 
 
@@ -83,6 +88,7 @@ def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:
     for make in GENERATORS:
         cases.extend(make(rng, per_class))
     cases.extend(HARD)
+    cases.extend(hard_cases())  # hand-written, seed-independent
     return cases
 
 
