@@ -11,7 +11,17 @@ import time
 
 from bench import Section, render
 
-MODULES = ("core", "scaling", "pydantic_baseline", "memory", "guard", "replay", "error_rates")
+MODULES = (
+    "core",
+    "scaling",
+    "pydantic_baseline",
+    "memory",
+    "guard",
+    "replay",
+    "error_rates",
+    "leaks",
+    "prose_cost",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

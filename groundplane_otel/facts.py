@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundplane_otel._copy import copy_out
+from groundplane_otel.documents import Document, Documents
 from groundplane_otel.ranking import OnMissing, Ranking, ranking_from_scores
 from groundplane_otel.table import Table
 
 __all__ = [
     "DEFAULT_LABEL",
+    "Document",
+    "Documents",
     "Domain",
     "Fact",
     "OnMissing",

@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Any, TypeVar, cast
 
 from groundplane_otel._copy import copy_in, copy_rows
+from groundplane_otel.documents import Document, Documents, documents_from
 from groundplane_otel.errors import FactBoundaryError, SparseColumnWarning, UnregisteredFact
 from groundplane_otel.facts import (
     DEFAULT_LABEL,
@@ -27,6 +28,7 @@ _RECORDERS: dict[type, str] = {
     Ranking: "record_ranking()",
     Table: "record_table()",
     Domain: "record_domain()",
+    Documents: "record_documents()",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,6 +50,7 @@ class FactRegistry:
     def __init__(self) -> None:
         self._facts: dict[str, Fact] = {}
         self._read_only = False
+        self._restricted: set[str] = set()  # names whose values must never reach an output
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -59,10 +62,15 @@ class FactRegistry:
         args: Mapping[str, Any] | None = None,
         *,
         provenance: Provenance | None = None,
+        restricted: bool = False,
     ) -> Fact:
-        """Register ``value`` under ``name`` with its provenance. Write-once."""
+        """Register ``value`` under ``name`` with its provenance. Write-once.
+
+        ``restricted=True``: the fact is evidence no output may reveal (``no_restricted_values``
+        fails on any of its values; telemetry never carries them)."""
         if isinstance(value, Fact):
             raise TypeError("record() takes a value, not a Fact")
+        self._restrict_new(name, restricted)
         if provenance is None:
             provenance = Provenance(tool, copy_in(dict(args or {}), fact=name, where="args"))
         else:
@@ -92,6 +100,8 @@ class FactRegistry:
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,
         higher_is_better: bool = True,
+        *,
+        restricted: bool = False,
     ) -> Fact:
         """Compute the best-first ordering of ``scores`` in code and register it.
 
@@ -99,6 +109,7 @@ class FactRegistry:
         """
         self._check_writable(name)
         ranking = ranking_from_scores(key, copy_in(scores, fact=name), higher_is_better, fact=name)
+        self._restrict_new(name, restricted)
         stored = self._store(name, ranking, self._provenance(name, tool, args))
         return _copied(stored)
 
@@ -111,6 +122,8 @@ class FactRegistry:
         args: Mapping[str, Any] | None = None,
         columns: Sequence[str] | None = None,
         exhaustive: bool = True,
+        *,
+        restricted: bool = False,
     ) -> Fact:
         """Register retrieved rows keyed by ``key``; ``exhaustive=False`` marks truncation.
 
@@ -133,6 +146,7 @@ class FactRegistry:
             table = Table._recorded(key, tuple(copied), tuple(columns), exhaustive, flat)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
+        self._restrict_new(name, restricted)
         stored = self._store(name, table, self._provenance(name, tool, args))
         return _copied(stored)
 
@@ -143,6 +157,8 @@ class FactRegistry:
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,
         label: str | None = DEFAULT_LABEL,
+        *,
+        restricted: bool = False,
     ) -> Fact:
         """Register a closed set of names (strings); ``label`` says what they name.
 
@@ -155,8 +171,56 @@ class FactRegistry:
             domain = Domain(frozenset(members), label)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
+        self._restrict_new(name, restricted)
         stored = self._store(name, domain, self._provenance(name, tool, args))
         return _copied(stored)
+
+    def record_documents(
+        self,
+        name: str,
+        documents: Sequence[Document | Mapping[str, Any]],
+        tool: str | None = None,
+        args: Mapping[str, Any] | None = None,
+        *,
+        source: str | None = None,
+        restricted: bool = False,
+    ) -> Fact:
+        """Register what a retrieval returned: ``{id, score?, content?}`` objects (or
+        ``Document`` values), in retrieval order. ``source``: the data source id.
+
+        Returns the recorded Fact (a copy); its ``value`` is the Documents.
+        """
+        self._check_writable(name)
+        value = documents_from(copy_in(list(documents), fact=name), fact=name, source=source)
+        self._restrict_new(name, restricted)
+        stored = self._store(name, value, self._provenance(name, tool, args))
+        return _copied(stored)
+
+    # -- restricted facts ----------------------------------------------------------------------
+
+    def restrict(self, name: str) -> None:
+        """Declare ``name`` restricted (before or after it is recorded; never undone)."""
+        self._check_writable(name)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"fact name must be a non-empty string, got {name!r}")
+        self._restricted.add(name)
+
+    def is_restricted(self, name: str) -> bool:
+        """Was ``name`` declared restricted?"""
+        return name in self._restricted
+
+    def restricted_names(self) -> list[str]:
+        """The recorded facts declared restricted, in recording order."""
+        return [name for name in self._facts if name in self._restricted]
+
+    def _restrict_new(self, name: str, restricted: bool) -> None:
+        """``restricted=``: checked, and applied before the fact becomes readable (a fact is
+        never visible unrestricted, even for a moment); a name already recorded is left to
+        the write-once error."""
+        if not isinstance(restricted, bool):
+            raise TypeError(f"fact {name!r}: restricted must be True or False, got {restricted!r}")
+        if restricted and name not in self._facts:
+            self.restrict(name)
 
     def tool(self, name: str, fact: str | None = None) -> Callable[[F], F]:
         """Decorator: record the function's return value under ``fact`` (default: ``name``).
@@ -243,6 +307,10 @@ class FactRegistry:
         domain: Domain = self.as_type(name, Domain)
         return domain
 
+    def documents(self, name: str) -> Documents:
+        documents: Documents = self.as_type(name, Documents)
+        return documents
+
     def names(self) -> list[str]:
         """Registered fact names, in recording order."""
         return list(self._facts)
@@ -274,6 +342,7 @@ class FactRegistry:
         """A read-only registry sharing only the named facts (which must exist)."""
         view = FactRegistry()
         view._facts = {name: self.peek(name) for name in names}
+        view._restricted = {name for name in view._facts if name in self._restricted}
         view._read_only = True
         return view
 

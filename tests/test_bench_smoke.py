@@ -61,9 +61,26 @@ EXPECTED = {
             "row_integrity",
             "comparison",
             "field_matches_fact",
+            "no_restricted_values",
+            "entities_in_scope",
+            "citations_retrieved",
+            "quotes_anchored",
+            "numbers_recorded",
         )
     ]
     + ["| **all** |"],
+    "no_restricted_values: a 200-word answer against a 500-row table": [
+        "| floor: one regex pass over the text + one pass over the cells |",
+        "| first check (builds the fact's index) |",
+        "| later checks (index reused) |",
+    ],
+    "Numbers in prose:": [
+        "| floor: one regex pass + one pass over the facts |",
+        "| scan_numbers alone |",
+        "| numbers_recorded, cold (first check of the table) |",
+        "| numbers_recorded, warm (value set kept on the table) |",
+        "| numbers_recorded, cold, one wrong number (receipt) |",
+    ],
 }
 
 

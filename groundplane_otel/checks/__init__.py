@@ -1,4 +1,8 @@
-"""The six check families (and field_matches_fact), each a builder plus a ``check_*`` twin."""
+"""The check families, each a builder plus a ``check_*`` twin: the six that relate structured
+fields to recorded facts (and field_matches_fact), and the prose and evidence families —
+numbers_recorded (every number in prose is a recorded one), no_restricted_values and
+entities_in_scope (what an answer may reveal and name), citations_retrieved and
+quotes_anchored (what it may cite and quote)."""
 
 # groundplane's ``checks`` module held superlative and field_matches_fact: keep
 # ``from groundplane.checks import superlative`` working after the import switch. Importing a

@@ -3,6 +3,12 @@
 Three conventions are read: GenAI ``execute_tool`` spans, OpenInference TOOL spans and legacy
 Traceloop entities. A fact declaration (FactSpec) says which tool, and optionally which
 arguments, feed which fact name and how the result becomes a Ranking, Table, Domain or value.
+
+Retrieval spans are read as tool calls too (``kind: documents`` facts): GenAI ``retrieval``
+spans (the tool is ``gen_ai.data_source.id``, the result ``gen_ai.retrieval.documents``, the
+arguments the query text and top_k) and OpenInference RETRIEVER spans (the tool is the span
+name, the result the ``retrieval.documents.{i}.document.id|content|score`` attributes, the
+argument ``input.value`` as the query).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.checks._base import walk_path
+from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
@@ -33,6 +40,7 @@ class ToolCall:
     call_id: str | None
     arguments: Any
     result: Any
+    retrieval: bool = False
 
 
 def _str(value: object) -> str | None:
@@ -76,7 +84,53 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.TRACELOOP_ENTITY_INPUT),
             attributes.get(sc.TRACELOOP_ENTITY_OUTPUT),
         )
+    return _read_retrieval(attributes, span_name)
+
+
+def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
+    """A GenAI ``retrieval`` span or an OpenInference RETRIEVER span, as a tool call."""
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_RETRIEVAL:
+        arguments: dict[str, Any] = {}
+        if isinstance(attributes.get(sc.GEN_AI_RETRIEVAL_QUERY_TEXT), str):
+            arguments["query"] = attributes[sc.GEN_AI_RETRIEVAL_QUERY_TEXT]
+        if sc.GEN_AI_RETRIEVAL_TOP_K in attributes:
+            arguments["top_k"] = attributes[sc.GEN_AI_RETRIEVAL_TOP_K]
+        tool = _str(attributes.get(sc.GEN_AI_DATA_SOURCE_ID))
+        return ToolCall(
+            "genai",
+            tool or span_name.partition(" ")[2] or span_name,
+            None,
+            arguments,
+            attributes.get(sc.GEN_AI_RETRIEVAL_DOCUMENTS),
+            retrieval=True,
+        )
+    if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_RETRIEVER:
+        query = attributes.get(sc.OI_INPUT_VALUE)
+        return ToolCall(
+            "openinference",
+            span_name,
+            None,
+            {"query": query} if isinstance(query, str) else {},
+            _openinference_documents(attributes),
+            retrieval=True,
+        )
     return None
+
+
+def _openinference_documents(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``retrieval.documents.{i}.document.id|content|score`` as ``[{id, content, score}]``
+    (None when the span carries no document attributes)."""
+    prefix = sc.OI_RETRIEVAL_DOCUMENTS_PREFIX
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix) :].partition(".document.")
+        if index.isdigit() and rest in ("id", "content", "score"):
+            found.setdefault(int(index), {})[rest] = value
+    if not found:
+        return None
+    return [found.get(index, {}) for index in range(max(found) + 1)]
 
 
 def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
@@ -104,6 +158,8 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
     if spec.kind == "value":
         return data
+    if spec.kind == "documents":
+        return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
         pairs: list[tuple[Hashable, Any]]
         if spec.key and spec.score:
@@ -157,6 +213,19 @@ def _tool_message(value: Any) -> tuple[Any, str | None] | None:
     return data["content"], _str(data.get("tool_call_id"))
 
 
+def _uncut(documents: list[Any], length_limit: int) -> list[Any]:
+    """A document content cut at the attribute length limit is not the document's content:
+    it becomes "not captured" (None), so an anchor is never judged on half a text."""
+    return [
+        {**doc, "content": None}
+        if isinstance(doc, dict)
+        and isinstance(doc.get("content"), str)
+        and len(doc["content"]) == length_limit
+        else doc
+        for doc in documents
+    ]
+
+
 def arguments_match(spec: FactSpec, arguments: Mapping[str, Any]) -> bool:
     return all(
         key in arguments and strict_equal(arguments[key], expected)
@@ -180,6 +249,11 @@ class FactCapture:
     def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
         return self.by_tool.get(tool, ())
 
+    def restricts(self, tool: str) -> bool:
+        """Does ``tool`` feed a restricted fact? (Its result then never goes on a span the
+        guard writes, whatever ``capture_content`` says.)"""
+        return any(spec.restricted for spec in self.by_tool.get(tool, ()))
+
     def capture(self, call: ToolCall, request: RequestKey, trace_id: int, span_id: int) -> None:
         """Parse the result once and record every fact whose declaration matches the call,
         into ``request`` (the tool span's ``trace_id``/``span_id`` are the provenance)."""
@@ -191,8 +265,11 @@ class FactCapture:
         specs = tuple(spec for spec in specs if arguments_match(spec, arguments))
         if not specs:
             return
+        result = call.result
+        if call.retrieval and isinstance(result, list) and self.length_limit is not None:
+            result = _uncut(result, self.length_limit)
         parsed = parse_payload(
-            call.result,
+            result,
             max_bytes=limits.max_payload_bytes,
             max_depth=limits.max_depth,
             length_limit=self.length_limit,
@@ -233,6 +310,8 @@ class FactCapture:
         size: int,
     ) -> str:
         """Build the typed value of ``spec`` and store it; a mis-shaped result is unparseable."""
+        if spec.restricted:  # before the value becomes readable: never visible unrestricted
+            self.store.registry(request).restrict(spec.name)
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
-from groundplane_otel.otel import redaction
+from groundplane_otel.otel import _withheld, redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import BoundarySpec, Mode
 from groundplane_otel.otel.output import OutputRead
@@ -193,6 +193,7 @@ def decide(
                     redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
+    _withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture
     registry = view.registry
     links = tuple((fact, registry.peek(fact).provenance) for fact in facts if fact in registry)
     return Evaluation(

@@ -19,9 +19,14 @@ GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_COMPLETION_PREFIX: Final = "gen_ai.completion."  # legacy Traceloop flattening
+GEN_AI_DATA_SOURCE_ID: Final = "gen_ai.data_source.id"
+GEN_AI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"  # JSON [{id, score}, ...]
+GEN_AI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
+GEN_AI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
 
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_RETRIEVAL: Final = "retrieval"
 LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", OP_INVOKE_AGENT})
 TOOL_CALL_FINISH_REASONS: Final = frozenset({"tool_calls", "tool_call", "function_call"})
 
@@ -37,6 +42,8 @@ OI_AGENT_NAME: Final = "agent.name"  # on OpenInference AGENT spans
 OI_LLM_KINDS: Final = frozenset({"LLM", "AGENT"})
 OI_KIND_AGENT: Final = "AGENT"
 OI_KIND_TOOL: Final = "TOOL"
+OI_KIND_RETRIEVER: Final = "RETRIEVER"
+OI_RETRIEVAL_DOCUMENTS_PREFIX: Final = "retrieval.documents."  # .{i}.document.id|content|score
 
 # Where an agent's name is read (on the span or an ancestor), in this order.
 AGENT_NAME_KEYS: Final = (GEN_AI_AGENT_NAME, OI_AGENT_NAME)
@@ -118,7 +125,7 @@ FactSource = Literal[
     "pydantic_ai",
 ]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
-FactKindLabel = Literal["ranking", "table", "domain", "value", "unknown"]
+FactKindLabel = Literal["ranking", "table", "domain", "value", "documents", "unknown"]
 FACT_SOURCES: Final = (
     "genai",
     "openinference",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel._keys import strict_equal
+from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.registry import FactRegistry
@@ -50,6 +51,8 @@ def fact_kind(value: object) -> str:
         return "table"
     if isinstance(value, Domain):
         return "domain"
+    if isinstance(value, Documents):
+        return "documents"
     return "value"
 
 
@@ -62,6 +65,8 @@ def estimate_size(value: object) -> int:
         plain = value.items
     elif isinstance(value, Domain):
         plain = value.names
+    elif isinstance(value, Documents):
+        plain = [[d.id, d.score, d.content] for d in value.documents]
     try:
         return len(json.dumps(plain, default=repr))
     except (TypeError, ValueError, RecursionError):
@@ -69,7 +74,7 @@ def estimate_size(value: object) -> int:
 
 
 def _same(left: object, right: object) -> bool:
-    if isinstance(left, (Ranking, Table, Domain)):
+    if isinstance(left, (Ranking, Table, Domain, Documents)):
         return type(left) is type(right) and left == right
     return strict_equal(left, right)
 

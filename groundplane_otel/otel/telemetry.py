@@ -17,6 +17,7 @@ from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
 
+from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -195,6 +196,8 @@ class Telemetry:
         )
         for finding in evaluation.findings:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
+        if _withheld.reveals_restricted(evaluation.findings):
+            _withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
             status = Status(
@@ -229,7 +232,7 @@ class Telemetry:
                 attributes[sc.FACT_TRACE_ID] = provenance.trace_id
             if provenance.span_id is not None:
                 attributes[sc.FACT_SPAN_ID] = provenance.span_id
-        if self.capture_content:
+        if self.capture_content and not _withheld.is_withheld(finding.claim):
             if finding.result == sc.RESULT_UNSUPPORTED:
                 attributes[sc.CLAIMED] = _content(finding.claim.claimed)
                 attributes[sc.SUPPORTED] = _content(finding.claim.supported)
