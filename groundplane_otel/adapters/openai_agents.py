@@ -31,7 +31,7 @@ from groundplane_otel.adapters._otel import active_guard, current_span
 if TYPE_CHECKING:
     from groundplane_otel.otel.install import Guard
 
-__all__ = ["FactHooks", "guard", "output_guardrail"]
+__all__ = ["FactHooks", "RunFactHooks", "guard", "output_guardrail"]
 
 _EXTRA = "openai-agents"
 
@@ -105,16 +105,43 @@ def FactHooks(guard: Guard | None = None, boundary: str | None = None) -> Any:
     return _build_hooks()(guard, boundary)
 
 
+@functools.cache
+def _build_run_hooks() -> Any:
+    agents = _agents()
+
+    class GroundplaneRunHooks(agents.RunHooks):  # type: ignore[misc,name-defined]
+        """Run hooks: the same as ``FactHooks``, for every agent of a run."""
+
+        def __init__(self, guard: Guard | None = None, boundary: str | None = None) -> None:
+            self.guard = guard
+            self.boundary = boundary
+
+        async def on_agent_start(self, context: Any, agent: Any) -> None:
+            installed = find_guard(self.guard, "openai_agents")
+            _delegate_now(installed, self.boundary, getattr(agent, "name", None))
+
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            _record(self.guard, context, tool, result)
+
+    return GroundplaneRunHooks
+
+
+def RunFactHooks(guard: Guard | None = None, boundary: str | None = None) -> Any:
+    """``agents.RunHooks`` recording tool results as facts (``Runner.run(..., hooks=...)``),
+    for agents that keep hooks of their own."""
+    return _build_run_hooks()(guard, boundary)
+
+
 def guard(agent: Any, boundary: str | None = None, *, guard: Guard | None = None) -> Any:
     """A clone of ``agent`` with the groundplane output guardrail and ``FactHooks``. An agent
-    that already has hooks is a ValueError (combine ``FactHooks`` into yours instead)."""
+    that already has hooks is a ValueError (use ``RunFactHooks`` and ``output_guardrail``)."""
     agents = _agents()
     if not isinstance(agent, agents.Agent):
         raise TypeError(f"guard() needs an agents.Agent, got {type(agent).__name__}")
     if agent.hooks is not None:
         raise ValueError(
-            f"agent {agent.name!r} already has hooks ({type(agent.hooks).__name__}); call "
-            "FactHooks().on_tool_end from your on_tool_end, and add output_guardrail() to "
+            f"agent {agent.name!r} already has hooks ({type(agent.hooks).__name__}); pass "
+            "RunFactHooks() to Runner.run(hooks=...), and add output_guardrail() to "
             "output_guardrails"
         )
     installed = guard if guard is not None else active_guard()

@@ -35,7 +35,12 @@ from framework_kit import (
 from integration_harness import Otel
 from pydantic import BaseModel
 
-from groundplane_otel.adapters.openai_agents import FactHooks, guard, output_guardrail
+from groundplane_otel.adapters.openai_agents import (
+    FactHooks,
+    RunFactHooks,
+    guard,
+    output_guardrail,
+)
 
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
@@ -115,13 +120,19 @@ def run(
                 tools=[warehouse_query_tool],
                 output_type=Answer,
             )
+            run_hooks = None
             if hooks == "guard":
                 agent = guard(plain)
-            else:  # the long form: what guard() does
+            elif hooks == "long-form":  # what guard() does
                 agent = plain.clone(output_guardrails=[output_guardrail()], hooks=FactHooks())
+            else:  # run hooks, for an agent that keeps hooks of its own
+                agent = plain.clone(output_guardrails=[output_guardrail()])
+                run_hooks = RunFactHooks()
             run_config = agents.RunConfig(trace_include_sensitive_data=sensitive)
             try:
-                result = await Runner.run(agent, "Which campaign won?", run_config=run_config)
+                result = await Runner.run(
+                    agent, "Which campaign won?", run_config=run_config, hooks=run_hooks
+                )
             except Exception as exc:
                 raised = exc
 
@@ -145,7 +156,7 @@ def _tool_span(otel: Otel, kind: str) -> Any:
 
 
 @pytest.mark.parametrize("kind", ROWS)
-@pytest.mark.parametrize("hooks", ["guard", "long-form"])
+@pytest.mark.parametrize("hooks", ["guard", "long-form", "run-hooks"])
 def test_wrong_winner_trips_the_sdk_guardrail(
     otel: Otel, instrument: Instrument, kind: str, hooks: str
 ) -> None:
@@ -214,7 +225,7 @@ def test_guard_refuses_an_agent_with_hooks(otel: Otel) -> None:
     otel.install(config())
     agent = Agent(name=AGENT, hooks=agents.AgentHooks())
     with pytest.raises(
-        ValueError, match=r"already has hooks \(AgentHooksBase\); call FactHooks\(\)\.on_tool_end"
+        ValueError, match=r"already has hooks \(AgentHooksBase\); pass RunFactHooks\(\) to Runner"
     ):
         guard(agent)
 
