@@ -71,9 +71,7 @@ def groundplane(request: pytest.FixtureRequest) -> Iterator[CaptureGroundplane]:
         capture.close()
 
 
-def _marker_arguments(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[Any, dict[str, Any]]:
+def _marker_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """``(policy, {mode, capture_content})`` from the marker, or a setup error naming it."""
     unknown = sorted(set(kwargs) - set(_MARKER_ARGUMENTS))
     if unknown:

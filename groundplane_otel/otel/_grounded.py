@@ -115,7 +115,9 @@ def _outputs_line(counts: Counts) -> str:
     for (boundary, outcome, reason), count in sorted(counts.items(), key=_sort_key):
         label = f"{count} {outcome}" if reason is None else f"{count} {outcome} ({reason})"
         per.setdefault(boundary, []).append(label)
-    return "; ".join(f"boundary {cap(repr(name))}: {', '.join(parts)}" for name, parts in per.items())
+    return "; ".join(
+        f"boundary {cap(repr(name))}: {', '.join(parts)}" for name, parts in per.items()
+    )
 
 
 def _finding_lines(finding: SeenFinding, index: int, total: int) -> list[str]:

@@ -58,7 +58,7 @@ class CaptureGroundplane:
         self.base_dir = Path(base_dir) if base_dir is not None else None
         self.span_exporter = InMemorySpanExporter()
         self.metric_reader = InMemoryMetricReader()
-        self.log_exporter = InMemoryLogRecordExporter()
+        self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
         # ALWAYS_ON: a test must see every span (no sampler may hide an output from the guard).
         self.tracer_provider = TracerProvider(sampler=ALWAYS_ON, shutdown_on_exit=False)
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.span_exporter))
@@ -246,7 +246,9 @@ class CaptureGroundplane:
                             str(attributes.get(sc.OUTCOME, "?")),
                             _text(attributes.get(sc.SKIP_REASON)),
                         )
-                        counts[key] = counts.get(key, 0) + int(getattr(point, "value", 0))
+                        value = int(getattr(point, "value", 0))
+                        if value:
+                            counts[key] = counts.get(key, 0) + value
         return counts
 
     def __repr__(self) -> str:
