@@ -17,7 +17,7 @@ teardown. Disable the plugin with ``-p no:groundplane``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
 
@@ -65,7 +65,10 @@ def groundplane(request: pytest.FixtureRequest) -> Iterator[CaptureGroundplane]:
         marker = request.node.get_closest_marker(MARKER)
         if marker is not None:
             policy, options = _marker_arguments(marker.args, marker.kwargs)
-            capture.install(policy, **options)
+            try:
+                capture.install(policy, **options)
+            except (TypeError, ValueError) as exc:  # PolicyError is a ValueError
+                _marker_error(str(exc))  # located already: no plugin traceback
         yield capture
     finally:
         capture.close()
@@ -87,5 +90,5 @@ def _marker_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[An
     return policy, options
 
 
-def _marker_error(problem: str) -> None:
+def _marker_error(problem: str) -> NoReturn:
     pytest.fail(f"@pytest.mark.groundplane: {problem}", pytrace=False)

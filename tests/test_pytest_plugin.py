@@ -180,8 +180,8 @@ def test_next(groundplane):
 
 
 def test_misused_markers_are_setup_errors(suite: pytest.Pytester) -> None:
-    """A marker without the fixture, with an unknown argument, without a policy, or naming a
-    missing file: each test errors at setup with a message naming the problem."""
+    """A marker without the fixture, with an unknown argument, without a policy, naming a
+    missing file or a bad mode: each test errors at setup with one line naming the problem."""
     write_test(
         suite,
         """
@@ -200,10 +200,14 @@ def test_no_policy(groundplane):
 @pytest.mark.groundplane("nowhere.yaml")
 def test_missing_file(groundplane):
     pass
+
+@pytest.mark.groundplane("policy.yaml", mode="loud")
+def test_bad_mode(groundplane):
+    pass
 """,
     )
     result = suite.runpytest(*PLUGIN)
-    result.assert_outcomes(errors=4)
+    result.assert_outcomes(errors=5)
     result.stdout.fnmatch_lines(
         [
             "agents/test_agent.py::test_no_fixture: @pytest.mark.groundplane needs the "
@@ -213,7 +217,10 @@ def test_missing_file(groundplane):
             "capture_content)",
             "@pytest.mark.groundplane: needs a policy: "
             "@pytest.mark.groundplane(policy='policy.yaml')",
-            "E   *PolicyError: */agents/nowhere.yaml: <top level>: cannot read the policy file*",
+            f"@pytest.mark.groundplane: {suite.path}/agents/nowhere.yaml: <top level>: cannot "
+            "read the policy file (No such file or directory). Fix: check the path *",
+            "@pytest.mark.groundplane: mode must be one of ('enforce', 'observe') or None, "
+            "got 'loud'",
         ],
         consecutive=False,
     )
