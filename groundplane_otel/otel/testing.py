@@ -37,6 +37,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._grounded import Counts, SeenFinding, cap, failure_text, outcome_table
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.install import Guard, install
+from groundplane_otel.otel.metric_counts import counter_totals
 from groundplane_otel.otel.policy import load_policy
 
 __all__ = ["CaptureGroundplane", "SeenFinding"]
@@ -230,26 +231,13 @@ class CaptureGroundplane:
 
     def _counts(self) -> Counts:
         self._check_open()
-        counts: dict[tuple[str, str, str | None], int] = {}
-        data = self.metric_reader.get_metrics_data()
-        for resource in data.resource_metrics if data is not None else ():
-            for scope in resource.scope_metrics:
-                if scope.scope.name != sc.METER_NAME:
-                    continue
-                for metric in scope.metrics:
-                    if metric.name != sc.METRIC_OUTPUTS:
-                        continue
-                    for point in metric.data.data_points:
-                        attributes = point.attributes or {}
-                        key = (
-                            str(attributes.get(sc.BOUNDARY, "?")),
-                            str(attributes.get(sc.OUTCOME, "?")),
-                            _text(attributes.get(sc.SKIP_REASON)),
-                        )
-                        value = int(getattr(point, "value", 0))
-                        if value:
-                            counts[key] = counts.get(key, 0) + value
-        return counts
+        totals = counter_totals(
+            self.metric_reader, sc.METRIC_OUTPUTS, sc.BOUNDARY, sc.OUTCOME, sc.SKIP_REASON
+        )
+        return {
+            (boundary, outcome, reason or None): n
+            for (boundary, outcome, reason), n in totals.items()
+        }
 
     def __repr__(self) -> str:
         return f"CaptureGroundplane(guard={self._guard!r}, closed={self._closed})"
