@@ -232,6 +232,24 @@ def test_the_marker_is_registered(suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["@pytest.mark.groundplane(policy, *, mode=None, *"])
 
 
+def test_the_example_suite_passes_once_and_fails_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``examples/test_demo_agent.py`` (the README's example) runs as documented: the right
+    answer passes, the regression fails with the demo's wrong-winner finding."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest(*PLUGIN, str(ROOT / "examples" / "test_demo_agent.py"))
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E       Failed: groundplane: 1 of 1 checked output(s) not grounded",
+            "E       outputs: boundary 'campaign_report': 1 flagged",
+            "E       finding 1 of 1: unsupported (wrong_winner) at boundary 'campaign_report'",
+            'E         claimed "north", supported "harbour"',
+        ]
+    )
+
+
 def _fake_install(pytester: pytest.Pytester) -> None:
     """Make the ``pytest11`` entry point declared in pyproject.toml visible to a fresh
     interpreter (a ``.dist-info`` on its path, as pip would write it), so the subprocess loads
