@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-CheckFn = Callable[[Any, Mapping[str, Any]], None]
+CheckFn = Callable[[Any, Any], None]  # (registry, the JSON object or the answer text)
 ReportMode = Literal["first", "all"]
 
 
@@ -93,7 +93,7 @@ Run = tuple[list[tuple[str, Verdict]], list[Finding], list[str]]
 def run_all(
     boundary: str,
     plan: Sequence[CheckPlan],
-    output: Mapping[str, Any],
+    output: Mapping[str, Any] | str,
     view: FactsView,
     *,
     hint: str = "",
@@ -254,14 +254,14 @@ def evaluate(
     started = time.perf_counter()
     if read.status == "refusal":
         return skipped(boundary, mode, "refusal")
-    if read.status != "output" or read.value is None:
+    if read.status != "output" or read.answer is None:
         if span_failed:  # the model call itself failed: the app already gets that error
             return skipped(boundary, mode, "span_error")
         run = unreadable(boundary.name, read.problem or read.status)
     else:
         if plan is None:
             plan = plan_checks(boundary.checks, boundary.facts)
-        run = run_all(boundary.name, plan, read.value, view, hint=hint)
+        run = run_all(boundary.name, plan, read.answer, view, hint=hint)
     return decide(
         boundary.name,
         mode,
