@@ -18,6 +18,7 @@ MODULES = (
     "memory",
     "guard",
     "replay",
+    "plugin_import",
     "error_rates",
     "leaks",
     "prose_cost",

@@ -51,6 +51,11 @@ EXPECTED = {
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
     ],
+    "The pytest plugin at startup": [
+        "| import pytest (the floor) |",
+        "| + the plugin module (what every run pays) |",
+        "| + the fixture's guard layer (tests using it) |",
+    ],
     "The checker's own error rates": [
         f"| {family} |"
         for family in (

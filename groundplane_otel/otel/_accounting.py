@@ -124,9 +124,11 @@ class Accounting(Lineage):
         """The span's answer: submitted, else read from its attributes — inside the
         fail-closed path (a reader failure is an unreadable output, never a pass)."""
         submitted = vars(span).get(OUTPUT_ATTR)
+        limits: Limits = self.config.limits
+        if isinstance(submitted, str):
+            return parse_answer(submitted, limits)
         if submitted is not None:
             return OutputRead("output", submitted)
-        limits: Limits = self.config.limits
         try:
             return read_output(attributes, limits, self.length_limit)
         except Exception as exc:
@@ -165,9 +167,11 @@ class Accounting(Lineage):
         itself: bool,
     ) -> list[Evaluation]:
         """Check one answer unless it was checked below already (then nothing is counted)."""
+        if spec.answer == "text":
+            read = read.as_text()
         covered = self._covered(span, spec)
         if covered and (
-            read.status != "output" or any(same_answer(c.answer, read.value) for c in covered)
+            read.status != "output" or any(same_answer(c.answer, read.answer) for c in covered)
         ):
             return []
         return [self._check(span, spec, read, failed, chain, itself=itself)]
@@ -208,7 +212,7 @@ class Accounting(Lineage):
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
             if self.raise_internal_errors:
                 raise
-        answer = read.value if read.status == "output" else None
+        answer = read.answer if read.status == "output" else None
         entry = Covered(id(self), spec.name, answer, evaluation)
         for above in chain:
             if above is not span or itself:
@@ -279,11 +283,13 @@ class Accounting(Lineage):
         else:
             kind = type(output).__name__
             raise TypeError(f"output must be a mapping or an answer text, got {kind}")
+        if spec.answer == "text":
+            read = read.as_text()
         chain: tuple[Any, ...] = getattr(span, "__dict__", NO_DICT).get(CHAIN_ATTR, ())
         for seen in self._covered(span, spec) or [
             c for above in chain for c in self._covered(above, spec)
         ]:
-            if read.status == "output" and same_answer(seen.answer, read.value):
+            if read.status == "output" and same_answer(seen.answer, read.answer):
                 return seen.evaluation
         evaluation = self._check(span, spec, read, False, chain or (span,), itself=True)
         telemetry = self.telemetry

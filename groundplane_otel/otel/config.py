@@ -18,6 +18,7 @@ FactKind = Literal["ranking", "table", "domain", "value", "documents"]
 Mode = Literal["enforce", "observe"]
 FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
+ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,11 @@ class MatchSpec:
 @dataclass(frozen=True, slots=True)
 class BoundarySpec:
     """A named boundary: the facts its output may use, the checks it must pass, the spans it
-    guards, and its mode (None: the guard's default)."""
+    guards, and its mode (None: the guard's default).
+
+    ``answer``: what its checks read — ``json`` (the JSON object in the answer; default) or
+    ``text`` (the whole answer text, for the prose families: numbers_recorded,
+    no_restricted_values, entities_in_scope, citations_retrieved, quotes_anchored)."""
 
     name: str
     facts: tuple[str, ...]
@@ -100,6 +105,7 @@ class BoundarySpec:
     match: MatchSpec = field(default_factory=MatchSpec)
     mode: Mode | None = None
     report_mode: Literal["first", "all"] = "all"
+    answer: Literal["json", "text"] = "json"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -110,6 +116,10 @@ class BoundarySpec:
             )
         if not self.checks:
             raise ValueError(f"boundary {self.name!r} declares no checks")
+        if self.answer not in ANSWERS:
+            raise ValueError(
+                f"boundary {self.name!r}: answer must be one of {ANSWERS}, got {self.answer!r}"
+            )
         for check in self.checks:
             missing = [fact for fact in check.facts if fact not in self.facts]
             if missing:

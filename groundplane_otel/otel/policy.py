@@ -30,6 +30,7 @@ from groundplane_otel.otel._policy_evidence import check_evidence
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
 from groundplane_otel.otel._policy_yaml import read_yaml
 from groundplane_otel.otel.config import (
+    ANSWERS,
     FACT_KINDS,
     MODES,
     BoundarySpec,
@@ -58,7 +59,7 @@ _FACT: Final = (
     "arguments",
     "restricted",
 )
-_BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode")
+_BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode", "answer")
 _MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
 _REPORT_MODES: Final = ("all", "first")
 ReportMode = Literal["first", "all"]
@@ -251,9 +252,16 @@ def _boundary(
     mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
     report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
     match = _match(reader, (*path, "match"), spec.get("match", {}))
+    answer = reader.choice((*path, "answer"), spec.get("answer", "json"), ANSWERS)
     try:
         return BoundarySpec(
-            name, tuple(facts), built, match, cast("Mode | None", mode), cast(ReportMode, report)
+            name,
+            tuple(facts),
+            built,
+            match,
+            cast("Mode | None", mode),
+            cast(ReportMode, report),
+            cast('Literal["json", "text"]', answer),
         )
     except ValueError as exc:  # a rule config.py adds later still fails here, located
         reader.fail(path, str(exc), "correct this boundary")
