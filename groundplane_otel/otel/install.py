@@ -13,7 +13,6 @@ from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
-from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.evaluate import plan_checks
@@ -52,7 +51,6 @@ class Guard:
         self.tracer_provider = tracer_provider
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
-        self._redacting = False
 
     @property
     def active(self) -> bool:
@@ -63,9 +61,6 @@ class Guard:
         with _lock:
             if self in _active:
                 _active.remove(self)
-            if self._redacting:
-                self._redacting = False
-                redaction.release()
 
     def shutdown(self) -> None:
         self.uninstall()
@@ -132,8 +127,10 @@ class Guard:
         summary attributes, one ``gen_ai.guardrail.result`` event per finding, links to the
         fact spans, ERROR when blocked in ``mode`` "enforce"; then ``groundplane.outputs`` and
         ``groundplane.check.duration`` (``duration_s``). With content capture off, an
-        ``UnsupportedClaim``/``ClaimsUnsupported`` passed in is marked so the spans it later
-        propagates through record a content-free message. Nothing is raised here."""
+        ``UnsupportedClaim``/``ClaimsUnsupported`` passed in is redacted: its ``str()``,
+        ``repr()`` and ``args`` become a content-free summary (``diagnosis`` keeps the full
+        message), so the spans and logs it later reaches carry no content. Nothing is raised
+        here."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if span is None:
@@ -197,11 +194,9 @@ def install(
     API-only tracer provider (nothing is checked), nor export metrics through an API-only
     meter provider.
 
-    Monkeypatch: while at least one guard is installed, the SDK's ``Span.record_exception`` is
-    wrapped once, at class level (``redaction.acquire``; the last ``uninstall`` restores it).
-    The wrapper only acts on exceptions a guard raised with content capture off: the spans they
-    propagate through record a content-free ``exception.message``/``exception.stacktrace`` (and
-    status description) instead of the claimed and supported values. See ``otel/redaction.py``.
+    No SDK method is patched. With content capture off, the exceptions the guard raises are
+    redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full): whatever records
+    or logs them writes no claimed or supported value. See ``otel/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
@@ -239,6 +234,4 @@ def install(
     if attached:
         with _lock:
             _active.append(guard)
-            guard._redacting = True
-            redaction.acquire()
     return guard
