@@ -18,7 +18,7 @@ from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_score
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.store import TraceStore, estimate_size
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -192,7 +192,6 @@ class FactCapture:
                 trace_id=trace_id,
                 provenance=provenance,
                 source=call.source,
-                size=parsed.size,
             )
 
     def record(
@@ -203,14 +202,19 @@ class FactCapture:
         trace_id: int,
         provenance: Provenance,
         source: str,
-        size: int,
     ) -> str:
-        """Build the typed value of ``spec`` and store it; a mis-shaped result is unparseable."""
+        """Build the typed value of ``spec`` and store it, accounted at the memory it retains
+        (``store.estimate_size``); a mis-shaped result is unparseable."""
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):
             self.store.problem(trace_id, spec.name, "unparseable", kind=spec.kind, source=source)
             return "unparseable"
         return self.store.record(
-            trace_id, spec.name, value, source=source, provenance=provenance, size=size
+            trace_id,
+            spec.name,
+            value,
+            source=source,
+            provenance=provenance,
+            size=estimate_size(value),
         )

@@ -305,6 +305,7 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
                 plan=self._plans[spec.name],
                 capture_content=self.config.capture_content,
             )
+            self.store.account_derived(trace_id, spec.facts)  # what the checks cached
             checked = (id(self), spec.name, read.value if read.status == "output" else None)
             for ancestor in ancestors:
                 vars(ancestor).setdefault(COVERED_ATTR, []).append(checked)

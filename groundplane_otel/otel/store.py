@@ -8,7 +8,6 @@ is withdrawn and the checks that need it fail closed.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -18,6 +17,7 @@ from typing import Any
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
+from groundplane_otel.otel._sizing import derived_size, retained_size
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.registry import FactRegistry
 
@@ -38,18 +38,9 @@ def fact_kind(value: object) -> str:
 
 
 def estimate_size(value: object) -> int:
-    """Bytes of the JSON form of a value recorded in code (0 when it has none)."""
-    plain: object = value
-    if isinstance(value, Table):
-        plain = value.rows
-    elif isinstance(value, Ranking):
-        plain = value.items
-    elif isinstance(value, Domain):
-        plain = value.names
-    try:
-        return len(json.dumps(plain, default=repr))
-    except (TypeError, ValueError, RecursionError):
-        return 0
+    """Bytes a stored value keeps alive: its objects, its indices and what checks cached on it
+    so far (a bounded, sampling estimate: ``_sizing.retained_size``)."""
+    return retained_size(value)
 
 
 def _same(left: object, right: object) -> bool:
@@ -104,13 +95,23 @@ class TraceRegistry(FactRegistry):
 
 
 class _Trace:
-    __slots__ = ("bytes", "covered", "meta", "problems", "registry", "spans", "touched")
+    __slots__ = (
+        "bytes",
+        "covered",
+        "derived",
+        "meta",
+        "problems",
+        "registry",
+        "spans",
+        "touched",
+    )
 
     def __init__(self, registry: TraceRegistry, now: float) -> None:
         self.registry = registry
         self.problems: dict[str, str] = {}
         self.meta: dict[str, tuple[str, str]] = {}  # fact -> (kind, source), to count evictions
         self.bytes = 0
+        self.derived: dict[str, tuple[int, int]] = {}  # fact -> (cached results, their bytes)
         self.touched = now
         self.spans: dict[int, tuple[Any, ...]] = {}  # live span id -> enclosing agent spans
         self.covered: dict[int, set[tuple[str, str]]] = {}  # agent span id -> checked outputs
@@ -271,6 +272,35 @@ class TraceStore:
                 return "rejected"
             self._drop(oldest, evicted=True)
         return "recorded"
+
+    def account_derived(self, trace_id: int, names: tuple[str, ...]) -> None:
+        """Checks ran on these facts: count what they cached on the values (re-measured only
+        when a value's cache grew), so ``max_total_bytes`` bounds it too; past that bound the
+        least recently used other traces are evicted."""
+        if trace_id not in self._traces:
+            return
+        with self._lock:
+            state = self._traces.get(trace_id)
+            if state is None:
+                return
+            for name in names:
+                if name not in state.registry:
+                    continue
+                value = state.registry.peek(name).value
+                cache = getattr(value, "_derived", None)
+                count = len(cache) if isinstance(cache, dict) else 0
+                known, before = state.derived.get(name, (1, 0))  # a fresh Table caches one flag
+                if count == known:
+                    continue
+                size = derived_size(value)
+                state.derived[name] = (count, size)
+                state.bytes += size - before
+                self._total_bytes += size - before
+            for other in list(self._traces):
+                if self._total_bytes <= self.limits.max_total_bytes:
+                    break
+                if other != trace_id:
+                    self._drop(other, evicted=True)
 
     def problem(self, trace_id: int, name: str, outcome: str, *, kind: str, source: str) -> None:
         """A result that can never be a fact (truncated, unparseable, rejected): counted, and

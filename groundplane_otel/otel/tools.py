@@ -72,7 +72,6 @@ def record_tool_result(
                 context.trace_id, spec_name, "unparseable", kind=kind, source=source
             )
         return
-    size = estimate_size(payload)
     if specs:
         for spec in specs:
             processor.capture.record(
@@ -81,11 +80,15 @@ def record_tool_result(
                 trace_id=context.trace_id,
                 provenance=provenance,
                 source=source,
-                size=size,
             )
         return
     processor.store.record(
-        context.trace_id, name, payload, source=source, provenance=provenance, size=size
+        context.trace_id,
+        name,
+        payload,
+        source=source,
+        provenance=provenance,
+        size=estimate_size(payload),
     )
 
 
