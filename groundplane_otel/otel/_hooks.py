@@ -26,7 +26,7 @@ def fast_hooks(
     property calls)."""
     store, lineage = processor.store, processor._lineage
     roots, traces, roots_limit = store._roots, store._traces, store._roots_limit
-    scopes, bind = _scopes.current_scopes, _scopes.bind
+    scopes, bind, release = _scopes.current_scopes, _scopes.bind, _scopes.release
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
@@ -75,6 +75,7 @@ def fast_hooks(
                     if not live:
                         roots.pop(trace_id, None)
                         lineage.pop(trace_id, None)
+                        release(trace_id)
                     return
                 processor._root_ended(trace_id)  # the store decides, under its lock
         except Exception:

@@ -193,10 +193,13 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
     def _root_ended(self, trace_id: int) -> None:
         if self.store.root_ended(trace_id):
             self._lineage.pop(trace_id, None)
+            _scopes.release(trace_id)
 
     def shutdown(self) -> None:
         self._enabled = False
         self.telemetry.close(self.store)
+        self.store.clear()  # traces in flight: their facts are released, not kept forever
+        self._lineage.clear()
         if "on_start" in vars(self):  # the fast closures (they do not check _enabled)
             self.on_start, self.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
 

@@ -171,6 +171,14 @@ class TraceStore:
                     self._drop(trace_id, evicted=False)
         return True
 
+    def clear(self) -> None:
+        """The guard is uninstalled: release every trace still in flight (not counted as
+        evicted: no check will ask for their facts)."""
+        with self._lock:
+            while self._traces:
+                self._drop(next(iter(self._traces)), evicted=False)
+            self._roots.clear()
+
     def _get(self, trace_id: int, create: bool) -> _Trace | None:
         state = self._traces.get(trace_id)
         now = self._clock()
