@@ -11,7 +11,15 @@ import time
 
 from bench import Section, render
 
-MODULES = ("core", "scaling", "pydantic_baseline", "memory", "guard", "error_rates")
+MODULES = (
+    "core",
+    "scaling",
+    "pydantic_baseline",
+    "memory",
+    "accounting",
+    "guard",
+    "error_rates",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

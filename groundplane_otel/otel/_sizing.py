@@ -24,6 +24,8 @@ BUDGET = 4096
 _FREE = (type(None), bool)
 _ATOMS = frozenset({str, int, float, bytes, complex})
 _getsizeof = sys.getsizeof
+_refcount = sys.getrefcount
+_EXCLUSIVE = 3
 
 
 def _slot_values(value: Any) -> list[Any]:
@@ -74,8 +76,10 @@ def _sample(children: Sequence[Any], size: int) -> tuple[Sequence[Any], float]:
     return [children[int(index * step)] for index in range(size)], step
 
 
-def retained_size(value: Any, *, skip: Iterable[Any] = ()) -> int:
-    """Bytes ``value`` keeps alive (estimated; objects in ``skip`` are not counted)."""
+def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = False) -> int:
+    """Bytes ``value`` keeps alive (estimated; objects in ``skip`` are not counted). With
+    ``exclusive``, a string or number is counted only when ``value`` is all that holds it
+    (its reference count: one container), i.e. not a cell shared with something else."""
     seen = {id(item) for item in skip}
     total = 0.0
     visits = 0
@@ -84,23 +88,30 @@ def retained_size(value: Any, *, skip: Iterable[Any] = ()) -> int:
         item, weight = stack.pop()
         if isinstance(item, _FREE) or id(item) in seen:
             continue
-        if type(item) is int and -5 <= item <= 256:  # cached by CPython: shared
+        kind = type(item)
+        if kind is int and -5 <= item <= 256:  # cached by CPython: shared
+            continue
+        # One container, ``item`` and the call's argument: held by nothing else.
+        if exclusive and kind in _ATOMS and _refcount(item) > _EXCLUSIVE:
             continue
         seen.add(id(item))
         visits += 1
         total += weight * _getsizeof(item)
         children, scale = _children(item, SAMPLE if visits < BUDGET else 1)
         stack.extend((child, weight * scale) for child in children)
+        del children  # a sampled copy must not hold its items while they are counted
     return int(total)
 
 
 def derived_size(value: Any) -> int:
     """Bytes of what checks cached on a fact value (its ``_derived`` dict), not counting the
-    value's own members a cached result shares (a table's key index, its rows)."""
+    value's own members a cached result shares (a table's key index, its rows), nor the strings
+    and numbers it shares with the fact's cells (a ranking of a column holds the very cells;
+    an index of case-folded names holds new strings, counted)."""
     derived = getattr(value, "_derived", None)
     if not isinstance(derived, dict) or not derived:
         return 0
     own = [item for item in _slot_values(value) if item is not derived]
     rows = getattr(value, "rows", None)
     shared: list[Any] = [value, *own, *(rows if isinstance(rows, tuple) else ())]
-    return retained_size(derived, skip=shared)
+    return retained_size(derived, skip=shared, exclusive=True)
