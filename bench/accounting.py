@@ -135,6 +135,6 @@ def run(smoke: bool) -> list[Section]:
         "ratio = accounted / retained; tests/otel/test_memory_accounting.py pins it within "
         "[0.5, 2] on the real guard path. The estimate is a sampling walk (32 children per "
         "container, 4,096 visits at most), so its cost does not grow with the fact; the old "
-        "figure (JSON text length) was the ‘JSON text’ column."
+        "figure (JSON text length) was the 'JSON text' column."
     )
     return [section]
