@@ -51,6 +51,7 @@ class Guard:
         self.tracer_provider = tracer_provider
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
+        self.origin = "install()"  # who installed it, for the refusal of a second guard
 
     @property
     def active(self) -> bool:
@@ -192,7 +193,8 @@ def install(
 
     A provider that is not the SDK's gets a RuntimeWarning: the guard cannot see spans of an
     API-only tracer provider (nothing is checked), nor export metrics through an API-only
-    meter provider.
+    meter provider. One guard per TracerProvider: installing a second one while the first is
+    active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
     No SDK method is patched. With content capture off, the exceptions the guard raises are
     redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full): whatever records
@@ -201,7 +203,10 @@ def install(
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
     attached = isinstance(tracer_provider, SdkTracerProvider)
-    if not attached:
+    if attached:
+        with _lock:
+            _refuse_second(tracer_provider)  # before building anything (checked again below)
+    else:
         warnings.warn(
             f"groundplane_otel: tracer_provider is a {type(tracer_provider).__name__}, not an "
             "opentelemetry.sdk.trace.TracerProvider: the guard cannot see spans, nothing will "
@@ -225,13 +230,27 @@ def install(
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
     )
+    guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):
         from groundplane_otel.otel.sampling import warn_if_sampler_drops
 
-        warn_if_sampler_drops(tracer_provider)
-        tracer_provider.add_span_processor(processor)
-    guard = Guard(config, processor, tracer_provider, attached)
-    if attached:
         with _lock:
+            _refuse_second(tracer_provider)
+            tracer_provider.add_span_processor(processor)
             _active.append(guard)
+        warn_if_sampler_drops(tracer_provider)
     return guard
+
+
+def _refuse_second(tracer_provider: SdkTracerProvider) -> None:
+    """One guard per TracerProvider: a second would check and count every output twice, and
+    of two exceptions raised at one span end the application would get only one."""
+    for installed in _active:
+        if installed.tracer_provider is tracer_provider:
+            raise RuntimeError(
+                f"groundplane_otel: a guard is already installed on this TracerProvider (by "
+                f"{installed.origin}); a second one would check and count every output twice. "
+                "Keep one: call uninstall() on the first, put every boundary in one config, or "
+                "under opentelemetry-instrument set OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="
+                "groundplane to install in code only"
+            )

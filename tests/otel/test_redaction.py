@@ -174,11 +174,10 @@ def test_unmarked_exceptions_are_recorded_as_the_sdk_does(otel: Harness) -> None
 
 
 def test_installing_a_guard_patches_no_sdk_method(otel: Harness) -> None:
-    """``Span.record_exception`` stays the SDK's own while guards are installed and after."""
-    first, second = otel.install(), otel.install()
+    """``Span.record_exception`` stays the SDK's own while a guard is installed and after."""
+    guard = otel.install()
     assert SdkSpan.__dict__["record_exception"] is ORIGINAL_RECORD_EXCEPTION
-    first.uninstall()
-    second.uninstall()
+    guard.uninstall()
     assert SdkSpan.__dict__["record_exception"] is ORIGINAL_RECORD_EXCEPTION
 
 
