@@ -14,7 +14,8 @@ and long strings (pinned in tests/otel/test_sizing.py; README "Memory accounting
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 __all__ = ["BUDGET", "SAMPLE", "derived_size", "retained_size"]
@@ -54,12 +55,12 @@ def _children(value: Any, size: int) -> tuple[Iterable[Any], float]:
     if isinstance(value, dict):
         if len(value) <= size:
             return [item for pair in value.items() for item in pair], 1.0
-        keys, scale = _sample(list(value), size)  # the keys at C speed, then a sample
+        keys, scale = _spaced(value, size)
         return [item for key in keys for item in (key, value[key])], scale
     if isinstance(value, (list, tuple)):
         return _sample(value, size)
     if isinstance(value, (set, frozenset)):
-        return _sample(list(value), size)
+        return _spaced(value, size)
     found = _slot_values(value) if hasattr(kind, "__slots__") else []
     state = getattr(value, "__dict__", None)
     if isinstance(state, dict):
@@ -67,13 +68,24 @@ def _children(value: Any, size: int) -> tuple[Iterable[Any], float]:
     return found, 1.0
 
 
+def _spaced(items: Collection[Any], size: int) -> tuple[list[Any], float]:
+    """``size`` evenly spaced members of a dict or set (iterated at C speed, never copied)."""
+    count = len(items)
+    if count <= size:
+        return list(items), 1.0
+    step = count // size
+    chosen = list(islice(items, 0, step * size, step))
+    return chosen, count / len(chosen)
+
+
 def _sample(children: Sequence[Any], size: int) -> tuple[Sequence[Any], float]:
-    """Every child, or ``size`` of them evenly spaced and the factor scaling them to all."""
+    """Every child, or ``size`` of them evenly spaced (the positions ``_spaced`` picks, so a
+    sequence and a mapping in the same order sample the same objects) and the scale."""
     count = len(children)
     if count <= size:
         return children, 1.0
-    step = count / size
-    return [children[int(index * step)] for index in range(size)], step
+    step = count // size
+    return children[0 : step * size : step], count / size
 
 
 def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = False) -> int:
