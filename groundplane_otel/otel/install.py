@@ -242,7 +242,7 @@ def install(
     return guard
 
 
-def _refuse_second(tracer_provider: SdkTracerProvider) -> None:
+def _refuse_second(tracer_provider: TracerProvider) -> None:
     """One guard per TracerProvider: a second would check and count every output twice, and
     of two exceptions raised at one span end the application would get only one."""
     for installed in _active:
