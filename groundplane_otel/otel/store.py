@@ -44,8 +44,25 @@ def estimate_size(value: object) -> int:
 
 
 def _same(left: object, right: object) -> bool:
-    if isinstance(left, (Ranking, Table, Domain)):
-        return type(left) is type(right) and left == right
+    """Is a second result under one fact name the same as the first? Type-strict everywhere:
+    ``true`` is not ``1`` is not ``1.0``, in a value, a table's cells or a ranking's names and
+    scores (dataclass equality would call ``True == 1`` the same)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, Table) and isinstance(right, Table):
+        return (left.key, left.columns, left.exhaustive) == (
+            right.key,
+            right.columns,
+            right.exhaustive,
+        ) and strict_equal(left.rows, right.rows)
+    if isinstance(left, Ranking) and isinstance(right, Ranking):
+        return (
+            (left.key, left.higher_is_better) == (right.key, right.higher_is_better)
+            and strict_equal(left._names, right._names)
+            and strict_equal(left._scores, right._scores)
+        )
+    if isinstance(left, Domain) and isinstance(right, Domain):
+        return left.label == right.label and left.members == right.members  # str members
     return strict_equal(left, right)
 
 
