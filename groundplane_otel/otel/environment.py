@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+from groundplane_otel._echo import echo
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 
 __all__ = [
@@ -77,7 +78,7 @@ def _read(name: str, environ: Mapping[str, str] | None) -> str | None:
 
 def _ignored(name: str, value: str, allowed: tuple[str, ...]) -> None:
     logger.warning(
-        "groundplane: ignoring %s=%r; allowed values: %s", name, value, ", ".join(allowed)
+        "groundplane: ignoring %s=%s; allowed values: %s", name, echo(value), ", ".join(allowed)
     )
 
 
