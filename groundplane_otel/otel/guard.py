@@ -17,7 +17,6 @@ probe in ``_spans``, the lineage kept on span instances in ``_lineage``.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -53,6 +52,7 @@ from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
 )
+from groundplane_otel.otel.environment import raise_internal_errors_from_env
 from groundplane_otel.otel.evaluate import CheckPlan, evaluate, plan_checks
 from groundplane_otel.otel.output import OutputRead, read_output
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
@@ -76,8 +76,7 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
         raise_internal_errors: bool | None = None,
     ) -> None:
         if raise_internal_errors is None:
-            flag = os.environ.get(RAISE_INTERNAL_ERRORS_ENV, "").strip().lower()
-            raise_internal_errors = flag in ("1", "true", "yes")
+            raise_internal_errors = raise_internal_errors_from_env()
         self.config = config
         self.telemetry = telemetry
         self.length_limit = length_limit
