@@ -18,7 +18,10 @@ MODULES = (
     "memory",
     "accounting",
     "guard",
+    "replay",
     "error_rates",
+    "leaks",
+    "prose_cost",
 )
 
 

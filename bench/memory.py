@@ -48,16 +48,16 @@ class _Guarded:
         self.arguments = json.dumps(TOOL_ARGS)
 
     def start(self, trace_id: int, result: str) -> FactRegistry:
-        self.store.root_started(trace_id)
+        self.store.root_started(trace_id, trace_id)
         call = self.call("genai", TOOL, "call_1", self.arguments, result)
-        self.capture.capture(call, trace_id, trace_id)
+        self.capture.capture(call, trace_id, trace_id, trace_id)
         return self.store.view(trace_id, (FACT,)).registry
 
     def live(self) -> int:
         return len(self.store)
 
     def end(self, trace_id: int) -> None:
-        self.store.root_ended(trace_id)
+        self.store.root_ended(trace_id, trace_id, trace_id)
 
 
 class _Plain:

@@ -6,9 +6,11 @@ below) inside a GenAI `execute_tool` span; a scripted "model" answers in chat sp
 from examples/policy.yaml: it turns the tool span's result into a fact and checks the model's
 structured answer as the chat span ends.
 
-Four scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
+Five scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
 read back from the exported file); the same mistake in observe mode (same telemetry, no
-exception); the metrics in Prometheus text format.
+exception); the metrics in Prometheus text format; and a backtest: the spans, also recorded in
+the Collector's file format, replayed through the same guard (`groundplane-otel replay`), with
+the same verdicts as the live run.
 
     python examples/demo_agent.py [--spans FILE]
     GROUNDPLANE_CAPTURE_CONTENT=true python examples/demo_agent.py   # values on the events too
@@ -36,7 +38,9 @@ from opentelemetry.trace import Tracer
 from groundplane_otel import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.otel import GuardConfig, install
 from groundplane_otel.otel.environment import apply_environment
+from groundplane_otel.otel.otlp_files import BadInput, OtlpFileExporter, read_requests
 from groundplane_otel.otel.policy import load_policy
+from groundplane_otel.otel.replay import Replayer
 from groundplane_otel.otel.sampling import GuardSampler
 
 try:
@@ -167,7 +171,9 @@ def run_agent(tracer: Tracer, model: ScriptedModel, db: sqlite3.Connection) -> d
 class Pipeline:
     """One tracer provider with the guard on it; spans go to the shared JSON-lines file."""
 
-    def __init__(self, config: GuardConfig, meters: MeterProvider, spans: TextIO) -> None:
+    def __init__(
+        self, config: GuardConfig, meters: MeterProvider, spans: TextIO, recording: Path
+    ) -> None:
         # GuardSampler: export 100% here; lower the ratio in production, the guard still
         # sees every span (OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio).
         self.provider = TracerProvider(
@@ -176,6 +182,8 @@ class Pipeline:
         )
         exporter = ConsoleSpanExporter(out=spans, formatter=lambda s: s.to_json(indent=None) + "\n")
         self.provider.add_span_processor(SimpleSpanProcessor(exporter))
+        # The same spans in the Collector's `file` exporter format, for the backtest (scene 5).
+        self.provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(recording)))
         self.guard = install(config, tracer_provider=self.provider, meter_provider=meters)
         self.tracer = self.provider.get_tracer("examples.demo_agent")
 
@@ -208,6 +216,20 @@ def show_span(path: Path) -> None:
             print(f"      (the fact's span_id is the exported '{source['name']}' span)")
 
 
+def backtest(config: GuardConfig, recording: Path) -> dict[str, int]:
+    """Outputs by outcome when the recorded spans are replayed through the guard."""
+    replayer = Replayer(config)
+    bad: list[BadInput] = []
+    for request in read_requests([recording], bad):
+        replayer.feed(request)
+    replayer.finish()
+    outcomes: dict[str, int] = {}
+    for (_, outcome), count in replayer.counts()["outputs"].items():
+        outcomes[outcome] = outcomes.get(outcome, 0) + count
+    replayer.close()
+    return dict(sorted(outcomes.items()))
+
+
 def scene(number: int, title: str) -> None:
     print(f"\n== {number}. {title} ".ljust(96, "="))
 
@@ -229,13 +251,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  spans are exported to {args.spans}, one JSON span per line")
     print(f"  question: {QUESTION}")
 
+    recorded = {
+        mode: args.spans.with_suffix(f".{mode}.otlp.jsonl") for mode in ("enforce", "observe")
+    }
+    for path in recorded.values():
+        path.unlink(missing_ok=True)
+    live: dict[str, dict[str, int]] = {"enforce": {}, "observe": {}}  # what the app saw
+
+    def saw(mode: str) -> None:  # the outcome the guard wrote on the exported chat span
+        outcome = exported(args.spans, f"chat {MODEL}")["attributes"]["groundplane.outcome"]
+        live[mode][outcome] = live[mode].get(outcome, 0) + 1
+        live[mode] = dict(sorted(live[mode].items()))
+
     with args.spans.open("w") as spans:
-        enforce = Pipeline(config, meters, spans)
+        enforce = Pipeline(config, meters, spans, recorded["enforce"])
 
         scene(1, "The model names the right winner")
         answer = run_agent(enforce.tracer, ScriptedModel(right_answer), db)
         print(f"  model answered {json.dumps(answer)}")
         print("  PASSED: the answer reached the application")
+        saw("enforce")
 
         scene(2, "The model names the runner-up as the winner (enforce mode)")
         try:
@@ -243,15 +278,18 @@ def main(argv: list[str] | None = None) -> int:
         except (UnsupportedClaim, ClaimsUnsupported) as exc:
             print(f"  BLOCKED: the application got {type(exc).__name__}:")
             print(f"    {exc.diagnosis}")  # the full message (str(exc) is content-free)
+            saw("enforce")
         else:
             print("  NOT BLOCKED: check the policy")
             return 1
         show_span(args.spans)
 
         scene(3, "The same mistake in observe mode (shadow rollout: GROUNDPLANE_MODE=observe)")
-        observe = Pipeline(dataclasses.replace(config, mode="observe"), meters, spans)
+        observed = dataclasses.replace(config, mode="observe")
+        observe = Pipeline(observed, meters, spans, recorded["observe"])
         answer = run_agent(observe.tracer, ScriptedModel(wrong_winner), db)
         print(f"  FLAGGED, not raised: the application got {json.dumps(answer)}")
+        saw("observe")
         show_span(args.spans)
         if not config.capture_content:
             print("  (claimed values and the message stay off spans: capture_content is false)")
@@ -266,7 +304,16 @@ def main(argv: list[str] | None = None) -> int:
     for pipeline in (enforce, observe):
         pipeline.provider.shutdown()
     meters.shutdown()
-    return 0
+
+    scene(5, "Backtest: the recorded spans replayed through the same guard")
+    same = True
+    for mode, path in recorded.items():
+        replayed = backtest(config if mode == "enforce" else observed, path)
+        same = same and replayed == live[mode]
+        print(f"  {path.name}: live {live[mode]}, replayed {replayed}")
+    print(f"  same verdicts as the live run: {'yes' if same else 'NO'}")
+    print(f"  reproduce: groundplane-otel replay --policy {POLICY} {recorded['enforce']}")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

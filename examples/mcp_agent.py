@@ -86,13 +86,14 @@ async def agent(tracer: Tracer) -> None:
                 with tracer.start_as_current_span(
                     "invoke_agent campaign-analyst", attributes=AGENT
                 ):
-                    fact = await call_and_record(
+                    await call_and_record(  # returns the raw MCP result; the fact is recorded
                         session,
                         registry,
                         fact="campaign_ctr",
                         tool="campaign_ctr",
                         arguments={"window": "7d"},
                     )
+                    fact = registry.get("campaign_ctr")
                     print(f"fact:   {fact.name} = {json.dumps(fact.value)} from {fact.provenance}")
                     try:
                         await call_and_record(

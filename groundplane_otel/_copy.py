@@ -15,9 +15,12 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "copy_in", "copy_out", "copy_rows", "flat_rows"]
+__all__ = ["MAX_DEPTH", "NON_FINITE_HINT", "copy_in", "copy_out", "copy_rows", "flat_rows"]
 
 MAX_DEPTH = 200
+NON_FINITE_HINT = (
+    "non-finite numbers are refused (drop the cell, or replace it with None, before recording)"
+)
 _ATOMS = frozenset({str, int, bool, type(None), bytes})
 _FLAT = _ATOMS | {float}
 _NUMBERS = frozenset({int, float, bool})
@@ -48,7 +51,7 @@ def _copy(value: Any, depth: int) -> Any:
         return value
     if kind is float:
         if not math.isfinite(value):
-            raise _Refused(f"is {value!r}; non-finite numbers are refused")
+            raise _Refused(f"is {value!r}; {NON_FINITE_HINT}")
         return value
     if depth >= MAX_DEPTH:
         raise _Refused(f"is nested deeper than {MAX_DEPTH} levels")
@@ -78,7 +81,7 @@ def _copy(value: Any, depth: int) -> Any:
 def _scan(value: Any, depth: int) -> None:
     """Refuse non-finite floats inside an object that took the slow ``deepcopy`` path."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise _Refused(f"is {value!r}; non-finite numbers are refused")
+        raise _Refused(f"is {value!r}; {NON_FINITE_HINT}")
     if depth >= MAX_DEPTH:
         raise _Refused(f"is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):

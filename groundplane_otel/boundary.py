@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Literal, TypeVar, cast
 
-from groundplane_otel.checks._base import check_name
+from groundplane_otel.checks._base import Check, NamedCheck, check_name
 from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 from groundplane_otel.report import Report
 
-__all__ = ["Boundary", "BoundaryDeclaration", "boundary", "run_checks"]
+__all__ = ["Boundary", "BoundaryDeclaration", "Check", "NamedCheck", "boundary", "run_checks"]
 
 Mode = Literal["first", "all"]
 CheckFn = Callable[[FactRegistry, Mapping[str, Any]], None]
@@ -52,6 +52,22 @@ def run_checks(
     return Report(tuple(violations), tuple(passed), tuple(failed))
 
 
+def _fact_names(facts: object) -> tuple[str, ...]:
+    if isinstance(facts, (str, bytes, Mapping)) or not isinstance(facts, Iterable):
+        raise TypeError(f"facts must be a list of fact names, got {facts!r}")
+    names = tuple(facts)
+    if not all(isinstance(fact, str) for fact in names):
+        raise TypeError(f"facts must be a list of fact names, got {facts!r}")
+    return names
+
+
+def _callables(checks: Sequence[CheckFn]) -> tuple[CheckFn, ...]:
+    for check in checks:
+        if not callable(check):
+            raise TypeError(f"every check must be callable, got {check!r}")
+    return tuple(checks)
+
+
 def _require_mapping(output: object) -> Mapping[str, Any]:
     if isinstance(output, (str, bytes)):
         raise TypeError(
@@ -63,37 +79,79 @@ def _require_mapping(output: object) -> Mapping[str, Any]:
     return output
 
 
+def _named(check: CheckFn) -> NamedCheck:
+    """A check as a NamedCheck: a builder's is kept, a plain callable is named after it."""
+    if isinstance(check, NamedCheck):
+        return check
+    return NamedCheck(check_name(check), check)
+
+
 class Boundary:
-    """One entry of a boundary: a read-only view of the declared facts and the checks to run."""
+    """One entry of a boundary: a read-only view of the permitted facts and the checks to run.
+
+    ``Boundary(registry, permitted, checks)`` scopes ``registry`` to the ``permitted`` fact
+    names (each must be recorded) as ``.registry``; ``facts()`` hands their values to the model.
+    """
 
     def __init__(
-        self, registry: FactRegistry, checks: Sequence[CheckFn], mode: Mode, name: str | None
+        self,
+        registry: FactRegistry,
+        permitted: Sequence[str],
+        checks: Sequence[CheckFn],
+        *,
+        require_output: bool = True,
+        mode: Mode = "first",
+        name: str | None = None,
     ) -> None:
-        self._registry = registry
-        self._checks = tuple(checks)
-        self._mode = mode
+        if not isinstance(registry, FactRegistry):
+            raise TypeError(f"registry must be a FactRegistry, got {type(registry).__name__}")
+        self.permitted: tuple[str, ...] = _fact_names(permitted)
+        self.registry = registry.view(self.permitted)
+        self.checks: tuple[NamedCheck, ...] = tuple(_named(check) for check in _callables(checks))
+        self.require_output = require_output
+        self.mode: Mode = _validate_mode(mode)
         self.name = name
         self.submitted = False
         self.output: Mapping[str, Any] | None = None
         self.last_report: Report | None = None
 
-    @property
-    def checks(self) -> tuple[CheckFn, ...]:
-        return self._checks
+    @classmethod
+    def _trusted(
+        cls,
+        view: FactRegistry,
+        permitted: tuple[str, ...],
+        checks: tuple[NamedCheck, ...],
+        require_output: bool,
+        mode: Mode,
+        name: str | None,
+    ) -> Boundary:
+        """An entry from what a declaration already validated (the per-entry fast path)."""
+        entered = object.__new__(cls)
+        entered.permitted = permitted
+        entered.registry = view
+        entered.checks = checks
+        entered.require_output = require_output
+        entered.mode = mode
+        entered.name = name
+        entered.submitted = False
+        entered.output = None
+        entered.last_report = None
+        return entered
 
-    def facts(self) -> FactRegistry:
-        """The read-only registry holding only the declared facts."""
-        return self._registry
+    def facts(self) -> dict[str, Any]:
+        """Each permitted fact's value (a deep copy), by name in declaration order: what the
+        model may be given (``llm_structured(facts=b.facts())``)."""
+        return {name: self.registry.value(name) for name in self.permitted}
 
     def submit(self, output: Mapping[str, Any], mode: Mode | None = None) -> Mapping[str, Any]:
         """Check ``output``; return it unchanged when every claim is supported.
 
         "first" raises the first UnsupportedClaim; "all" raises ClaimsUnsupported with all.
         """
-        run_mode = self._mode if mode is None else _validate_mode(mode)
+        run_mode = self.mode if mode is None else _validate_mode(mode)
         self.output = _require_mapping(output)
         self.submitted = True
-        report = run_checks(self._registry, output, self._checks, run_mode)
+        report = run_checks(self.registry, output, self.checks, run_mode)
         self.last_report = report
         if not report.ok:
             raise ClaimsUnsupported(report)
@@ -103,7 +161,7 @@ class Boundary:
         """Run every check and return the Report; never raises for a model mistake."""
         self.output = _require_mapping(output)
         self.submitted = True
-        self.last_report = run_checks(self._registry, output, self._checks, "all")
+        self.last_report = run_checks(self.registry, output, self.checks, "all")
         return self.last_report
 
     def validate(self, mode: Mode | None = None) -> Mapping[str, Any]:
@@ -119,30 +177,33 @@ class BoundaryDeclaration:
     def __init__(
         self,
         registry: FactRegistry,
-        facts: Sequence[str],
-        checks: Sequence[CheckFn],
-        require_output: bool,
-        mode: Mode,
-        name: str | None,
+        facts: Sequence[str] = (),
+        checks: Sequence[CheckFn] = (),
+        require_output: bool = True,
+        mode: Mode = "first",
+        *,
+        name: str | None = None,
     ) -> None:
         if not isinstance(registry, FactRegistry):
             raise TypeError(f"registry must be a FactRegistry, got {type(registry).__name__}")
-        if isinstance(facts, str) or not all(isinstance(fact, str) for fact in facts):
-            raise TypeError(f"facts must be a list of fact names, got {facts!r}")
-        for check in checks:
-            if not callable(check):
-                raise TypeError(f"every check must be callable, got {check!r}")
         self.registry = registry
-        self.facts = tuple(facts)
-        self.checks = tuple(checks)
+        self.facts = _fact_names(facts)
+        self.checks = _callables(checks)
         self.require_output = require_output
         self.mode = _validate_mode(mode)
         self.name = name
+        self._named = tuple(_named(check) for check in self.checks)
         self._active: ContextVar[tuple[Boundary, ...]] = ContextVar("groundplane_boundary")
 
     def __enter__(self) -> Boundary:
-        view = self.registry.view(self.facts)
-        entered = Boundary(view, self.checks, self.mode, self.name)
+        entered = Boundary._trusted(
+            self.registry.view(self.facts),
+            self.facts,
+            self._named,
+            self.require_output,
+            self.mode,
+            self.name,
+        )
         self._active.set((*self._active.get(()), entered))
         return entered
 
@@ -195,4 +256,4 @@ def boundary(
     ``with boundary(reg, facts=[...], checks=[...]) as b: b.submit(output)``, or decorate a
     function whose return value is the output. ``name`` labels the boundary in telemetry.
     """
-    return BoundaryDeclaration(registry, facts, checks, require_output, mode, name)
+    return BoundaryDeclaration(registry, facts, checks, require_output, mode, name=name)

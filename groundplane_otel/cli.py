@@ -1,13 +1,18 @@
 """``groundplane-otel``: validate a policy file in CI, print the version.
 
 groundplane-otel check-policy policy.yaml    # exit 0 and a summary, or exit 1 and the error
+groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (exit 1 above
+                                                              # the thresholds, 2 on bad usage)
+groundplane-otel serve --policy policy.yaml --listen 0.0.0.0:4317   # the fleet verifier
 groundplane-otel version
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+import time
 from collections.abc import Sequence
 
 __all__ = ["main"]
@@ -39,6 +44,127 @@ def _check_policy(path: str) -> int:
     return 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from groundplane_otel.otel import replay_report
+    from groundplane_otel.otel.otlp_files import BadInput, read_requests
+    from groundplane_otel.otel.policy import PolicyError, load_policy
+    from groundplane_otel.otel.replay import Replayer
+
+    try:
+        config = load_policy(args.policy)
+    except PolicyError as exc:
+        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+        return 2
+    if args.capture_content:
+        config = dataclasses.replace(config, capture_content=True)
+    replayer = Replayer(
+        config,
+        decision_wait=args.decision_wait,
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+    )
+    bad: list[BadInput] = []
+    progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
+    try:
+        for request in read_requests(args.files, bad, format=args.format):
+            replayer.feed(request)
+            progress.show(replayer.stats.spans, replayer.stats.traces)
+        replayer.finish()
+    except ValueError as exc:
+        print(f"groundplane-otel: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        progress.done()
+    gate = replay_report.Gate(args.max_unsupported_rate, args.max_errors)
+    report = replay_report.build_report(replayer, bad, gate, capture_content=config.capture_content)
+    replayer.close()
+    if args.json:
+        print(replay_report.render_json(report))
+    else:
+        print(replay_report.render_text(report))
+    return 0 if report["gate"]["passed"] else 1
+
+
+class _Progress:
+    """A one-line progress display on stderr (only on a terminal), at most twice a second."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._last = 0.0
+
+    def show(self, spans: int, traces: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last >= 0.5:
+            self._last = now
+            sys.stderr.write(f"\rreplaying: {spans:,} spans, {traces:,} traces decided")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self._last:
+            sys.stderr.write("\n")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Run the verifier until SIGTERM/SIGINT; metrics and log records go over OTLP to the
+    endpoint the standard ``OTEL_EXPORTER_OTLP_*`` variables name."""
+    import signal
+    import threading
+
+    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+
+    from groundplane_otel.otel.policy import PolicyError, load_policy
+    from groundplane_otel.otel.verifier import Verifier, VerifierServer
+
+    try:
+        config = load_policy(args.policy)
+    except PolicyError as exc:
+        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+        return 2
+    resource = Resource.create({"service.name": "groundplane-verifier"})
+    meters = MeterProvider(
+        resource=resource,
+        metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())],
+    )
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    verifier = Verifier(
+        config,
+        meter_provider=meters,
+        logger_provider=logs,
+        decision_wait_s=args.decision_wait,
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+    )
+    try:
+        server = VerifierServer(verifier, listen=args.listen, health=args.health).start()
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"groundplane-otel: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(
+        f"groundplane-otel: verifier listening on {args.listen} (port {server.port}), "
+        f"health on {args.health}",
+        file=sys.stderr,
+    )
+    stop.wait()
+    server.stop()
+    meters.force_flush()
+    logs.force_flush()
+    meters.shutdown()
+    logs.shutdown()
+    return 0
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -56,6 +182,54 @@ def _parser() -> argparse.ArgumentParser:
         "check-policy", help="validate a policy file (exit 1 with the error when invalid)"
     )
     check.add_argument("file", help="path of the YAML policy file")
+    replay = commands.add_parser(
+        "replay",
+        help="run a policy over recorded traces (Collector file exporter, json or proto)",
+    )
+    replay.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
+    replay.add_argument("--policy", required=True, help="path of the YAML policy file")
+    replay.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.add_argument(
+        "--capture-content", action="store_true", help="include claimed/supported values"
+    )
+    replay.add_argument(
+        "--max-unsupported-rate",
+        type=float,
+        default=None,
+        metavar="R",
+        help="exit 1 when the unsupported-claim rate is above R (0 gates every claim)",
+    )
+    replay.add_argument(
+        "--max-errors",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exit 1 when more than N outputs could not be checked",
+    )
+    replay.add_argument(
+        "--decision-wait",
+        type=int,
+        default=10_000,
+        metavar="SPANS",
+        help="spans read after a trace's root before it is decided",
+    )
+    replay.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
+    replay.add_argument("--max-spans-per-trace", type=int, default=10_000)
+    replay.add_argument("--quiet", action="store_true", help="no progress line")
+    serve = commands.add_parser("serve", help="run the fleet verifier (an OTLP/gRPC receiver)")
+    serve.add_argument("--policy", required=True, help="path of the YAML policy file")
+    serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
+    serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
+    serve.add_argument(
+        "--decision-wait",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds after a trace's last span before it is decided",
+    )
+    serve.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
+    serve.add_argument("--max-spans-per-trace", type=int, default=10_000)
     commands.add_parser("version", help="print the installed version")
     return parser
 
@@ -65,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "check-policy":
         return _check_policy(args.file)
+    if args.command == "replay":
+        return _replay(args)
+    if args.command == "serve":
+        return _serve(args)
     return _version()
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "ClaimsUnsupported",
     "FactBoundaryError",
     "SparseColumnWarning",
+    "UnknownColumn",
     "UnregisteredFact",
     "UnsupportedClaim",
 ]
@@ -87,15 +88,32 @@ class SparseColumnWarning(UserWarning):
 class UnregisteredFact(FactBoundaryError, KeyError):
     """A fact name was read that the registry does not hold."""
 
-    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+    def __init__(self, name: str, known: Iterable[str] | None = ()) -> None:
         self.name = name
-        self.known = sorted(known)
+        self.known = sorted(known or ())
         super().__init__(name)
 
     def _message(self) -> str:
         if self.known:
             return f"fact {self.name!r} is not registered; registered facts: {self.known}"
         return f"fact {self.name!r} is not registered; registry is empty"
+
+
+class UnknownColumn(KeyError, ValueError):
+    """A check or ``to_ranking`` names a column the table does not have (a developer mistake).
+
+    Both a ``KeyError`` (what a lookup by column name raises) and a ``ValueError`` (what every
+    other misconfigured check raises), so ``except`` clauses written for either keep working;
+    ``str()`` is the message itself, not its repr.
+    """
+
+    def __init__(self, message: str, column: str | None = None) -> None:
+        self.message = message
+        self.column = column
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _json_safe(value: Any) -> Any:
@@ -122,7 +140,7 @@ class UnsupportedClaim(FactBoundaryError):
         *,
         fact: str | None = None,
         provenance: Provenance | None = None,
-        reason: str = "",
+        reason: str | None = None,
         code: str = "unsupported",
     ) -> None:
         self.field = field
@@ -148,11 +166,15 @@ class UnsupportedClaim(FactBoundaryError):
         return " | ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """The six public fields, with anything strict JSON cannot encode replaced by its repr."""
+        """The six public fields, with anything strict JSON cannot encode replaced by its repr.
+
+        A field the output lacks is ``"claimed": None``; the provenance is its
+        ``tool(arg=...)`` string (the object stays on ``.provenance``).
+        """
         provenance = None if self.provenance is None else str(self.provenance)
         return {
             "field": _json_safe(self.field),
-            "claimed": _json_safe(self.claimed),
+            "claimed": None if self.claimed is MISSING else _json_safe(self.claimed),
             "supported": _json_safe(self.supported),
             "fact": self.fact,
             "provenance": provenance,

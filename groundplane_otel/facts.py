@@ -15,10 +15,26 @@ from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundplane_otel._copy import copy_out
+from groundplane_otel.documents import Document, Documents
 from groundplane_otel.ranking import OnMissing, Ranking, ranking_from_scores
 from groundplane_otel.table import Table
 
-__all__ = ["Domain", "Fact", "OnMissing", "Provenance", "Ranking", "Table", "ranking_from_scores"]
+__all__ = [
+    "DEFAULT_LABEL",
+    "Document",
+    "Documents",
+    "Domain",
+    "Fact",
+    "OnMissing",
+    "Provenance",
+    "Ranking",
+    "Table",
+    "ranking_from_scores",
+]
+
+DEFAULT_LABEL = "entity"
+"""What a Domain's members name when nobody said: ``record_domain(label=)``'s default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +46,12 @@ class Provenance:
     trace_id: str | None = None
     span_id: str | None = None
     tool_call_id: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Provenance:
+        # The ids and the tool are strings; only the arguments need copying (the fast way).
+        return Provenance(
+            self.tool, copy_out(self.args), self.trace_id, self.span_id, self.tool_call_id
+        )
 
     def __str__(self) -> str:
         inner = ", ".join(f"{key}={self.args[key]!r}" for key in sorted(self.args))
@@ -44,13 +66,18 @@ class Fact:
     value: Any
     provenance: Provenance
 
+    @property
+    def type_name(self) -> str:
+        """The value's type name: ``Ranking``, ``Table``, ``Domain``, ``dict``, ``int`` …"""
+        return type(self.value).__name__
+
 
 @dataclass(frozen=True, slots=True)
 class Domain:
     """A closed set of names (strings)."""
 
     members: frozenset[str]
-    label: str | None = None
+    label: str | None = DEFAULT_LABEL
     _derived: dict[Hashable, Any] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
@@ -63,6 +90,10 @@ class Domain:
         if not members:
             raise ValueError("a domain needs at least one member")
         object.__setattr__(self, "members", members)
+        if self.label is None:  # an explicit None reads as "nobody said"
+            object.__setattr__(self, "label", DEFAULT_LABEL)
+        elif not isinstance(self.label, str):
+            raise TypeError(f"a domain label must be a string, got {self.label!r}")
         object.__setattr__(self, "_derived", {})
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Domain:

@@ -294,14 +294,20 @@ class Ranking:
         position = self._inverse[found]
         return None if position < 0 else position
 
-    def score_of(self, name: Hashable) -> int | float | None:
-        """The recorded score of ``name``, or None when it was never ranked."""
-        found = self.position_of(name)
+    def score_of(self, name: object) -> int | float | None:
+        """The recorded score of ``name``; None when it was never ranked (or is unhashable)."""
+        found = self.find(name)
         return None if found is None else self._scores[found]
 
-    def rank_of(self, name: Hashable) -> int | None:
+    def rank_of(self, name: object) -> int | None:
+        """1-based position in the computed order (ties keep input order: 1, 2, 3); None when
+        ``name`` was never ranked (or is unhashable). ``competition_rank`` shares ties' rank."""
+        found = self.find(name)
+        return None if found is None else found + 1
+
+    def competition_rank(self, name: object) -> int | None:
         """1-based competition rank (tied names share a rank: 1, 1, 3), None when unknown."""
-        found = self.position_of(name)
+        found = self.find(name)
         return None if found is None else self._rank_table()[found]
 
     def position_of(self, name: Hashable) -> int | None:

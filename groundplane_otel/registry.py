@@ -5,18 +5,43 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, TypeVar, cast
 
 from groundplane_otel._copy import copy_in, copy_rows
-from groundplane_otel.errors import FactBoundaryError, UnregisteredFact
-from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table, ranking_from_scores
+from groundplane_otel.documents import Document, Documents, documents_from
+from groundplane_otel.errors import FactBoundaryError, SparseColumnWarning, UnregisteredFact
+from groundplane_otel.facts import (
+    DEFAULT_LABEL,
+    Domain,
+    Fact,
+    Provenance,
+    Ranking,
+    Table,
+    ranking_from_scores,
+)
 
-__all__ = ["FactRegistry"]
+__all__ = ["FactRegistry", "SparseColumnWarning"]
+
+_RECORDERS: dict[type, str] = {
+    Ranking: "record_ranking()",
+    Table: "record_table()",
+    Domain: "record_domain()",
+    Documents: "record_documents()",
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
-V = TypeVar("V")
+
+
+def _a(noun: str) -> str:
+    """``a Table``, ``an int``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _copied(fact: Fact) -> Fact:
+    """A deep copy of a stored fact (each value kind copies itself the fast way)."""
+    return Fact(fact.name, copy.deepcopy(fact.value), copy.deepcopy(fact.provenance))
 
 
 class FactRegistry:
@@ -25,6 +50,7 @@ class FactRegistry:
     def __init__(self) -> None:
         self._facts: dict[str, Fact] = {}
         self._read_only = False
+        self._restricted: set[str] = set()  # names whose values must never reach an output
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -36,10 +62,15 @@ class FactRegistry:
         args: Mapping[str, Any] | None = None,
         *,
         provenance: Provenance | None = None,
+        restricted: bool = False,
     ) -> Fact:
-        """Register ``value`` under ``name`` with its provenance. Write-once."""
+        """Register ``value`` under ``name`` with its provenance. Write-once.
+
+        ``restricted=True``: the fact is evidence no output may reveal (``no_restricted_values``
+        fails on any of its values; telemetry never carries them)."""
         if isinstance(value, Fact):
             raise TypeError("record() takes a value, not a Fact")
+        self._restrict_new(name, restricted)
         if provenance is None:
             provenance = Provenance(tool, copy_in(dict(args or {}), fact=name, where="args"))
         else:
@@ -47,7 +78,7 @@ class FactRegistry:
         copied = copy_in(value, fact=name)
         if isinstance(copied, Table):
             copy_in(copied.rows, fact=name, where="rows")  # scan cells: refuse NaN/inf
-        return copy.deepcopy(self._store(name, copied, provenance))
+        return _copied(self._store(name, copied, provenance))
 
     def _store(self, name: str, value: Any, provenance: Provenance) -> Fact:
         """Store an already-copied value. Write-once."""
@@ -69,27 +100,43 @@ class FactRegistry:
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,
         higher_is_better: bool = True,
-    ) -> Ranking:
-        """Compute the best-first ordering of ``scores`` in code and register it."""
+        *,
+        restricted: bool = False,
+    ) -> Fact:
+        """Compute the best-first ordering of ``scores`` in code and register it.
+
+        Returns the recorded Fact (a copy); its ``value`` is the Ranking.
+        """
         self._check_writable(name)
         ranking = ranking_from_scores(key, copy_in(scores, fact=name), higher_is_better, fact=name)
-        self._store(name, ranking, self._provenance(name, tool, args))
-        return copy.deepcopy(ranking)
+        self._restrict_new(name, restricted)
+        stored = self._store(name, ranking, self._provenance(name, tool, args))
+        return _copied(stored)
 
     def record_table(
         self,
         name: str,
-        rows: Sequence[Mapping[str, Any]],
+        rows: Iterable[Mapping[str, Any]],
         key: str,
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,
         columns: Sequence[str] | None = None,
         exhaustive: bool = True,
-    ) -> Table:
-        """Register retrieved rows keyed by ``key``; ``exhaustive=False`` marks truncation."""
+        *,
+        restricted: bool = False,
+    ) -> Fact:
+        """Register retrieved rows keyed by ``key``; ``exhaustive=False`` marks truncation.
+
+        ``rows`` is any iterable of mappings (a list, a generator, DB-API dict rows).
+        Returns the recorded Fact (a copy); its ``value`` is the Table.
+        """
         self._check_writable(name)
-        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
-            raise TypeError(f"fact {name!r}: rows must be a sequence of mappings")
+        if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+            raise TypeError(
+                f"fact {name!r}: rows must be an iterable of mappings, got {type(rows).__name__}"
+            )
+        if not isinstance(rows, Sequence):
+            rows = list(rows)
         copied, flat, shared = copy_rows(rows, fact=name)
         if columns is None:
             columns = (
@@ -99,8 +146,9 @@ class FactRegistry:
             table = Table._recorded(key, tuple(copied), tuple(columns), exhaustive, flat)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
-        self._store(name, table, self._provenance(name, tool, args))
-        return table._copy()
+        self._restrict_new(name, restricted)
+        stored = self._store(name, table, self._provenance(name, tool, args))
+        return _copied(stored)
 
     def record_domain(
         self,
@@ -108,9 +156,14 @@ class FactRegistry:
         members: Sequence[str] | frozenset[str] | set[str],
         tool: str | None = None,
         args: Mapping[str, Any] | None = None,
-        label: str | None = None,
-    ) -> Domain:
-        """Register a closed set of names (strings)."""
+        label: str | None = DEFAULT_LABEL,
+        *,
+        restricted: bool = False,
+    ) -> Fact:
+        """Register a closed set of names (strings); ``label`` says what they name.
+
+        Returns the recorded Fact (a copy); its ``value`` is the Domain.
+        """
         self._check_writable(name)
         if isinstance(members, str):
             raise TypeError(f"fact {name!r}: members must be a collection of strings, not a str")
@@ -118,8 +171,56 @@ class FactRegistry:
             domain = Domain(frozenset(members), label)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"fact {name!r}: {exc}") from None
-        self._store(name, domain, self._provenance(name, tool, args))
-        return copy.deepcopy(domain)
+        self._restrict_new(name, restricted)
+        stored = self._store(name, domain, self._provenance(name, tool, args))
+        return _copied(stored)
+
+    def record_documents(
+        self,
+        name: str,
+        documents: Sequence[Document | Mapping[str, Any]],
+        tool: str | None = None,
+        args: Mapping[str, Any] | None = None,
+        *,
+        source: str | None = None,
+        restricted: bool = False,
+    ) -> Fact:
+        """Register what a retrieval returned: ``{id, score?, content?}`` objects (or
+        ``Document`` values), in retrieval order. ``source``: the data source id.
+
+        Returns the recorded Fact (a copy); its ``value`` is the Documents.
+        """
+        self._check_writable(name)
+        value = documents_from(copy_in(list(documents), fact=name), fact=name, source=source)
+        self._restrict_new(name, restricted)
+        stored = self._store(name, value, self._provenance(name, tool, args))
+        return _copied(stored)
+
+    # -- restricted facts ----------------------------------------------------------------------
+
+    def restrict(self, name: str) -> None:
+        """Declare ``name`` restricted (before or after it is recorded; never undone)."""
+        self._check_writable(name)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"fact name must be a non-empty string, got {name!r}")
+        self._restricted.add(name)
+
+    def is_restricted(self, name: str) -> bool:
+        """Was ``name`` declared restricted?"""
+        return name in self._restricted
+
+    def restricted_names(self) -> list[str]:
+        """The recorded facts declared restricted, in recording order."""
+        return [name for name in self._facts if name in self._restricted]
+
+    def _restrict_new(self, name: str, restricted: bool) -> None:
+        """``restricted=``: checked, and applied before the fact becomes readable (a fact is
+        never visible unrestricted, even for a moment); a name already recorded is left to
+        the write-once error."""
+        if not isinstance(restricted, bool):
+            raise TypeError(f"fact {name!r}: restricted must be True or False, got {restricted!r}")
+        if restricted and name not in self._facts:
+            self.restrict(name)
 
     def tool(self, name: str, fact: str | None = None) -> Callable[[F], F]:
         """Decorator: record the function's return value under ``fact`` (default: ``name``).
@@ -165,7 +266,7 @@ class FactRegistry:
 
     def get(self, name: str) -> Fact:
         """A deep copy of the fact recorded under ``name``."""
-        return copy.deepcopy(self.peek(name))
+        return _copied(self.peek(name))
 
     def value(self, name: str) -> Any:
         """A deep copy of the value recorded under ``name``."""
@@ -174,14 +275,41 @@ class FactRegistry:
     def provenance(self, name: str) -> Provenance:
         return copy.deepcopy(self.peek(name).provenance)
 
+    def as_type(self, name: str, *types: type) -> Any:
+        """A copy of the value of ``name`` when it is an instance of one of ``types``.
+
+        Otherwise a TypeError naming the fact, its type, the wanted types and the recorder to
+        use for each; an unknown name is ``UnregisteredFact``.
+        """
+        if not types:
+            raise TypeError("as_type() needs at least one type")
+        value = self.peek(name).value
+        if isinstance(value, types):
+            return copy.deepcopy(value)
+        wanted = " or ".join(_a(kind.__name__) for kind in types)
+        if len(types) == 1:
+            how = f"record it with {_RECORDERS.get(types[0], 'record()')}"
+        else:
+            how = "record " + ", or ".join(
+                f"{_a(kind.__name__)} with {_RECORDERS.get(kind, 'record()')}" for kind in types
+            )
+        raise TypeError(f"fact {name!r} is {_a(type(value).__name__)}, not {wanted}; {how}")
+
     def ranking(self, name: str) -> Ranking:
-        return copy.deepcopy(self._typed(name, Ranking, "record_ranking()"))
+        ranking: Ranking = self.as_type(name, Ranking)
+        return ranking
 
     def table(self, name: str) -> Table:
-        return copy.deepcopy(self._typed(name, Table, "record_table()"))
+        table: Table = self.as_type(name, Table)
+        return table
 
     def domain(self, name: str) -> Domain:
-        return copy.deepcopy(self._typed(name, Domain, "record_domain()"))
+        domain: Domain = self.as_type(name, Domain)
+        return domain
+
+    def documents(self, name: str) -> Documents:
+        documents: Documents = self.as_type(name, Documents)
+        return documents
 
     def names(self) -> list[str]:
         """Registered fact names, in recording order."""
@@ -193,8 +321,9 @@ class FactRegistry:
     def __len__(self) -> int:
         return len(self._facts)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._facts))
+    def __iter__(self) -> Iterator[Fact]:
+        """Copies of the recorded Facts (name, value, provenance), in recording order."""
+        return (_copied(fact) for fact in list(self._facts.values()))
 
     def __repr__(self) -> str:
         mode = ", read-only" if self._read_only else ""
@@ -209,19 +338,11 @@ class FactRegistry:
         except KeyError:
             raise UnregisteredFact(name, self._facts) from None
 
-    def _typed(self, name: str, kind: type[V], recorder: str) -> V:
-        value = self.peek(name).value
-        if not isinstance(value, kind):
-            raise TypeError(
-                f"fact {name!r} is a {type(value).__name__}, not a {kind.__name__}; "
-                f"record it with {recorder}"
-            )
-        return value
-
     def view(self, names: Sequence[str]) -> FactRegistry:
         """A read-only registry sharing only the named facts (which must exist)."""
         view = FactRegistry()
         view._facts = {name: self.peek(name) for name in names}
+        view._restricted = {name for name in view._facts if name in self._restricted}
         view._read_only = True
         return view
 

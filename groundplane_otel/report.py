@@ -20,10 +20,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """True when every check passed. A Report itself is always truthy (as groundplane's
+        is): test ``report.ok``, never ``if report:``."""
         return not self.violations
-
-    def __bool__(self) -> bool:
-        return self.ok
 
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON-safe summary: ``{"ok", "passed", "failed", "violations"}``."""

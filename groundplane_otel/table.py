@@ -15,7 +15,7 @@ from typing import Any
 from groundplane_otel._copy import copy_out, flat_rows
 from groundplane_otel._keys import strict_key
 from groundplane_otel._numbers import is_number
-from groundplane_otel.errors import SparseColumnWarning
+from groundplane_otel.errors import SparseColumnWarning, UnknownColumn
 from groundplane_otel.ranking import (
     _FLAT,
     _STR_KEYS,
@@ -140,16 +140,15 @@ class Table:
             return None
         return None if position is None else self.rows[position]
 
-    def row(self, key: Hashable) -> dict[str, Any]:
-        """The row whose key column equals ``key`` (type-strict); KeyError when absent."""
-        position = self._index.get(strict_key(key))
-        if position is None:
-            raise KeyError(f"no row with {self.key}={key!r}")
-        return self.rows[position]
+    def row(self, key: object) -> dict[str, Any] | None:
+        """The row whose key column equals ``key`` (type-strict); None when absent."""
+        return self.find_row(key)
 
     def cell(self, key: Hashable, column: str, *, fact: str | None = None) -> Any:
-        """One cell; a row lacking the column is a named data error (ValueError)."""
-        row = self.row(key)
+        """One cell; an absent row is a KeyError, a row lacking the column a ValueError."""
+        row = self.find_row(key)
+        if row is None:
+            raise KeyError(f"{_where(fact)}no row with {self.key}={key!r}")
         if column not in row:
             raise ValueError(f"{_where(fact)}row {key!r} has no column {column!r}")
         return row[column]
@@ -157,7 +156,7 @@ class Table:
     def column(self, name: str) -> tuple[Any, ...]:
         """Every row's value in column ``name``; a row lacking it is a ValueError naming it."""
         if name not in self.columns:
-            raise KeyError(f"unknown column {name!r}; columns: {list(self.columns)}")
+            raise UnknownColumn(f"unknown column {name!r}; columns: {list(self.columns)}", name)
         try:
             return tuple(map(itemgetter(name), self.rows))
         except KeyError:
@@ -186,8 +185,8 @@ class Table:
         if on_missing not in ("raise", "skip"):
             raise ValueError(f'on_missing must be "raise" or "skip", got {on_missing!r}')
         if column not in self.columns:
-            raise ValueError(
-                f"{_where(fact)}unknown column {column!r}; columns: {list(self.columns)}"
+            raise UnknownColumn(
+                f"{_where(fact)}unknown column {column!r}; columns: {list(self.columns)}", column
             )
         if cached is None:
             cached = self._derived.setdefault(

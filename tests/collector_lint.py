@@ -187,9 +187,7 @@ def _connector_errors(pipelines: dict[str, Any], connectors: dict[str, Any]) -> 
     return errors
 
 
-def _load_balancing_errors(
-    cid: str, cfg: dict[str, Any], pipelines: dict[str, Any]
-) -> list[str]:
+def _load_balancing_errors(cid: str, cfg: dict[str, Any], pipelines: dict[str, Any]) -> list[str]:
     errors = []
     routing_key = cfg.get("routing_key", "traceID")
     for name, pipeline in pipelines.items():

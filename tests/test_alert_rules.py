@@ -20,9 +20,7 @@ def promtool(*args: str) -> subprocess.CompletedProcess[str]:
     binary = shutil.which("promtool")
     if binary is None:
         pytest.fail("promtool not found: apt-get install -y prometheus (Debian package)")
-    return subprocess.run(
-        [binary, *args], capture_output=True, text=True, timeout=120, check=False
-    )
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_check_rules() -> None:

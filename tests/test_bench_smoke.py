@@ -52,6 +52,11 @@ EXPECTED = {
         "| added per guarded output vs the floor |",
         "| of which: strict parse of the tool result vs json.loads |",
     ],
+    "Replay and the fleet verifier": [
+        "| replay of 20 recorded traces (OTLP/JSON lines) |",
+        "| verifier intake of 20 traces (OTLP protobuf) |",
+        "| memory per buffered trace (3 spans, 20-row result) |",
+    ],
     "The checker's own error rates": [
         f"| {family} |"
         for family in (
@@ -62,9 +67,26 @@ EXPECTED = {
             "row_integrity",
             "comparison",
             "field_matches_fact",
+            "no_restricted_values",
+            "entities_in_scope",
+            "citations_retrieved",
+            "quotes_anchored",
+            "numbers_recorded",
         )
     ]
     + ["| **all** |"],
+    "no_restricted_values: a 200-word answer against a 500-row table": [
+        "| floor: one regex pass over the text + one pass over the cells |",
+        "| first check (builds the fact's index) |",
+        "| later checks (index reused) |",
+    ],
+    "Numbers in prose:": [
+        "| floor: one regex pass + one pass over the facts |",
+        "| scan_numbers alone |",
+        "| numbers_recorded, cold (first check of the table) |",
+        "| numbers_recorded, warm (value set kept on the table) |",
+        "| numbers_recorded, cold, one wrong number (receipt) |",
+    ],
 }
 
 

@@ -81,13 +81,28 @@ def _lb() -> dict[str, Any]:
 
 def test_shipped_configs_exist() -> None:
     """Both the agent/gateway config and the scale-out tier are shipped."""
-    assert {"agent-gateway.yaml", "loadbalancing.yaml"} <= {p.name for p in CONFIGS}
+    assert {"agent-gateway.yaml", "loadbalancing.yaml", "verifier.yaml"} <= {
+        p.name for p in CONFIGS
+    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_shipped_config_is_clean(path: Path, contrib: Distribution) -> None:
     """Every shipped collector config passes the linter against otelcol-contrib 0.159.0."""
     assert lint_file(path, contrib) == []
+
+
+def test_verifier_tier_routes_whole_traces_to_the_verifier() -> None:
+    """verifier.yaml exports every trace to the backend and, by trace id, to the verifier."""
+    config = yaml.safe_load((REPO / "collector_config" / "verifier.yaml").read_text())
+    balancer = config["exporters"]["load_balancing/verifier"]
+    assert balancer["routing_key"] == "traceID"
+    assert list(balancer["resolver"]) == ["dns"]
+    assert config["service"]["pipelines"]["traces"]["exporters"] == [
+        "otlp_grpc/tempo",
+        "load_balancing/verifier",
+    ]
+    assert set(config["service"]["pipelines"]) == {"traces"}
 
 
 def test_gateway_keeps_exemplars_and_service_label() -> None:

@@ -152,7 +152,10 @@ def test_promtool_check_config() -> None:
         pytest.fail("promtool not found: apt-get install -y prometheus (Debian package)")
     result = subprocess.run(
         [promtool, "check", "config", str(PROM_CONFIG)],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -186,3 +189,18 @@ def test_datasource_urls_point_at_compose_services() -> None:
     tempo_url = urlparse(by_type["tempo"]["url"])
     assert tempo_url.hostname in services
     assert tempo_url.port == _load(TEMPO_CONFIG)["server"]["http_listen_port"]
+
+
+def test_verifier_sits_behind_a_trace_id_router() -> None:
+    """The verifier-router Collector runs verifier.yaml and resolves the verifier service by
+    the name compose gives it; the verifier exports to the gateway Collector."""
+    compose = _compose()
+    name, container = _service_with_mount(compose, "collector_config/verifier.yaml")
+    assert name == "verifier-router"
+    router = compose["services"][name]
+    assert f"--config={container}" in router["command"]
+    assert router["environment"]["VERIFIER_HOSTNAME"] in compose["services"]
+    verifier = compose["services"]["groundplane-verifier"]
+    assert "groundplane-otel serve --policy /etc/groundplane/policy.yaml" in verifier["command"][-1]
+    assert mounts(verifier)["/etc/groundplane/policy.yaml"] == "./examples/policy.yaml"
+    assert verifier["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel-collector:4317"

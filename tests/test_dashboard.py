@@ -178,6 +178,7 @@ def _mutated(change: Any) -> list[str]:
 
 def test_lint_catches_hardcoded_datasource() -> None:
     """A panel or target with a fixed data source uid is reported."""
+
     def change(b: dict[str, Any]) -> None:
         b["panels"][0]["datasource"] = {"type": "prometheus", "uid": "abc"}
         b["panels"][0]["targets"][0]["datasource"] = {"type": "prometheus", "uid": "abc"}
@@ -190,6 +191,7 @@ def test_lint_catches_hardcoded_datasource() -> None:
 
 def test_lint_catches_missing_unit_description_gridpos() -> None:
     """Missing unit, description and gridPos are reported."""
+
     def change(b: dict[str, Any]) -> None:
         p = b["panels"][2]
         del p["fieldConfig"]["defaults"]["unit"], p["description"], p["gridPos"]
@@ -203,6 +205,7 @@ def test_lint_catches_missing_unit_description_gridpos() -> None:
 
 def test_lint_catches_exemplar_off_and_duplicate_ids() -> None:
     """A counter target without exemplars and duplicate panel ids are reported."""
+
     def change(b: dict[str, Any]) -> None:
         b["panels"][1]["targets"][0]["exemplar"] = False
         b["panels"][1]["id"] = 1
@@ -215,6 +218,7 @@ def test_lint_catches_exemplar_off_and_duplicate_ids() -> None:
 
 def test_lint_catches_variables_and_schema() -> None:
     """Wrong schemaVersion, a single-value variable and a missing variable are reported."""
+
     def change(b: dict[str, Any]) -> None:
         b["schemaVersion"] = 27
         b["templating"]["list"] = [v for v in b["templating"]["list"] if v["name"] != "mode"]

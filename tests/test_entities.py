@@ -387,6 +387,7 @@ def test_path_missing_from_the_output_fails_as_field_missing() -> None:
     )
     assert claim.code == "field_missing"
     top = claim_of(check, regions_registry(), {"other": 1})
+    assert top.field == "summary"  # the steps walked so far, up to the one the output lacks
     assert (
         top.reason == "the output declared nothing at path 'summary.entities' (no field 'summary')"
     )
@@ -459,8 +460,16 @@ def test_bare_string_fields_is_a_type_error_at_build() -> None:
         ({"fields": ["a", "a"]}, ValueError, "fields must not repeat a field, got ['a', 'a']"),
         ({"fact": ""}, TypeError, "fact must be a non-empty string, got ''"),
         ({"fact": None}, TypeError, "fact must be a non-empty string, got None"),
-        ({"path": ""}, TypeError, "path must be a non-empty string or None, got ''"),
-        ({"path": 3}, TypeError, "path must be a non-empty string or None, got 3"),
+        (
+            {"path": ""},
+            TypeError,
+            "path must be a dotted string, a sequence of keys, or () for the root, got ''",
+        ),
+        (
+            {"path": 3},
+            TypeError,
+            "path must be a dotted string, a sequence of keys, or () for the root, got 3",
+        ),
         ({"path": "a..b"}, ValueError, "path must be dotted names or list indices"),
         ({"path": ".a"}, ValueError, "path must be dotted names or list indices"),
         ({"allow_empty": 1}, TypeError, "allow_empty must be True or False, got 1"),

@@ -65,6 +65,21 @@ def test_demo_passes_blocks_flags_and_prints_prometheus_metrics(tmp_path: Path) 
     assert claims_line("superlative", "enforce", "supported") in lines
 
 
+def test_demo_backtest_replays_its_recording_with_the_live_verdicts(tmp_path: Path) -> None:
+    """Scene 5 replays the spans recorded in the Collector's file format through the guard and
+    gets what the live run decided (and the recordings are valid OTLP/JSON lines)."""
+    spans = tmp_path / "spans.jsonl"
+    lines = run("demo_agent.py", "--spans", str(spans))
+    assert (
+        "  spans.enforce.otlp.jsonl: live {'blocked': 1, 'passed': 1}, "
+        "replayed {'blocked': 1, 'passed': 1}"
+    ) in lines
+    assert "  spans.observe.otlp.jsonl: live {'flagged': 1}, replayed {'flagged': 1}" in lines
+    assert "  same verdicts as the live run: yes" in lines
+    first = json.loads((tmp_path / "spans.enforce.otlp.jsonl").read_text().splitlines()[0])
+    assert set(first) == {"resourceSpans"}
+
+
 def exported_chat_spans(path: Path) -> list[dict[str, Any]]:
     spans = [json.loads(line) for line in path.read_text().splitlines()]
     return [span for span in spans if span["name"] == "chat scripted-analyst-1"]

@@ -15,12 +15,12 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from groundplane_otel._copy import copy_rows, flat_rows
 from groundplane_otel._keys import strict_key
-from groundplane_otel._numbers import equals_exact, from_fraction, matches
+from groundplane_otel._numbers import equals_exact, from_fraction, matches, unrepresentable
 from groundplane_otel.checks.aggregate import aggregate_reconciles
 from groundplane_otel.checks.comparison import KINDS, _nearest_delta, delta
 from groundplane_otel.errors import SparseColumnWarning, UnsupportedClaim
@@ -80,7 +80,7 @@ def test_tokens_are_equal_exactly_when_keys_are_equal_and_of_the_same_types(
 def test_a_str_subclass_is_tagged_and_never_matches_the_plain_str() -> None:
     """Name("a") equals "a" as a str, but as a key it is a different type."""
     assert strict_key(Name("a")) == (Name, "a")
-    table = FactRegistry().record_table("t", [{"id": "a", "v": 1}], key="id")
+    table = FactRegistry().record_table("t", [{"id": "a", "v": 1}], key="id").value
     assert table.has_key("a")
     assert not table.has_key(Name("a"))
 
@@ -110,7 +110,7 @@ def test_a_table_column_ranks_exactly_as_the_validating_constructor(
             continue
         seen.add(strict_key(key))
         rows.append({"id": key} if score is None else {"id": key, "s": score})
-    table = FactRegistry().record_table("t", rows, key="id", columns=["id", "s"])
+    table = FactRegistry().record_table("t", rows, key="id", columns=["id", "s"]).value
     if all("s" not in row for row in rows):
         with pytest.raises(ValueError, match="no values to rank"):
             table.ranking("s", higher, "skip")
@@ -165,8 +165,10 @@ def test_record_ranking_matches_the_validating_constructor(
 
 def test_a_ranking_of_a_sparse_column_knows_only_the_rows_that_hold_it() -> None:
     """A derived ranking shares the table's key index; rows it skipped are never ranked."""
-    table = FactRegistry().record_table(
-        "t", [{"id": "a", "s": 1}, {"id": "b"}, {"id": "c", "s": 3}], key="id"
+    table = (
+        FactRegistry()
+        .record_table("t", [{"id": "a", "s": 1}, {"id": "b"}, {"id": "c", "s": 3}], key="id")
+        .value
     )
     with pytest.warns(SparseColumnWarning, match="missing in 1 row"):
         ranking = table.to_ranking("s", on_missing="skip")
@@ -204,8 +206,12 @@ def test_a_non_finite_cell_is_refused_wherever_it_hides(
 
 def test_finite_cells_whose_sum_overflows_are_accepted() -> None:
     """Two 1e308 floats sum to inf; each is finite, so the table is recorded."""
-    table = FactRegistry().record_table(
-        "t", [{"id": 1, "v": 1e308}, {"id": 2, "v": 1e308}, {"id": 3, "v": 10**400}], key="id"
+    table = (
+        FactRegistry()
+        .record_table(
+            "t", [{"id": 1, "v": 1e308}, {"id": 2, "v": 1e308}, {"id": 3, "v": 10**400}], key="id"
+        )
+        .value
     )
     assert table.column("v") == (1e308, 1e308, 10**400)
 
@@ -232,7 +238,7 @@ def test_nested_cells_are_deep_copied_in_and_out() -> None:
     """A list inside a cell is the caller's own object neither on the way in nor out."""
     rows = [{"id": 1, "tags": ["a"]}, {"id": 2, "tags": ["b"]}]
     reg = FactRegistry()
-    returned = reg.record_table("t", rows, key="id")
+    returned = reg.record_table("t", rows, key="id").value
     rows[0]["tags"].append("in")
     returned.rows[0]["tags"].append("out")
     reg.table("t").rows[0]["tags"].append("read")
@@ -258,7 +264,7 @@ def test_rows_that_are_not_plain_dicts_take_the_validating_path() -> None:
 def test_the_table_record_table_returns_is_independent_of_the_evidence() -> None:
     """Mutating every part of the returned Table leaves the recorded one and checks intact."""
     reg = FactRegistry()
-    returned = reg.record_table("t", [{"id": "a", "v": 2}, {"id": "b", "v": 1}], key="id")
+    returned = reg.record_table("t", [{"id": "a", "v": 2}, {"id": "b", "v": 1}], key="id").value
     stored = reg.peek("t").value
     assert returned == stored
     assert returned is not stored
@@ -278,7 +284,7 @@ def test_the_table_record_table_returns_is_independent_of_the_evidence() -> None
 def test_the_ranking_record_ranking_returns_is_independent_of_the_evidence() -> None:
     """Mutating the returned Ranking (items, private index) never reaches the recorded one."""
     reg = FactRegistry()
-    returned = reg.record_ranking("r", {"a": 3, "b": 1, ("c", 1): 2})
+    returned = reg.record_ranking("r", {"a": 3, "b": 1, ("c", 1): 2}).value
     stored = reg.peek("r").value
     assert returned == stored
     assert returned is not stored
@@ -293,7 +299,7 @@ def test_the_ranking_record_ranking_returns_is_independent_of_the_evidence() -> 
 def test_a_ranking_with_mutable_names_is_deep_copied_out() -> None:
     """Names that are not plain atoms (a frozenset) go through the validating deep copy."""
     reg = FactRegistry()
-    returned = reg.record_ranking("r", [(frozenset({1}), 2), (frozenset({2}), 1)])
+    returned = reg.record_ranking("r", [(frozenset({1}), 2), (frozenset({2}), 1)]).value
     assert returned.names == (frozenset({1}), frozenset({2}))
     assert returned.names[0] is not reg.peek("r").value.names[0]
 
@@ -301,7 +307,7 @@ def test_a_ranking_with_mutable_names_is_deep_copied_out() -> None:
 def test_the_domain_record_domain_returns_has_a_cache_of_its_own() -> None:
     """A returned or read Domain shares the immutable members, never the derived-data cache."""
     reg = FactRegistry()
-    returned = reg.record_domain("d", ["a", "b"])
+    returned = reg.record_domain("d", ["a", "b"]).value
     stored = reg.peek("d").value
     assert returned == stored
     assert returned._derived is not stored._derived
@@ -326,7 +332,13 @@ claims = st.one_of(
 @SETTINGS
 @given(exact=exacts, claim=claims)
 def test_equals_exact_agrees_with_matches_at_zero_tolerance(exact: Fraction, claim: Any) -> None:
-    """For a plain int or float claim the shortcut is exactly ``matches``; else it abstains."""
+    """For a plain int or float claim the shortcut is exactly ``matches``; else it abstains.
+    A value no float stands for matches no claim, and has no nearest value to shortcut to."""
+    if unrepresentable(exact) is not None:
+        assert not matches(claim, exact)
+        with pytest.raises(ValueError, match="cannot be represented"):
+            from_fraction(exact)
+        return
     nearest = from_fraction(exact)
     fast = equals_exact(claim, nearest)
     if type(claim) in (int, float):
@@ -344,6 +356,7 @@ def test_the_nearest_float_of_a_fraction_passes_and_of_an_integer_only_if_exact(
 ) -> None:
     """A model cannot write 1/3 exactly: the nearest float passes, its neighbours do not;
     an integral result has an exact float or int, so only that passes (as in ``matches``)."""
+    assume(unrepresentable(exact) is None)
     nearest = float(exact)
     passes = equals_exact(nearest, from_fraction(exact))
     assert passes == (exact.denominator != 1 or nearest == exact)
@@ -374,6 +387,35 @@ def test_huge_deltas_fall_back_to_the_exact_path() -> None:
     """A ratio beyond the float range is None here; the exact path then raises the ValueError."""
     assert _nearest_delta("ratio", 1e300, 1e-300) is None
     assert _nearest_delta("pct", 5, 0) is None
+
+
+def test_the_fast_path_never_stands_in_for_a_delta_no_float_stands_for() -> None:
+    """1e-308 / 1e308 rounds to 0.0 and (2**54 + 1) / 2 to 2**53: neither is a nearest value
+    the fast path may accept (the float rule refuses them), so both fall back to the exact path."""
+    assert _nearest_delta("ratio", 1e-308, 1e308) is None
+    assert _nearest_delta("ratio", 2**54 + 1, 2) is None
+    assert _nearest_delta("ratio", 2**54 + 2, 2) == 2**53 + 1  # integral: an exact int
+    assert _nearest_delta("ratio", 1, 3) == 1 / 3
+
+
+@SETTINGS
+@given(
+    left=st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False, allow_infinity=False)),
+    right=st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False, allow_infinity=False)),
+    kind=st.sampled_from(KINDS),
+)
+def test_the_fast_path_agrees_with_the_float_rule_over_the_whole_range(
+    left: int | float, right: int | float, kind: Any
+) -> None:
+    """Huge, tiny and subnormal operands included: the fast path gives exactly
+    ``from_fraction`` of the delta, and None exactly when that refuses (or there is no delta)."""
+    exact = delta(kind, Fraction(left), Fraction(right))
+    if exact is None or unrepresentable(exact) is not None:
+        assert _nearest_delta(kind, left, right) is None
+        return
+    found = _nearest_delta(kind, left, right)
+    expected = from_fraction(exact)
+    assert (found, type(found)) == (expected, type(expected))
 
 
 # -- checks: the early pass never accepts what the full evaluation refuses -------------------

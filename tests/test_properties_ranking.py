@@ -52,7 +52,7 @@ def recorded(draw: st.DrawFn) -> tuple[FactRegistry, Ranking, dict[str, Any]]:
     if draw(st.booleans()):
         ranking = reg.record_ranking(
             "f", list(zip(names, scores, strict=True)), key="s", higher_is_better=higher
-        )
+        ).value
         kwargs: dict[str, Any] = {}
     else:
         rows = [{"id": name, "s": score} for name, score in zip(names, scores, strict=True)]

@@ -11,6 +11,8 @@ from groundplane_otel.errors import FactBoundaryError, UnregisteredFact
 from groundplane_otel.facts import Domain, Provenance, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
+HINT = "(drop the cell, or replace it with None, before recording)"
+
 
 def campaign_registry() -> FactRegistry:
     reg = FactRegistry()
@@ -33,12 +35,13 @@ def test_provenance_prints_sorted_keys_with_reprs() -> None:
 def test_record_ranking_sorts_best_first_and_keeps_tie_order() -> None:
     """Ties keep their input order, so the first-supplied tied name is the winner."""
     reg = FactRegistry()
-    ranking = reg.record_ranking("r", [("b", 2), ("a", 3), ("c", 3)], key="pts")
+    ranking = reg.record_ranking("r", [("b", 2), ("a", 3), ("c", 3)], key="pts").value
     assert ranking.names == ("a", "c", "b")
     assert ranking.winner == "a"
     assert ranking.ties == ("a", "c")
     assert ranking.tie_blocks == (("a", "c"), ("b",))
-    assert ranking.rank_of("c") == 1
+    assert ranking.rank_of("c") == 2  # the 1-based position in the computed order
+    assert ranking.competition_rank("c") == 1  # tied names share their competition rank
     assert ranking.rank_of("b") == 3
     assert ranking.rank_of("zzz") is None
     assert ranking.score_of("b") == 2
@@ -47,7 +50,7 @@ def test_record_ranking_sorts_best_first_and_keeps_tie_order() -> None:
 def test_record_ranking_lower_is_better() -> None:
     """higher_is_better=False puts the smallest score first."""
     reg = FactRegistry()
-    ranking = reg.record_ranking("lat", {"a": 120, "b": 80}, key="ms", higher_is_better=False)
+    ranking = reg.record_ranking("lat", {"a": 120, "b": 80}, key="ms", higher_is_better=False).value
     assert ranking.winner == "b"
 
 
@@ -67,8 +70,14 @@ def test_record_ranking_lower_is_better() -> None:
             {"a": "3"},
             "fact 'r': column 'score', row 'a': score must be a finite int or float, got '3'",
         ),
-        ({"a": math.nan}, "fact 'r': value['a'] is nan; non-finite numbers are refused"),
-        ({"a": -math.inf}, "fact 'r': value['a'] is -inf; non-finite numbers are refused"),
+        (
+            {"a": math.nan},
+            f"fact 'r': value['a'] is nan; non-finite numbers are refused {HINT}",
+        ),
+        (
+            {"a": -math.inf},
+            f"fact 'r': value['a'] is -inf; non-finite numbers are refused {HINT}",
+        ),
         ([("a", 1), ("a", 2)], "ranking on 'score': duplicate name 'a'"),
     ],
 )
@@ -81,7 +90,7 @@ def test_record_ranking_refuses_bad_scores(scores: object, message: str) -> None
 
 def test_duplicate_detection_never_conflates_one_true_and_one_point_zero() -> None:
     """1, True and 1.0 are three different names (the reference conflates them)."""
-    ranking = FactRegistry().record_ranking("r", [(1, 3), (True, 2), (1.0, 1)])
+    ranking = FactRegistry().record_ranking("r", [(1, 3), (True, 2), (1.0, 1)]).value
     assert ranking.names == (1, True, 1.0)
     assert ranking.rank_of(True) == 2
     assert ranking.rank_of(1.0) == 3
@@ -121,7 +130,7 @@ def test_values_read_back_are_copies() -> None:
 
 def test_table_defaults_columns_to_union_in_first_seen_order() -> None:
     """Columns default to the union of row keys in first-seen order."""
-    table = FactRegistry().record_table("t", [{"id": 1, "a": 1}, {"id": 2, "b": 2}], key="id")
+    table = FactRegistry().record_table("t", [{"id": 1, "a": 1}, {"id": 2, "b": 2}], key="id").value
     assert table.columns == ("id", "a", "b")
 
 
@@ -135,7 +144,7 @@ def test_table_defaults_columns_to_union_in_first_seen_order() -> None:
         (
             [{"id": 1, "v": math.inf}],
             ValueError,
-            "fact 't': row 0['v'] is inf; non-finite numbers are refused",
+            f"fact 't': row 0['v'] is inf; non-finite numbers are refused {HINT}",
         ),
     ],
 )
@@ -148,23 +157,26 @@ def test_record_table_refuses_bad_rows(rows: list[object], error: type, message:
 
 def test_table_keys_keep_their_type() -> None:
     """101 and "101", 1 and True are distinct keys, and lookups are type-strict."""
-    table = FactRegistry().record_table(
-        "t",
-        [{"id": 101, "v": 1}, {"id": "101", "v": 2}, {"id": True, "v": 3}, {"id": 1, "v": 4}],
-        key="id",
+    table = (
+        FactRegistry()
+        .record_table(
+            "t",
+            [{"id": 101, "v": 1}, {"id": "101", "v": 2}, {"id": True, "v": 3}, {"id": 1, "v": 4}],
+            key="id",
+        )
+        .value
     )
     assert table.row(101)["v"] == 1
     assert table.row("101")["v"] == 2
     assert table.row(True)["v"] == 3
     assert table.row(1)["v"] == 4
-    with pytest.raises(KeyError):
-        table.row(1.0)
+    assert table.row(1.0) is None
 
 
 def test_record_domain_requires_strings() -> None:
     """Domain members must be strings; an empty domain is refused."""
     reg = FactRegistry()
-    domain = reg.record_domain("regions", ["north", "harbour"], label="region")
+    domain = reg.record_domain("regions", ["north", "harbour"], label="region").value
     assert domain.names == ("harbour", "north")
     assert "north" in domain
     assert len(domain) == 2
@@ -198,14 +210,14 @@ def test_typed_accessor_on_wrong_kind_names_the_recorder() -> None:
 
 
 def test_names_contains_len_and_iteration() -> None:
-    """The registry behaves like a read-only collection of names."""
+    """The registry answers names(), in and len by name; iterating yields Fact copies."""
     reg = campaign_registry()
     reg.record("n", 3)
     assert reg.names() == ["campaign_ctr", "n"]
     assert "n" in reg
     assert "x" not in reg
     assert len(reg) == 2
-    assert list(reg) == ["campaign_ctr", "n"]
+    assert [fact.name for fact in reg] == ["campaign_ctr", "n"]
 
 
 def test_view_is_read_only_and_holds_only_declared_facts() -> None:
@@ -260,7 +272,10 @@ def test_record_refuses_nan_anywhere_and_runaway_nesting() -> None:
     reg = FactRegistry()
     with pytest.raises(ValueError) as info:
         reg.record("n", {"a": [1, {"b": math.nan}]})
-    assert str(info.value) == "fact 'n': value['a'][1]['b'] is nan; non-finite numbers are refused"
+    assert (
+        str(info.value) == "fact 'n': value['a'][1]['b'] is nan; non-finite numbers are refused "
+        f"{HINT}"
+    )
     deep: list[object] = []
     current = deep
     for _ in range(10_000):
@@ -275,7 +290,10 @@ def test_record_refuses_nan_anywhere_and_runaway_nesting() -> None:
 def test_record_table_value_directly_is_scanned_for_non_finite_cells() -> None:
     """Recording a Table object through record() still refuses a NaN cell."""
     table = Table("id", ({"id": 1, "v": math.nan},), ("id", "v"))
-    with pytest.raises(ValueError, match="non-finite numbers are refused"):
+    with pytest.raises(
+        ValueError,
+        match=r"non-finite numbers are refused \(drop the cell",
+    ):
         FactRegistry().record("t", table)
 
 
@@ -289,7 +307,7 @@ def test_to_ranking_on_missing_skip_warns_with_dedicated_class() -> None:
     """on_missing='skip' drops rows lacking the column and warns with SparseColumnWarning."""
     from groundplane_otel.errors import SparseColumnWarning
 
-    table = FactRegistry().record_table("t", [{"id": 1, "v": 2}, {"id": 2}], key="id")
+    table = FactRegistry().record_table("t", [{"id": 1, "v": 2}, {"id": 2}], key="id").value
     with pytest.raises(ValueError, match="column 'v' is missing in row 2"):
         table.to_ranking("v")
     with pytest.warns(SparseColumnWarning, match="missing in 1 row"):

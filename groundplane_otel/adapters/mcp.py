@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groundplane_otel._copy import copy_in
 from groundplane_otel.adapters._extras import require
@@ -63,29 +63,61 @@ def _texts(result: Any) -> list[str]:
     if content is _MISSING or content is None:
         return []
     if isinstance(content, (str, bytes)) or not isinstance(content, Sequence):
-        raise TypeError(f"MCP result content must be a list of blocks, got {content!r}")
+        raise TypeError(f"MCP result content must be a list of blocks, got {_capped(content)}")
     texts = []
     for block in content:
         kind = block.get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
         if kind == "text":
             text = block.get("text") if isinstance(block, Mapping) else getattr(block, "text", None)
             if not isinstance(text, str):
-                raise TypeError(f"MCP text block has no string text: {block!r}")
+                raise ValueError(
+                    f"MCP text block's text must be a string, got {type(text).__name__}: "
+                    f"{_capped(block)}"
+                )
             texts.append(text)
     return texts
 
 
-def _refuse_constant(token: str) -> NoReturn:
-    raise ValueError(f"MCP result text holds the non-finite number {token}; it cannot be a fact")
+def _capped(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"MCP result text repeats the JSON key {key!r}")
-        result[key] = value
-    return result
+class _Strict:
+    """What a lenient parse of a text met that strict JSON refuses: the first non-finite
+    constant and the first repeated key. Recorded, not raised, so text that turns out not to be
+    JSON at all (prose starting with "NaN", say) is returned as text, not refused."""
+
+    __slots__ = ("constant", "duplicate")
+
+    def __init__(self) -> None:
+        self.constant: str | None = None
+        self.duplicate: str | None = None
+
+    def on_constant(self, token: str) -> float:
+        if self.constant is None:
+            self.constant = token
+        return 0.0
+
+    def on_object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result and self.duplicate is None:
+                self.duplicate = key
+            result[key] = value
+        return result
+
+    def refuse(self) -> None:
+        """Raise for what the parse met (called once the whole text parsed as JSON)."""
+        if self.constant is not None:
+            raise ValueError(
+                f"MCP result text holds the non-finite number {self.constant}; it cannot be a fact"
+            )
+        if self.duplicate is not None:
+            raise ValueError(
+                f"MCP result text is JSON with a duplicate key {self.duplicate!r}: which value "
+                "is the fact is ambiguous, so it is refused"
+            )
 
 
 def _refuse_non_finite(value: Any, where: str) -> None:
@@ -102,17 +134,19 @@ def _refuse_non_finite(value: Any, where: str) -> None:
             stack.extend(item)
 
 
-def payload_of(result: Any) -> Any:
+def payload_of(result: Any, parse_json: bool = True) -> Any:
     """The value an MCP tool result carries.
 
     An ``isError`` result raises MCPToolError. Structured content wins over the text blocks (a
-    rendering of it). Otherwise the text blocks are joined and parsed as strict JSON: NaN,
-    Infinity, duplicate keys and non-JSON text are a ValueError, as is a result with neither.
-    Accepts SDK objects (``CallToolResult``) and wire-format dicts.
+    rendering of it). Otherwise the text blocks are joined with a newline; with ``parse_json``
+    the text is parsed when it is JSON (strict: NaN/Infinity and duplicate keys are a
+    ValueError) and returned as the string when it is not; without, it is returned as is. A
+    result with neither structured content nor text blocks is a ValueError. Accepts SDK
+    objects (``CallToolResult``) and wire-format dicts.
     """
     flag = _field(result, "is_error", "isError")
     if flag is not _MISSING and flag:  # fail closed on any truthy flag
-        raise MCPToolError("".join(_texts(result)))
+        raise MCPToolError("\n".join(_texts(result)))
     structured = _field(result, "structured_content", "structuredContent")
     if structured is not _MISSING and structured is not None:
         _refuse_non_finite(structured, "structured content")
@@ -120,17 +154,19 @@ def payload_of(result: Any) -> Any:
     texts = _texts(result)
     if not texts:
         raise ValueError(
-            f"MCP result carries neither structured content nor text blocks: {result!r}"
+            f"MCP result carries neither structured content nor text blocks: {_capped(result)}"
         )
-    text = "".join(texts)
+    text = "\n".join(texts)
+    if not parse_json:
+        return text
+    strict = _Strict()
     try:
         value = json.loads(
-            text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicate_keys
+            text, parse_constant=strict.on_constant, object_pairs_hook=strict.on_object
         )
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"MCP result text is not JSON ({exc.msg} at position {exc.pos}): {text[:80]!r}"
-        ) from None
+    except json.JSONDecodeError:
+        return text  # not JSON: the text itself is the payload
+    strict.refuse()
     _refuse_non_finite(value, "result text")  # 1e999 parses as inf
     return value
 
@@ -141,11 +177,12 @@ def record_result(
     result: Any,
     tool: str | None = None,
     args: Mapping[str, Any] | None = None,
+    parse_json: bool = True,
 ) -> Fact:
-    """Register ``payload_of(result)`` under ``name`` with the call (``tool``, ``args``) as
-    provenance. Write-once, deep-copied, like ``FactRegistry.record``."""
+    """Register ``payload_of(result, parse_json)`` under ``name`` with the call (``tool``,
+    ``args``) as provenance. Write-once, deep-copied, like ``FactRegistry.record``."""
     try:
-        payload = payload_of(result)
+        payload = payload_of(result, parse_json)
     except MCPToolError as exc:
         raise MCPToolError(exc.text, tool) from None
     return registry.record(name, payload, tool=tool, args=args)
@@ -157,11 +194,14 @@ async def call_and_record(
     fact: str,
     tool: str,
     arguments: Mapping[str, Any] | None = None,
+    parse_json: bool = True,
     *,
     tool_call_id: str | None = None,
     tracer_provider: TracerProvider | None = None,
-) -> Fact:
-    """Await ``session.call_tool(tool, arguments)`` and record what came back as ``fact``.
+) -> Any:
+    """Await ``session.call_tool(tool, arguments)``, record ``payload_of(result, parse_json)``
+    as ``fact`` and return the raw result the session gave back (the fact is in
+    ``registry``: ``registry.get(fact)``).
 
     The provenance arguments are a copy taken before the call (what was sent, even if something
     mutates the dict later). The call runs inside a GenAI ``execute_tool {tool}`` span from
@@ -206,7 +246,7 @@ async def call_and_record(
     ) as span:
         try:
             result = await session.call_tool(tool, dict(arguments or {}))
-            payload = payload_of(result)
+            payload = payload_of(result, parse_json)
         except MCPToolError as exc:
             span.set_attribute("error.type", "tool_error")
             span.set_status(Status(StatusCode.ERROR, "MCP tool returned isError"))
@@ -215,7 +255,7 @@ async def call_and_record(
             span.set_attribute("error.type", type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
             raise
-        if capture:
+        if capture and guard is not None and not guard.processor.capture.restricts(tool):
             span.set_attribute("gen_ai.tool.call.result", content_json(payload))
         context = span.get_span_context()
         ids: dict[str, str | None] = {"trace_id": None, "span_id": None}
@@ -225,7 +265,7 @@ async def call_and_record(
                 "span_id": trace.format_span_id(context.span_id),
             }
         provenance = Provenance(tool, sent, tool_call_id=tool_call_id, **ids)
-        recorded = registry.record(fact, payload, provenance=provenance)
+        registry.record(fact, payload, provenance=provenance)
         mirror_fact(
             guard,
             span,
@@ -236,7 +276,7 @@ async def call_and_record(
             source="mcp",
             tool_call_id=tool_call_id,
         )
-        return recorded
+        return result
 
 
 def _sole(error: BaseException) -> BaseException | None:

@@ -55,15 +55,13 @@ def validate(
 
 
 def _validated_where(where: Where | None) -> Filter:
-    """A mapping becomes a private copy of its (column, value) pairs; a callable is kept."""
+    """A mapping becomes a private copy of its (column, value) pairs (``{}``: no filter, like
+    None); a callable is kept."""
     if where is None:
         return None
     if isinstance(where, Mapping):
         if not where:
-            raise ValueError(
-                f"{BUILDER}: where must be None or a non-empty mapping, got {{}} "
-                "(pass where=None to aggregate every row)"
-            )
+            return None  # no condition: every row, as where=None
         for column in where:
             if not isinstance(column, str) or not column:
                 raise TypeError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -12,11 +12,16 @@ from groundplane_otel.registry import FactRegistry
 __all__ = [
     "Check",
     "NamedCheck",
+    "Path",
+    "as_path",
     "check_name",
     "field_value",
     "missing_field",
+    "path_text",
     "require_name",
+    "step_into",
     "walk_path",
+    "walk_steps",
 ]
 
 
@@ -80,22 +85,79 @@ def field_value(output: Mapping[str, Any], field_name: str) -> Any:
     return output[field_name]
 
 
-def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:
-    """Follow a dotted ``path`` (``a.b.0.c``) into nested mappings/lists: (found, value)."""
-    if not path:
-        return True, value
-    current = value
-    for part in path.split("."):
-        if isinstance(current, Mapping) and part in current:
-            current = current[part]
-        elif isinstance(current, (list, tuple)) and part.lstrip("-").isdigit():
-            position = int(part)
-            if not -len(current) <= position < len(current):
-                return False, None
-            current = current[position]
+Path = tuple[Hashable, ...]
+"""A validated path: the keys (or list indices) to follow from the root; ``()`` is the root."""
+
+
+def as_path(builder: str, path: object, *, what: str = "keys or list indices") -> Path:
+    """``path=`` as steps: a dotted string (``"a.b.0"``), a sequence of keys, or None / ``()``
+    for the root. Checked when the check is built."""
+    if path is None:
+        return ()
+    if isinstance(path, str):
+        if not path:
+            raise TypeError(
+                f"{builder}: path must be a dotted string, a sequence of keys, or () for the "
+                f"root, got {path!r}"
+            )
+        steps = path.split(".")
+        if "" in steps:
+            raise ValueError(
+                f"{builder}: path must be dotted {what} like 'summary.entities', got {path!r}"
+            )
+        return tuple(steps)
+    if isinstance(path, (list, tuple)):
+        for step in path:
+            try:
+                hash(step)
+            except TypeError:
+                raise TypeError(
+                    f"{builder}: every step of path must be a hashable key, got {step!r}"
+                ) from None
+        return tuple(path)
+    raise TypeError(
+        f"{builder}: path must be a dotted string, a sequence of keys, or () for the root, "
+        f"got {path!r}"
+    )
+
+
+def path_text(steps: Path) -> str:
+    """The steps joined by ``.`` (how a field under a path is labelled)."""
+    return ".".join(map(str, steps))
+
+
+def step_into(current: Any, step: Hashable) -> tuple[bool, Any]:
+    """One step of a path: a mapping's key, else a list index (an int, or digits in a str)."""
+    if isinstance(current, Mapping):
+        if step in current:
+            return True, current[step]
+        return False, None
+    if isinstance(current, (list, tuple)):
+        if isinstance(step, str) and step.lstrip("-").isdigit():
+            position = int(step)
+        elif isinstance(step, int) and not isinstance(step, bool):
+            position = step
         else:
             return False, None
-    return True, current
+        if -len(current) <= position < len(current):
+            return True, current[position]
+    return False, None
+
+
+def walk_steps(value: Any, steps: Path) -> tuple[bool, Any, int]:
+    """Follow ``steps`` into nested mappings/lists: (found, value, steps taken before a miss)."""
+    current = value
+    for depth, step in enumerate(steps):
+        found, current = step_into(current, step)
+        if not found:
+            return False, None, depth
+    return True, current, len(steps)
+
+
+def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:
+    """Follow a dotted ``path`` (``a.b.0.c``) into nested mappings/lists: (found, value)."""
+    found, current, _ = walk_steps(value, tuple(path.split(".")) if path else ())
+    return found, current
 
 
 def require_name(builder: str, param: str, value: object, *, optional: bool = False) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import cast
 
-from groundplane_otel._numbers import from_fraction
+from groundplane_otel._numbers import approximate, from_fraction, unrepresentable
 from groundplane_otel.checks._base import require_name
 
 __all__ = ["exact_dot", "exact_sum", "offset_text", "represent", "require_name", "show"]
@@ -123,29 +123,24 @@ def _dyadic_total(ratios: Sequence[tuple[int, int]]) -> Fraction:
 
 
 def represent(value: Fraction, what: str | Callable[[], str]) -> int | float:
-    """``from_fraction`` with a short message: a 400-digit numerator helps nobody.
-
-    ``what`` names the result; a callable is called only when the message is needed.
-    """
-    try:
+    """``from_fraction`` with a message that names the result (``what``; a callable is called
+    only when the message is needed) and says why no number stands for it."""
+    reason = unrepresentable(value)
+    if reason is None:
         return from_fraction(value)
-    except ValueError:
-        if callable(what):
-            what = what()
-        magnitude = abs(value.numerator) // value.denominator
-        digits = int(magnitude.bit_length() * math.log10(2)) + 1
-        raise ValueError(
-            f"{what} is a non-integral value of about {digits} digits, beyond the float range; "
-            "it cannot be represented"
-        ) from None
+    if callable(what):
+        what = what()
+    raise ValueError(
+        f"{what} is {approximate(value)}, which {reason}: no int or "
+        "float stands for it, so no claim can be checked against it"
+    )
 
 
 def show(value: Fraction) -> str:
     """A computed value as the number a reader expects (int when integral, else float)."""
-    try:
+    if unrepresentable(value) is None:
         return repr(from_fraction(value))
-    except ValueError:
-        return f"{value.numerator}/{value.denominator}"
+    return approximate(value)
 
 
 def offset_text(claimed: int | float, computed: Fraction) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from groundplane_otel._numbers import as_fraction, from_fraction, is_number, matches
+from groundplane_otel._numbers import as_fraction, is_number, matches
 from groundplane_otel.checks._base import require_name
+from groundplane_otel.checks._numeric import offset_text
 from groundplane_otel.facts import Ranking
 
 __all__ = [
@@ -58,7 +59,7 @@ def place(ranking: Ranking, name: Hashable) -> str:
     if position is None:
         return "nowhere (never ranked)"
     score = ranking.scores[position]
-    text = f"#{ranking.rank_of(name)} at {score!r}"
+    text = f"#{ranking.competition_rank(name)} at {score!r}"
     start, end = ranking.block_of(position)
     if end - start > 1:
         others = [ranking.names[i] for i in range(start, end) if i != position]
@@ -96,12 +97,7 @@ def offset(claimed: int | float, computed: int | float) -> str:
     Exact (the difference of the two rationals, then the nearest float), like every other
     "off by" in the library; the two values themselves appear in the same message.
     """
-    exact = as_fraction(claimed) - as_fraction(computed)
-    try:
-        diff = from_fraction(exact)
-    except ValueError:  # the difference of two huge floats can overflow a float
-        return f"{exact.numerator:+d}/{exact.denominator}"
-    return f"+{diff!r}" if diff > 0 else repr(diff)
+    return offset_text(claimed, as_fraction(computed))
 
 
 def score_owner(ranking: Ranking, claimed: Any, exclude: Hashable) -> str:
@@ -111,5 +107,6 @@ def score_owner(ranking: Ranking, claimed: Any, exclude: Hashable) -> str:
     skip = ranking.position_of(exclude)
     for position, (name, score) in enumerate(zip(ranking.names, ranking.scores, strict=True)):
         if position != skip and matches(claimed, score):
-            return f"; {claimed!r} is the score of {name!r} (ranked #{ranking.rank_of(name)})"
+            rank = ranking.competition_rank(name)
+            return f"; {claimed!r} is the score of {name!r} (ranked #{rank})"
     return ""

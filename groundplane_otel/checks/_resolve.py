@@ -39,6 +39,11 @@ def resolve_ranking(
             raise ValueError(
                 f"fact {fact!r} is a Ranking on {value.key!r}; column= applies to Tables only"
             )
+        if on_missing != "raise":
+            raise ValueError(
+                f"fact {fact!r} is a Ranking on {value.key!r}; on_missing={on_missing!r} "
+                "applies to Tables only (a Ranking has no missing cells)"
+            )
         if higher_is_better is not None and higher_is_better != value.higher_is_better:
             raise ValueError(
                 f"fact {fact!r} was ranked with higher_is_better={value.higher_is_better}; "

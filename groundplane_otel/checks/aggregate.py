@@ -5,7 +5,8 @@ column the check names must exist (developer mistakes, ``ValueError``/``TypeErro
 must be present → the table must be exhaustive (``not_exhaustive``) → the filter must select a
 row (``empty_filter``) → every selected row must hold the column (``partial_column``) → the
 cells must be numbers (a ``ValueError`` naming fact, column, row) → the claim must be a number (a
-count: an int, ``not_an_integer``) → it must equal the exact result. A mismatch is diagnosed: an
+count: an int, ``not_an_integer``) → it must equal the exact result (a count exactly, whatever
+the tolerances: it is an exact integer). A mismatch is diagnosed: an
 unweighted mean given as a weighted one (``unweighted_mean``), the aggregate over the whole table
 or over the rows the filter leaves out (``wrong_subset``), else ``value_mismatch`` with the offset.
 
@@ -53,7 +54,7 @@ from groundplane_otel.checks._base import NamedCheck, describe, field_value
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numeric import offset_text, represent, show
 from groundplane_otel.checks._resolve import resolve_table
-from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
 from groundplane_otel.registry import FactRegistry
 
@@ -113,7 +114,7 @@ class _Aggregate:
             raise self._claim(
                 stored,
                 claimed,
-                None,
+                "an aggregate over an exhaustive table",
                 f"fact {self.fact!r} is not exhaustive: {tool} returned a truncated result set, "
                 f"so no {self.op} over it can be verified",
                 "not_exhaustive",
@@ -121,7 +122,13 @@ class _Aggregate:
         run = _Run(stored, table)
         selected = self._rows(run, "selected")
         if not selected:
-            raise self._claim(stored, claimed, None, self._empty_reason(table), "empty_filter")
+            raise self._claim(
+                stored,
+                claimed,
+                "an aggregate over a non-empty selection",
+                self._empty_reason(table),
+                "empty_filter",
+            )
         computed = self._aggregate(run, "selected", claimed=claimed)
         assert computed is not None  # on the selection, every problem raises instead
         count = len(selected)
@@ -136,15 +143,15 @@ class _Aggregate:
         scope = self._scope(count)
         reason = (
             f"computed {self._what()}{scope} is {show(computed)}; "
-            f"the claim is off by {offset_text(claimed, computed)}"
+            f"the claim is off by {offset_text(claimed, computed)}{self._exact_count_note()}"
         )
         diagnosis, code = self._diagnose(run, claimed)
         raise self._claim(stored, claimed, supported, reason + diagnosis, code)
 
     def _supports(self, claimed: Any, nearest: int | float, exact: Fraction) -> bool:
         """Whether the claim passes against a known result (False: let the full path judge)."""
-        if self.op == "count" and type(claimed) is not int:
-            return False
+        if self.op == "count":
+            return type(claimed) is int and claimed == nearest
         if equals_exact(claimed, nearest):
             return True
         tolerant = bool(self.tolerance or self.rel_tolerance)
@@ -158,8 +165,10 @@ class _Aggregate:
             named.extend(column for column, _ in self.where)
         for column in named:
             if column is not None and column not in table.columns:
-                raise ValueError(
-                    f"fact {self.fact!r}: unknown column {column!r}; columns: {list(table.columns)}"
+                raise UnknownColumn(
+                    f"fact {self.fact!r}: unknown column {column!r}; columns: "
+                    f"{list(table.columns)}",
+                    column,
                 )
 
     def _shared(self, part: Part) -> bool:
@@ -219,7 +228,7 @@ class _Aggregate:
                 raise self._claim(
                     run.stored,
                     claimed,
-                    None,
+                    f"an aggregate over a complete column {column!r}",
                     f"column {column!r} is missing in {read.lacking} of {plural(count)} selected "
                     f"(first {read.first_lacking!r}): an aggregate over a partial column is not "
                     "verifiable",
@@ -283,9 +292,16 @@ class _Aggregate:
         return "", "value_mismatch"
 
     def _matches(self, claimed: int | float, computed: Fraction) -> bool:
+        if self.op == "count":  # a count is an exact integer: no tolerance applies
+            return matches(claimed, computed)
         return matches(claimed, computed, self.tolerance, self.rel_tolerance)
 
     # -- wording -----------------------------------------------------------------------------
+
+    def _exact_count_note(self) -> str:
+        if self.op != "count" or not (self.tolerance or self.rel_tolerance):
+            return ""
+        return " (a count is compared exactly: tolerance and rel_tolerance do not apply to it)"
 
     def _what(self) -> str:
         if self.op == "count":

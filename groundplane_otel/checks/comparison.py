@@ -27,7 +27,7 @@ from groundplane_otel._numbers import equals_exact, is_number, matches, validate
 from groundplane_otel.checks._base import NamedCheck, describe, field_value
 from groundplane_otel.checks._names import name_index
 from groundplane_otel.checks._numeric import offset_text, represent, require_name, show
-from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
@@ -52,6 +52,7 @@ _AS = {
     "pp": "percentage points",
 }
 _HUNDRED = Fraction(100)
+_EXACT_FLOATS = 2**53
 
 
 def delta(kind: Kind, left: Fraction, right: Fraction) -> Fraction | None:
@@ -70,8 +71,9 @@ def delta(kind: Kind, left: Fraction, right: Fraction) -> Fraction | None:
 def _nearest_delta(kind: Kind, left: int | float, right: int | float) -> int | float | None:
     """``from_fraction(delta(kind, left, right))`` in integer arithmetic, without Fractions.
 
-    None when the delta is undefined (a zero base) or beyond the float range: the caller then
-    takes the exact path, which says why.
+    None when the delta is undefined (a zero base) or no float stands for it (beyond the float
+    range, rounding to 0.0, or non-integral at 2**53 and beyond): the caller then takes the
+    exact path, which says why. The fast path never accepts what the exact rule refuses.
     """
     ln, ld = left.as_integer_ratio()
     rn, rd = right.as_integer_ratio()
@@ -90,9 +92,12 @@ def _nearest_delta(kind: Kind, left: int | float, right: int | float) -> int | f
     if num % den == 0:
         return num // den
     try:
-        return num / den  # int true division is correctly rounded: the nearest float
+        nearest = num / den  # int true division is correctly rounded: the nearest float
     except OverflowError:
         return None
+    if nearest == 0.0 or abs(nearest) >= _EXACT_FLOATS:
+        return None  # no float stands for this non-integral delta: the exact path refuses it
+    return nearest
 
 
 def _formula(kind: Kind, left: Hashable, right: Hashable) -> str:
@@ -141,6 +146,7 @@ class _Comparison:
                 reason=f"{self.a_field!r} and {self.b_field!r} both name {a!r}: a comparison "
                 "needs two different entities",
                 code="same_entity",
+                supported="two different entities",
             )
         a_value = self._value_of(registry, stored, self.a_field, a)
         b_value = self._value_of(registry, stored, self.b_field, b)
@@ -164,6 +170,7 @@ class _Comparison:
                 reason=f"the base {right.name!r} is 0 on {on!r}, so {self.kind} {formula} is "
                 "undefined: the claim cannot be verified whatever it says",
                 code="zero_base",
+                supported=f"a {self.kind} against a non-zero base",
             )
         supported = represent(computed, f"fact {self.fact!r}: {self.kind} {formula}")
         computed_text = (
@@ -210,9 +217,10 @@ class _Comparison:
                     f"fact {self.fact!r} is a Table: pass column= to say which value to compare"
                 )
             if self.column not in value.columns:
-                raise ValueError(
+                raise UnknownColumn(
                     f"fact {self.fact!r}: unknown column {self.column!r}; "
-                    f"columns: {list(value.columns)}"
+                    f"columns: {list(value.columns)}",
+                    self.column,
                 )
             return self.column
         raise TypeError(
@@ -301,7 +309,7 @@ class _Comparison:
         *,
         reason: str,
         code: str,
-        supported: Any = None,
+        supported: Any,
     ) -> UnsupportedClaim:
         return UnsupportedClaim(
             field,

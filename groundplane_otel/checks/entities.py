@@ -13,11 +13,20 @@ it reaches) and each field in order: the field must be present → an empty list
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from groundplane_otel.checks._base import NamedCheck, describe, field_value, walk_path
+from groundplane_otel.checks._base import (
+    NamedCheck,
+    Path,
+    as_path,
+    describe,
+    field_value,
+    path_text,
+    walk_steps,
+)
+from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._names import (
     NameIndex,
     Names,
@@ -28,7 +37,7 @@ from groundplane_otel.checks._names import (
 )
 from groundplane_otel.checks._ranked import require_bool, require_name
 from groundplane_otel.errors import MISSING, UnsupportedClaim
-from groundplane_otel.facts import Domain, Fact, Ranking
+from groundplane_otel.facts import Domain, Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["check_entities_recorded", "entities_recorded"]
@@ -42,18 +51,13 @@ class _EntitiesRecorded:
 
     fields: tuple[str, ...]
     fact: str
-    path: str | None = None
+    path: Path = ()
     allow_empty: bool = False
     case_sensitive: bool = True
 
     def __post_init__(self) -> None:
         require_name(_BUILDER, "fact", self.fact)
-        require_name(_BUILDER, "path", self.path, optional=True)
-        if self.path is not None and "" in self.path.split("."):
-            raise ValueError(
-                f"{_BUILDER}: path must be dotted names or list indices like "
-                f"'summary.entities', got {self.path!r}"
-            )
+        object.__setattr__(self, "path", as_path(_BUILDER, self.path, what="names or list indices"))
         if not self.fields:
             raise ValueError(f"{_BUILDER}: fields must name at least one output field, got []")
         for name in self.fields:
@@ -65,7 +69,7 @@ class _EntitiesRecorded:
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
         stored = names_fact(registry, self.fact)
-        if self.path is None and self._all_recorded(stored.value, output):
+        if not self.path and self._all_recorded(stored.value, output):
             return
         _Run(self, registry, stored).check(output)
 
@@ -108,7 +112,7 @@ class _Run:
         self._index: NameIndex | None = None
 
     def check(self, output: Mapping[str, Any]) -> None:
-        path = self.spec.path
+        path = path_text(self.spec.path)
         for at, holder in self._holders(output):
             for name in self.spec.fields:
                 if at is None:
@@ -129,14 +133,15 @@ class _Run:
         A path ending on a list fans out: the fields are read from every element, so
         ``path="summary.entities", fields=["name"]`` checks each entity's name.
         """
-        path = self.spec.path
-        if path is None:
+        steps = self.spec.path
+        if not steps:
             yield None, output
             return
-        found, target = walk_path(output, path)
+        path = path_text(steps)
+        found, target, depth = walk_steps(output, steps)
         if not found:
-            reason = f"the output declared nothing at path {path!r}{_stopped(output, path)}"
-            raise _structure(path, MISSING, "a value", reason)
+            reason = f"the output declared nothing at path {path!r}{_stopped(output, steps, depth)}"
+            raise _structure(path_text(steps[: depth + 1]), MISSING, "a value", reason)
         if not isinstance(target, list):
             yield path, target
             return
@@ -146,8 +151,11 @@ class _Run:
             yield f"{path}.{position}", element
 
     def _check_value(self, label: str, location: str, value: Any) -> None:
-        """A name, or a list of names checked member by member."""
-        if not isinstance(value, list):
+        """A name, or a list of names checked member by member (a tuple too, unless the
+        recorded names are themselves tuples: then a tuple is one composite name)."""
+        if not isinstance(value, list) and not (
+            isinstance(value, tuple) and not self._tuple_names()
+        ):
             self._check_name(label, location, value)
             return
         if not value and not self.spec.allow_empty:
@@ -173,6 +181,12 @@ class _Run:
         if self.spec.case_sensitive or not isinstance(claimed, str):
             return False  # casefolding applies to strings only: 101 never matches "101"
         return bool(self._names().folded_match(claimed))
+
+    def _tuple_names(self) -> bool:
+        value = self.stored.value
+        if isinstance(value, Domain):
+            return False
+        return derived(value, "entities.tuple_names", lambda: _has_tuple(value))
 
     def _names(self) -> NameIndex:
         if self._index is None:
@@ -206,19 +220,18 @@ def _structure(label: str, claimed: Any, supported: str, reason: str) -> Unsuppo
     return UnsupportedClaim(label, claimed, supported, reason=reason, code="field_missing")
 
 
-def _stopped(output: Mapping[str, Any], path: str) -> str:
+def _has_tuple(value: Ranking | Table) -> bool:
+    names = value.names if isinstance(value, Ranking) else value.keys
+    return any(isinstance(name, tuple) for name in names)
+
+
+def _stopped(output: Mapping[str, Any], steps: Path, depth: int) -> str:
     """`` (no 'entities' under 'summary', a dict)``: where a path into the output ran out."""
-    parts = path.split(".")
-    parent: Any = output
-    for depth, part in enumerate(parts):
-        found, value = walk_path(parent, part)
-        if not found:
-            if depth == 0:
-                return f" (no field {part!r})"
-            above = ".".join(parts[:depth])
-            return f" (no {part!r} under {above!r}, {kind_of(parent)})"
-        parent = value
-    return ""  # pragma: no cover - only called when the full path is missing
+    part = steps[depth]
+    if depth == 0:
+        return f" (no field {part!r})"
+    _, parent, _ = walk_steps(output, steps[:depth])
+    return f" (no {part!r} under {path_text(steps[:depth])!r}, {kind_of(parent)})"
 
 
 def _as_fields(fields: object) -> tuple[str, ...]:
@@ -237,24 +250,31 @@ def entities_recorded(
     fields: Sequence[str],
     fact: str,
     *,
-    path: str | None = None,
+    path: str | Sequence[Hashable] | None = (),
     allow_empty: bool = False,
     case_sensitive: bool = True,
 ) -> NamedCheck:
     """Every name in the output ``fields`` must be recorded in ``fact``.
 
     ``fact`` is a Domain, a Ranking (its names) or a Table (its key column). A field holds one
-    name or a list of names, checked member by member (a tuple is one composite name, as a
-    Table key may be). Names compare type-strictly; ``case_sensitive=False`` casefolds strings
-    only. An empty list fails unless ``allow_empty``: it claims that none qualified.
+    name or a list (or tuple) of names, checked member by member; when the recorded names are
+    themselves tuples (composite Table keys), a tuple is one name. Names compare type-strictly;
+    ``case_sensitive=False`` casefolds strings only. An empty list fails unless
+    ``allow_empty``: it claims that none qualified.
 
-    ``path`` (dotted; list indices allowed) walks into the *output*, from its root to the object
-    holding ``fields``; when it ends on a list, the fields are read from every element:
-    ``path="summary.entities", fields=["name"]`` checks each entity's name. A miss names the
+    ``path`` (a dotted string or a sequence of keys; ``()`` is the root; list indices allowed)
+    walks into the *output*, from its root to the object holding ``fields`` (a step the output
+    lacks fails as a missing field named by the steps so far); when it ends on a list, the
+    fields are read from every element: ``path="summary.entities", fields=["name"]`` checks
+    each entity's name. A miss names the
     closest recorded name ("did you mean 'harbour'?"). Arguments are validated here.
     """
     spec = _EntitiesRecorded(
-        _as_fields(fields), fact, path=path, allow_empty=allow_empty, case_sensitive=case_sensitive
+        _as_fields(fields),
+        fact,
+        path=cast(Path, path),
+        allow_empty=allow_empty,
+        case_sensitive=case_sensitive,
     )
     return NamedCheck(
         describe(_BUILDER, fact=fact, fields=list(spec.fields)),
@@ -270,11 +290,15 @@ def check_entities_recorded(
     fields: Sequence[str],
     fact: str,
     *,
-    path: str | None = None,
+    path: str | Sequence[Hashable] | None = (),
     allow_empty: bool = False,
     case_sensitive: bool = True,
 ) -> None:
     """Run :func:`entities_recorded` once, outside a boundary; raises UnsupportedClaim."""
     _EntitiesRecorded(
-        _as_fields(fields), fact, path=path, allow_empty=allow_empty, case_sensitive=case_sensitive
+        _as_fields(fields),
+        fact,
+        path=cast(Path, path),
+        allow_empty=allow_empty,
+        case_sensitive=case_sensitive,
     )(registry, output)

@@ -1,7 +1,8 @@
 """field_matches_fact: an output field must equal a registered value, structurally and exactly.
 
-Equality is type-strict all the way down: a bool is not a number, 3 is not 3.0, a list is not a
-tuple, and mapping keys compare type-strictly ({1: …} is not {"1": …}). The comparison is
+Equality is structural: numbers compare by value (3 equals 3.0, ``[1, 2.0]`` equals ``[1, 2]``),
+as in every numeric check; a bool is never a number, a list is not a tuple, and mapping keys
+compare type-strictly ({1: …} is not {"1": …}, nor {1.0: …}). The comparison is
 against the value *as recorded*: ``record`` keeps a tuple a tuple, so a fact recorded as a tuple
 never equals the list a JSON output carries — record JSON-shaped facts as lists. There is no
 numeric tolerance: for numbers computed from data, use the numeric checks.
@@ -12,13 +13,21 @@ ValueError otherwise: a misconfigured check) → the field must be present → e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from groundplane_otel._keys import strict_equal, strict_key
+from groundplane_otel._keys import strict_key, value_equal
 from groundplane_otel._numbers import is_number
-from groundplane_otel.checks._base import NamedCheck, describe, field_value, walk_path
+from groundplane_otel.checks._base import (
+    NamedCheck,
+    Path,
+    as_path,
+    describe,
+    field_value,
+    path_text,
+    walk_steps,
+)
 from groundplane_otel.checks._names import kind_of
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
 from groundplane_otel.errors import UnsupportedClaim
@@ -36,25 +45,20 @@ class _FieldMatchesFact:
 
     field: str
     fact: str
-    path: str | None = None
+    path: Path = ()
 
     def __post_init__(self) -> None:
         require_name(_BUILDER, "field", self.field)
         require_name(_BUILDER, "fact", self.fact)
-        require_name(_BUILDER, "path", self.path, optional=True)
-        if self.path is not None and "" in self.path.split("."):
-            raise ValueError(
-                f"{_BUILDER}: path must be dotted keys or list indices like 'totals.q3', "
-                f"got {self.path!r}"
-            )
+        object.__setattr__(self, "path", as_path(_BUILDER, self.path))
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
         stored = registry.peek(self.fact)
         expected = self._expected(stored.value)
         claimed = field_value(output, self.field)
-        if strict_equal(claimed, expected):
+        if value_equal(claimed, expected):
             return
-        what = "the recorded value" if self.path is None else f"the fact's {self.path!r}"
+        what = "the recorded value" if not self.path else f"the fact's {path_text(self.path)!r}"
         raise UnsupportedClaim(
             self.field,
             claimed,
@@ -73,44 +77,38 @@ class _FieldMatchesFact:
                 "compares a plain value recorded with record() (use superlative, row_integrity, "
                 "aggregate_reconciles or entities_recorded for typed facts)"
             )
-        found, expected = walk_path(value, self.path)
+        found, expected, depth = walk_steps(value, self.path)
         if not found:
             raise ValueError(
-                f"{_BUILDER}: fact {self.fact!r} has no path {self.path!r}"
-                f"{_stopped(value, self.path or '')}"
+                f"{_BUILDER}: fact {self.fact!r} has no path {path_text(self.path)!r}"
+                f"{_stopped(value, self.path, depth)}"
             )
         return expected
 
 
-def _stopped(value: Any, path: str) -> str:
+def _stopped(value: Any, path: Path, depth: int) -> str:
     """`` (no 'q4' under 'totals', a dict with keys 'q1', 'q2')``: where the path ran out."""
-    parts = path.split(".")
-    for depth, part in enumerate(parts):
-        found, inner = walk_path(value, part)
-        if not found:
-            above = "the value" if depth == 0 else repr(".".join(parts[:depth]))
-            if isinstance(value, Mapping):
-                return (
-                    f" (no {part!r} under {above}, a mapping with keys {quote_names(list(value))})"
-                )
-            if isinstance(value, (list, tuple)):
-                return f" (no {part!r} under {above}, {kind_of(value)} of {len(value)})"
-            return f" (no {part!r} under {above}, {kind_of(value)})"
-        value = inner
-    return ""  # pragma: no cover - only called when the full path is missing
+    _, parent, _ = walk_steps(value, path[:depth])
+    part = path[depth]
+    above = "the value" if depth == 0 else repr(path_text(path[:depth]))
+    if isinstance(parent, Mapping):
+        return f" (no {part!r} under {above}, a mapping with keys {quote_names(list(parent))})"
+    if isinstance(parent, (list, tuple)):
+        return f" (no {part!r} under {above}, {kind_of(parent)} of {len(parent)})"
+    return f" (no {part!r} under {above}, {kind_of(parent)})"
 
 
 def _difference(claimed: Any, expected: Any, at: str = "") -> str:
     """The first place where ``claimed`` and ``expected`` differ, said plainly."""
     where = f"at {at}: " if at else ""
+    if is_number(claimed) and is_number(expected):
+        return f"{where}{claimed!r} is off by {offset(claimed, expected)} from {expected!r}"
     if type(claimed) is not type(expected):
         note = ""
         if isinstance(claimed, list) and isinstance(expected, tuple):
             note = " (lists are not tuples; record JSON-shaped facts as lists)"
         elif isinstance(claimed, bool) or isinstance(expected, bool):
             note = " (a bool is never a number)"
-        elif is_number(claimed) and is_number(expected):
-            note = " (3 and 3.0 differ in type)"
         elif isinstance(claimed, str) and is_number(expected):
             note = " (numeric-looking strings are never numbers)"
         return (
@@ -123,10 +121,8 @@ def _difference(claimed: Any, expected: Any, at: str = "") -> str:
         if len(claimed) != len(expected):
             return f"{where}{len(claimed)} items, the fact has {len(expected)}"
         for position, (left, right) in enumerate(zip(claimed, expected, strict=True)):
-            if not strict_equal(left, right):
+            if not value_equal(left, right):
                 return _difference(left, right, f"{at}[{position}]")
-    if is_number(claimed) and is_number(expected):
-        return f"{where}{claimed!r} is off by {offset(claimed, expected)} from {expected!r}"
     return f"{where}{claimed!r} is not {expected!r}"
 
 
@@ -145,21 +141,24 @@ def _mapping_difference(claimed: dict[Any, Any], expected: dict[Any, Any], at: s
         return "; ".join(parts) + " (keys compare type-strictly)"
     for token, key in want.items():
         left = claimed[have[token]]
-        if not strict_equal(left, expected[key]):
+        if not value_equal(left, expected[key]):
             return _difference(left, expected[key], f"{at}[{key!r}]")
     return "they differ"  # pragma: no cover - only called when strict_equal said so
 
 
-def field_matches_fact(field: str, fact: str, path: str | None = None) -> NamedCheck:
+def field_matches_fact(
+    field: str, fact: str, path: str | Sequence[Hashable] | None = ()
+) -> NamedCheck:
     """``output[field]`` must equal the value recorded as ``fact`` (or the part ``path`` names).
 
-    Structural and type-strict: bools are not numbers, lists are not tuples, mapping keys
-    compare type-strictly, and the comparison is against the value as recorded (a fact recorded
-    as a tuple never equals a JSON list). ``path`` (dotted; list indices allowed) walks into the
-    *fact*, not the output; a path the fact does not have is a ValueError when the check runs.
-    Arguments are validated here.
+    Structural: numbers compare by value (3 equals 3.0), bools are not numbers, lists are not
+    tuples, mapping keys compare type-strictly, and the comparison is against the value as
+    recorded (a fact recorded as a tuple never equals a JSON list). ``path`` (a dotted string,
+    or a sequence of keys; ``()`` is the root; list indices allowed) walks into the *fact*, not
+    the output; a path the fact does not have is a ValueError when the check runs. Arguments
+    are validated here.
     """
-    spec = _FieldMatchesFact(field, fact, path)
+    spec = _FieldMatchesFact(field, fact, cast(Path, path))
     return NamedCheck(
         describe(_BUILDER, fact=fact, field=field), spec, family=_BUILDER, facts=(fact,)
     )
@@ -170,7 +169,7 @@ def check_field_matches_fact(
     output: Mapping[str, Any],
     field: str,
     fact: str,
-    path: str | None = None,
+    path: str | Sequence[Hashable] | None = (),
 ) -> None:
     """Run :func:`field_matches_fact` once, outside a boundary; raises UnsupportedClaim."""
-    _FieldMatchesFact(field, fact, path)(registry, output)
+    _FieldMatchesFact(field, fact, cast(Path, path))(registry, output)

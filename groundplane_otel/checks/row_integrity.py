@@ -6,8 +6,10 @@ field — and names the row the claimed value really belongs to ("88000 belongs 
 Evaluation order: the fact must be a Table → every mapped column must exist (a developer
 mistake otherwise: ValueError) → the key field must be present and name a row (type-strict) →
 each mapped field, in order: present → the row holds the column (ValueError naming fact, row
-and column otherwise — a data gap, never blamed on the model) → equal to the cell (numbers
-within the tolerances, anything else by type-strict structural equality).
+and column otherwise — a data gap, never blamed on the model) → a number claimed against an
+empty (``None``) cell is a ValueError too (the table can neither support nor refute it) → equal
+to the cell (numbers within the tolerances, anything else by structural equality: numbers by
+value, everything else type-strict).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundplane_otel._keys import strict_equal, strict_key
+from groundplane_otel._keys import strict_key, value_equal
 from groundplane_otel._numbers import as_fraction, is_number, matches, validate_tolerances
 from groundplane_otel.checks._base import NamedCheck, describe, field_value
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._names import kind_of, name_index
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
 from groundplane_otel.checks._resolve import resolve_table
-from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
 from groundplane_otel.registry import FactRegistry
 
@@ -80,6 +82,12 @@ class _RowIntegrity:
                     "incomplete, so this claim cannot be checked"
                 )
             cell = row[column]
+            if cell is None and _is_number(claimed):
+                raise ValueError(
+                    f"{_BUILDER}: fact {self.fact!r}: column {column!r}, row {claimed_key!r} is "
+                    f"empty (None), so the number {claimed!r} in field {name!r} can be neither "
+                    "supported nor refuted; record the value, or leave the field out of fields"
+                )
             if not self._same(claimed, cell):
                 raise self._mismatch(
                     table, stored, row, field=name, column=column, claimed=claimed, cell=cell
@@ -95,9 +103,10 @@ class _RowIntegrity:
             )
         for name, column in self.fields:
             if column not in table.columns:
-                raise ValueError(
+                raise UnknownColumn(
                     f"{_BUILDER}: fact {self.fact!r} has no column {column!r} (mapped from "
-                    f"field {name!r}); columns: {list(table.columns)}"
+                    f"field {name!r}); columns: {list(table.columns)}",
+                    column,
                 )
         return self.fields
 
@@ -110,7 +119,7 @@ class _RowIntegrity:
             return True  # ints and floats compare by exact value
         if is_number(cell):
             return matches(claimed, cell, self.tolerance, self.rel_tolerance)
-        return strict_equal(claimed, cell)
+        return value_equal(claimed, cell)
 
     def _fail(
         self, stored: Fact, field: str, claimed: Any, supported: Any, *, reason: str, code: str
@@ -217,6 +226,11 @@ class _RowIntegrity:
         if not self.tolerance and not self.rel_tolerance:
             return " (exact comparison)"
         return f" (tolerance={self.tolerance!r}, rel_tolerance={self.rel_tolerance!r})"
+
+
+def _is_number(value: object) -> bool:
+    """An int or float claim (never a bool), finite or not: what a None cell cannot judge."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _index(table: Table, column: str) -> _ColumnIndex:

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan
 
 from groundplane_otel.otel import _scopes
 from groundplane_otel.otel._lineage import CHAIN_ATTR
-from groundplane_otel.otel._spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
+from groundplane_otel.otel._spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, span_attributes
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.guard import GroundplaneSpanProcessor
@@ -23,32 +24,45 @@ def fast_hooks(
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
     fields (``sdk_layout()``): the same decisions as the generic hooks, at a fraction of
     the cost for the spans the guard ignores (no attribute lookups on ``processor``, no
-    property calls)."""
+    property calls). A span whose ``_attributes`` another processor replaced (OpenInference's
+    pydantic-ai processor puts a plain dict there) is read through the public API."""
     store, lineage = processor.store, processor._lineage
-    roots, traces, roots_limit = store._roots, store._traces, store._roots_limit
+    roots, requests, shared, spans = store._roots, store._requests, store.shared, store.spans
+    roots_limit = store._roots_limit
+    root_started, span_request = store.root_started, processor._inherit_request
     scopes, bind, release = _scopes.current_scopes, _scopes.bind, _scopes.release
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
+    bounded = BoundedAttributes
 
     def on_start(span: Any, parent_context: Context | None = None) -> None:
         try:
             parent = span._parent
             inherited = None
-            if parent is None or parent[2]:  # a local root: TraceStore.root_started
-                trace_id = span._context[0]
-                roots.setdefault(trace_id, []).append(None)
-                if len(roots) > roots_limit:
-                    store.root_started(trace_id)  # prunes
+            context = span._context
+            if parent is None or parent[2]:  # a local root: TraceStore.root_started, inlined
+                trace_id, span_id = context[0], context[1]
+                live = roots.setdefault(trace_id, [])
+                live.append(span_id)
+                if live[0] != span_id or len(roots) > roots_limit:  # a second root, or prune
+                    live.remove(span_id)  # the store decides: keys, pruning
+                    root_started(trace_id, span_id)
                 if scopes():
                     bind(trace_id)
             else:
                 trace_id = parent[0]
+                if trace_id in shared:  # two requests in one trace: whose span is this?
+                    span_request(context[1], parent[1])
                 if trace_id in lineage:  # a guardable span started in this trace
                     inherited = processor._inherited(parent_context)
             if not guarded:
                 return
-            name, attributes = span._name, span._attributes._dict
+            name, attributes = span._name, span._attributes
+            if type(attributes) is not bounded:  # replaced by another processor
+                attributes = span_attributes(span)
+            else:
+                attributes = attributes._dict
             if llm_disjoint(attributes) and not name.startswith(prefixes) and name not in llm_names:
                 if inherited:
                     span.__dict__[CHAIN_ATTR] = inherited
@@ -59,25 +73,34 @@ def fast_hooks(
 
     def on_end(span: Any) -> None:
         try:
+            context = span._context
+            trace_id = context[0]
+            request = spans.pop(context[1], trace_id) if shared else trace_id
             if by_tool:
-                attributes = span._attributes._dict
+                attributes = span._attributes
+                if type(attributes) is not bounded:  # replaced by another processor
+                    attributes = span_attributes(span)
+                else:
+                    attributes = attributes._dict
                 if not tool_disjoint(attributes):
-                    processor._tool_ended(span, attributes)
+                    processor._tool_ended(span, attributes, request)
             parent = span._parent
             if parent is None or parent[2]:  # a local root: TraceStore.root_ended
-                trace_id = span._context[0]
                 live = roots.get(trace_id)
-                if live is not None and trace_id not in traces:  # no facts held
-                    try:  # noqa: SIM105 - contextlib.suppress costs more than this work
-                        live.pop()
-                    except IndexError:  # another root of this trace emptied it meanwhile
-                        pass
-                    if not live:
-                        roots.pop(trace_id, None)
-                        lineage.pop(trace_id, None)
-                        release(trace_id)
+                if (
+                    live is not None
+                    and len(live) == 1
+                    and live[0] == context[1]
+                    and request not in requests
+                ):
+                    live.clear()  # its only live root, no facts held: nothing to lock
+                    roots.pop(trace_id, None)
+                    lineage.pop(trace_id, None)
+                    if shared:
+                        shared.discard(trace_id)
+                    release(trace_id)
                     return
-                processor._root_ended(trace_id)  # the store decides, under its lock
+                processor._root_ended(trace_id, context[1], request)
         except Exception:
             processor._internal_error("on_end")
 

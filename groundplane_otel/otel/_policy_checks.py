@@ -27,10 +27,20 @@ FAMILIES: Final[Mapping[str, str]] = {
     "row_integrity": "row_integrity",
     "comparison": "comparison",
     "field_matches_fact": "field_match",
+    "no_restricted_values": "restricted",
+    "entities_in_scope": "scope",
+    "citations_retrieved": "citations",
+    "quotes_anchored": "anchors",
+    "numbers_recorded": "numbers",
 }
 """Check family (the key a policy writes) → module in ``groundplane_otel.checks``."""
 
+_MANY_FACTS: Final = frozenset({"numbers_recorded"})
+"""Families whose ``fact`` may be a list (the facts a text may draw on)."""
+
 _PREFIX = re.compile(r"^\w+(\([^)]*\))?:\s*")
+_FACT_LISTS: Final = ("facts", "documents", "approved")
+"""Arguments naming boundary facts (a list); ``vocabulary`` names one."""
 
 
 def _builder(family: str) -> Callable[..., NamedCheck]:
@@ -53,7 +63,11 @@ def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
 def _fact_argument(
     reader: Reader, path: Path, family: str, arguments: dict[str, Any], facts: list[str]
 ) -> None:
-    """Default ``fact`` to the boundary's only fact; refuse a fact the boundary does not list."""
+    """Default ``fact`` to the boundary's only fact (every fact, for a family reading several);
+    refuse a fact the boundary does not list."""
+    if "fact" not in arguments and family in _MANY_FACTS:
+        arguments["fact"] = list(facts)
+        return
     if "fact" not in arguments:
         if len(facts) != 1:
             reader.fail(
@@ -63,7 +77,21 @@ def _fact_argument(
             )
         arguments["fact"] = facts[0]
         return
-    fact = reader.string((*path, "fact"), arguments["fact"])
+    value = arguments["fact"]
+    if isinstance(value, list) and family in _MANY_FACTS:  # a family reading several facts
+        for position, item in enumerate(value):
+            _listed(
+                reader,
+                (*path, "fact", position),
+                reader.string((*path, "fact", position), item),
+                facts,
+            )
+        return
+    _listed(reader, (*path, "fact"), reader.string((*path, "fact"), value), facts)
+
+
+def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
+    """Refuse a fact the boundary does not list."""
     if fact not in facts:
         close = suggest(fact, facts)
         fix = (
@@ -72,10 +100,29 @@ def _fact_argument(
             else f"add {echo(fact)} to this boundary's facts, or read one of: {', '.join(facts)}"
         )
         reader.fail(
-            (*path, "fact"),
+            path,
             f"the check reads fact {echo(fact)}, which this boundary does not list in its facts",
             fix,
         )
+
+
+def _named_facts(
+    reader: Reader, path: Path, arguments: Mapping[str, Any], facts: list[str]
+) -> None:
+    """Facts a check names in a list argument (``documents: [kb]``) or ``vocabulary`` must be
+    among the boundary's facts: located at the entry, with a "did you mean"."""
+    named: list[tuple[Path, object]] = []
+    for argument in _FACT_LISTS:
+        value = arguments.get(argument)
+        if isinstance(value, list):
+            named += [((*path, argument, index), item) for index, item in enumerate(value)]
+    if isinstance(arguments.get("vocabulary"), str):
+        named.append(((*path, "vocabulary"), arguments["vocabulary"]))
+    for where, fact in named:
+        if isinstance(fact, str) and fact not in facts:
+            close = suggest(fact, facts)
+            fix = f"did you mean {close!r}?" if close else f"add {fact!r} to this boundary's facts"
+            reader.fail(where, f"fact {fact!r} is not among this boundary's facts", fix)
 
 
 def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> NamedCheck:
@@ -112,6 +159,7 @@ def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> N
     for name, parameter in parameters.items():
         if parameter.default is parameter.empty and name not in arguments:
             reader.fail(path, f"missing required argument {name!r}", f"add `{name}: ...`")
+    _named_facts(reader, path, arguments, facts)
     try:
         return builder(**arguments)
     except (TypeError, ValueError) as exc:

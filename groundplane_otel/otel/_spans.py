@@ -95,12 +95,19 @@ def operation(name: str, attributes: Mapping[str, Any]) -> Any:
 
 
 def is_agent(name: str, attributes: Mapping[str, Any]) -> bool:
-    return (
-        attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_INVOKE_AGENT
-        or sc.GEN_AI_AGENT_NAME in attributes
-        or sc.OI_AGENT_NAME in attributes
-        or attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_AGENT
-        or name.partition(" ")[0] == sc.OP_INVOKE_AGENT
+    """An agent run's span: by its operation or OpenInference kind when it has one (a ``chat``
+    or tool span carrying ``gen_ai.agent.name``, as pydantic-ai writes them, is not), else by
+    its name or an agent-name attribute."""
+    operation = attributes.get(sc.GEN_AI_OPERATION_NAME)
+    if operation is not None:
+        return bool(operation == sc.OP_INVOKE_AGENT)
+    kind = attributes.get(sc.OI_SPAN_KIND)
+    if kind is not None:
+        return bool(kind == sc.OI_KIND_AGENT)
+    first = name.partition(" ")[0]
+    return first == sc.OP_INVOKE_AGENT or (
+        first not in sc.LLM_OPERATIONS
+        and (sc.GEN_AI_AGENT_NAME in attributes or sc.OI_AGENT_NAME in attributes)
     )
 
 

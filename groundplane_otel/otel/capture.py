@@ -3,6 +3,12 @@
 Three conventions are read: GenAI ``execute_tool`` spans, OpenInference TOOL spans and legacy
 Traceloop entities. A fact declaration (FactSpec) says which tool, and optionally which
 arguments, feed which fact name and how the result becomes a Ranking, Table, Domain or value.
+
+Retrieval spans are read as tool calls too (``kind: documents`` facts): GenAI ``retrieval``
+spans (the tool is ``gen_ai.data_source.id``, the result ``gen_ai.retrieval.documents``, the
+arguments the query text and top_k) and OpenInference RETRIEVER spans (the tool is the span
+name, the result the ``retrieval.documents.{i}.document.id|content|score`` attributes, the
+argument ``input.value`` as the query).
 """
 
 from __future__ import annotations
@@ -14,11 +20,12 @@ from typing import Any
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.checks._base import walk_path
+from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import TraceStore, estimate_size
+from groundplane_otel.otel.store import RequestKey, TraceStore, estimate_size
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -33,6 +40,7 @@ class ToolCall:
     call_id: str | None
     arguments: Any
     result: Any
+    retrieval: bool = False
 
 
 def _str(value: object) -> str | None:
@@ -68,7 +76,53 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.TRACELOOP_ENTITY_INPUT),
             attributes.get(sc.TRACELOOP_ENTITY_OUTPUT),
         )
+    return _read_retrieval(attributes, span_name)
+
+
+def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
+    """A GenAI ``retrieval`` span or an OpenInference RETRIEVER span, as a tool call."""
+    if attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_RETRIEVAL:
+        arguments: dict[str, Any] = {}
+        if isinstance(attributes.get(sc.GEN_AI_RETRIEVAL_QUERY_TEXT), str):
+            arguments["query"] = attributes[sc.GEN_AI_RETRIEVAL_QUERY_TEXT]
+        if sc.GEN_AI_RETRIEVAL_TOP_K in attributes:
+            arguments["top_k"] = attributes[sc.GEN_AI_RETRIEVAL_TOP_K]
+        tool = _str(attributes.get(sc.GEN_AI_DATA_SOURCE_ID))
+        return ToolCall(
+            "genai",
+            tool or span_name.partition(" ")[2] or span_name,
+            None,
+            arguments,
+            attributes.get(sc.GEN_AI_RETRIEVAL_DOCUMENTS),
+            retrieval=True,
+        )
+    if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_RETRIEVER:
+        query = attributes.get(sc.OI_INPUT_VALUE)
+        return ToolCall(
+            "openinference",
+            span_name,
+            None,
+            {"query": query} if isinstance(query, str) else {},
+            _openinference_documents(attributes),
+            retrieval=True,
+        )
     return None
+
+
+def _openinference_documents(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``retrieval.documents.{i}.document.id|content|score`` as ``[{id, content, score}]``
+    (None when the span carries no document attributes)."""
+    prefix = sc.OI_RETRIEVAL_DOCUMENTS_PREFIX
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix) :].partition(".document.")
+        if index.isdigit() and rest in ("id", "content", "score"):
+            found.setdefault(int(index), {})[rest] = value
+    if not found:
+        return None
+    return [found.get(index, {}) for index in range(max(found) + 1)]
 
 
 def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
@@ -96,6 +150,8 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
     if spec.kind == "value":
         return data
+    if spec.kind == "documents":
+        return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
         pairs: list[tuple[Hashable, Any]]
         if spec.key and spec.score:
@@ -138,6 +194,19 @@ def _arguments(raw: Any, limits: Limits) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _uncut(documents: list[Any], length_limit: int) -> list[Any]:
+    """A document content cut at the attribute length limit is not the document's content:
+    it becomes "not captured" (None), so an anchor is never judged on half a text."""
+    return [
+        {**doc, "content": None}
+        if isinstance(doc, dict)
+        and isinstance(doc.get("content"), str)
+        and len(doc["content"]) == length_limit
+        else doc
+        for doc in documents
+    ]
+
+
 def arguments_match(spec: FactSpec, arguments: Mapping[str, Any]) -> bool:
     return all(
         key in arguments and strict_equal(arguments[key], expected)
@@ -161,8 +230,14 @@ class FactCapture:
     def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
         return self.by_tool.get(tool, ())
 
-    def capture(self, call: ToolCall, trace_id: int, span_id: int) -> None:
-        """Parse the result once and record every fact whose declaration matches the call."""
+    def restricts(self, tool: str) -> bool:
+        """Does ``tool`` feed a restricted fact? (Its result then never goes on a span the
+        guard writes, whatever ``capture_content`` says.)"""
+        return any(spec.restricted for spec in self.by_tool.get(tool, ()))
+
+    def capture(self, call: ToolCall, request: RequestKey, trace_id: int, span_id: int) -> None:
+        """Parse the result once and record every fact whose declaration matches the call,
+        into ``request`` (the tool span's ``trace_id``/``span_id`` are the provenance)."""
         specs = self.by_tool.get(call.tool)
         if not specs or call.result is None:
             return
@@ -171,8 +246,11 @@ class FactCapture:
         specs = tuple(spec for spec in specs if arguments_match(spec, arguments))
         if not specs:
             return
+        result = call.result
+        if call.retrieval and isinstance(result, list) and self.length_limit is not None:
+            result = _uncut(result, self.length_limit)
         parsed = parse_payload(
-            call.result,
+            result,
             max_bytes=limits.max_payload_bytes,
             max_depth=limits.max_depth,
             length_limit=self.length_limit,
@@ -183,13 +261,13 @@ class FactCapture:
         for spec in specs:
             if not parsed.ok:
                 self.store.problem(
-                    trace_id, spec.name, parsed.status, kind=spec.kind, source=call.source
+                    request, spec.name, parsed.status, kind=spec.kind, source=call.source
                 )
                 continue
             self.record(
                 spec,
                 payload=parsed.value,
-                trace_id=trace_id,
+                request=request,
                 provenance=provenance,
                 source=call.source,
             )
@@ -199,19 +277,21 @@ class FactCapture:
         spec: FactSpec,
         *,
         payload: Any,
-        trace_id: int,
+        request: RequestKey,
         provenance: Provenance,
         source: str,
     ) -> str:
         """Build the typed value of ``spec`` and store it, accounted at the memory it retains
         (``store.estimate_size``); a mis-shaped result is unparseable."""
+        if spec.restricted:  # before the value becomes readable: never visible unrestricted
+            self.store.registry(request).restrict(spec.name)
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):
-            self.store.problem(trace_id, spec.name, "unparseable", kind=spec.kind, source=source)
+            self.store.problem(request, spec.name, "unparseable", kind=spec.kind, source=source)
             return "unparseable"
         return self.store.record(
-            trace_id,
+            request,
             spec.name,
             value,
             source=source,

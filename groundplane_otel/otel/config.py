@@ -14,9 +14,9 @@ from groundplane_otel.checks._base import NamedCheck
 
 __all__ = ["BoundarySpec", "FactKind", "FactSpec", "GuardConfig", "Limits", "MatchSpec", "Mode"]
 
-FactKind = Literal["ranking", "table", "domain", "value"]
+FactKind = Literal["ranking", "table", "domain", "value", "documents"]
 Mode = Literal["enforce", "observe"]
-FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value")
+FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
 
 
@@ -29,6 +29,10 @@ class FactSpec:
     table: rows keyed by ``key``; ``exhaustive=False`` marks a truncated result.
     domain: a list of names, or rows whose ``key`` column is the name.
     value: the payload as is. ``arguments``: only calls whose arguments include these.
+    documents: what a retrieval returned (``tool`` is the data source id, or the retrieval
+    span's name): a list of ``{id, score?, content?}`` objects.
+    ``restricted=True``: evidence no output may reveal (``no_restricted_values``; never in
+    telemetry).
     """
 
     name: str
@@ -41,10 +45,20 @@ class FactSpec:
     path: str | None = None
     label: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    restricted: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"fact name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.restricted, bool):
+            raise ValueError(
+                f"fact {self.name!r}: restricted must be True or False, got {self.restricted!r}"
+            )
+        if self.kind == "documents" and (self.key or self.score):
+            raise ValueError(
+                f"fact {self.name!r}: a documents fact takes no key= or score= (documents carry "
+                "their own id and score)"
+            )
         if not isinstance(self.tool, str) or not self.tool:
             raise ValueError(f"fact {self.name!r}: tool must be a non-empty string")
         if self.kind not in FACT_KINDS:

@@ -18,16 +18,26 @@ from typing import Any, Literal
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
-from groundplane_otel.otel import redaction
+from groundplane_otel.otel import _withheld, redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import BoundarySpec, Mode
 from groundplane_otel.otel.output import OutputRead
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.semconv import Outcome, Verdict
 from groundplane_otel.otel.store import FactsView
+from groundplane_otel.registry import FactRegistry
 from groundplane_otel.report import Report
 
-__all__ = ["CheckPlan", "decide", "evaluate", "plan_checks", "run_all", "skipped", "unreadable"]
+__all__ = [
+    "CheckPlan",
+    "decide",
+    "evaluate",
+    "no_output",
+    "plan_checks",
+    "run_all",
+    "skipped",
+    "unreadable",
+]
 
 logger = logging.getLogger(__name__)
 CheckFn = Callable[[Any, Mapping[str, Any]], None]
@@ -81,10 +91,16 @@ Run = tuple[list[tuple[str, Verdict]], list[Finding], list[str]]
 
 
 def run_all(
-    boundary: str, plan: Sequence[CheckPlan], output: Mapping[str, Any], view: FactsView
+    boundary: str,
+    plan: Sequence[CheckPlan],
+    output: Mapping[str, Any],
+    view: FactsView,
+    *,
+    hint: str = "",
 ) -> Run:
     """Every check of the boundary, always (telemetry counts each one, whatever the report
-    mode): (verdict per check, findings, names of the checks that passed)."""
+    mode): (verdict per check, findings, names of the checks that passed). ``hint`` explains
+    a missing fact (where facts come from)."""
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []
@@ -94,9 +110,10 @@ def run_all(
         blocked = _blocker(step.needs, view) if step.needs else None
         if blocked is not None:
             fact, reason = blocked
-            claim = OutputUnchecked(
-                boundary, reason, f"check {name} needs fact {fact!r}", fact=fact
-            )
+            detail = f"check {name} needs fact {fact!r}"
+            if hint and reason == sc.REASON_FACT_MISSING:
+                detail = f"{detail}; {hint}"
+            claim = OutputUnchecked(boundary, reason, detail, fact=fact)
             findings.append(Finding("error", reason, claim, name, family, fact))
             verdicts.append((family, "error"))
             continue
@@ -173,6 +190,7 @@ def decide(
                 redaction.mark(finding.claim, line)
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
+    _withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture
     registry = view.registry
     links = tuple((fact, registry.peek(fact).provenance) for fact in facts if fact in registry)
     return Evaluation(
@@ -194,6 +212,30 @@ def unreadable(boundary: str, problem: str) -> Run:
     return [], [Finding("error", sc.REASON_OUTPUT_UNREADABLE, claim)], []
 
 
+def no_output(boundary: BoundarySpec, mode: Mode, *, span_failed: bool) -> Evaluation:
+    """A matched run (agent span) that ended with no answer checked below it: an error
+    (fail closed), or skipped when the run itself failed (the app already gets that error)."""
+    if span_failed:
+        return skipped(boundary, mode, "span_error")
+    claim = OutputUnchecked(
+        boundary.name,
+        sc.REASON_NO_OUTPUT,
+        "the run ended with no answer the guard could check (no span below it carried one, "
+        "and none was submitted)",
+    )
+    run: Run = [], [Finding("error", sc.REASON_NO_OUTPUT, claim)], []
+    return decide(
+        boundary.name,
+        mode,
+        boundary.report_mode,
+        run,
+        facts=boundary.facts,
+        view=FactsView(FactRegistry().view(()), {}),
+        duration=0.0,
+        capture_content=False,
+    )
+
+
 def evaluate(
     boundary: BoundarySpec,
     mode: Mode,
@@ -203,6 +245,7 @@ def evaluate(
     span_failed: bool,
     plan: Sequence[CheckPlan] | None = None,
     capture_content: bool = False,
+    hint: str = "",
 ) -> Evaluation:
     """Decide the outcome of one matched output (``read.status`` is not ``not_output``)."""
     started = time.perf_counter()
@@ -215,7 +258,7 @@ def evaluate(
     else:
         if plan is None:
             plan = plan_checks(boundary.checks, boundary.facts)
-        run = run_all(boundary.name, plan, read.value, view)
+        run = run_all(boundary.name, plan, read.value, view, hint=hint)
     return decide(
         boundary.name,
         mode,

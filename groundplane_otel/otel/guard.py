@@ -11,7 +11,8 @@ every span below one, holds the tuple of its enclosing guardable spans. Spans ou
 or LLM span carry nothing and cost one context lookup; nothing is locked or cleaned up.
 
 The per-span hooks built once per guard live in ``_hooks``, the span readers and the SDK-field
-probe in ``_spans``, the lineage kept on span instances in ``_lineage``.
+probe in ``_spans``, the lineage kept on span instances in ``_lineage``, and what a guarded
+span's end checks and counts (the accounting invariant, adapters) in ``_accounting``.
 """
 
 from __future__ import annotations
@@ -23,20 +24,17 @@ from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import _scopes
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._accounting import Accounting
 from groundplane_otel.otel._hooks import fast_hooks, ignore_end, ignore_start
 from groundplane_otel.otel._lineage import (
     CHAIN_ATTR,
-    COVERED_ATTR,
     HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
     WATCHERS_ATTR,
-    Lineage,
-    same_answer,
 )
 from groundplane_otel.otel._spans import (
     LLM_KEYS,
@@ -53,10 +51,9 @@ from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
 )
 from groundplane_otel.otel.environment import raise_internal_errors_from_env
-from groundplane_otel.otel.evaluate import CheckPlan, evaluate, plan_checks
-from groundplane_otel.otel.output import OutputRead, read_output
-from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
-from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.evaluate import CheckPlan, plan_checks
+from groundplane_otel.otel.result import Evaluation
+from groundplane_otel.otel.store import RequestKey, TraceStore
 from groundplane_otel.otel.telemetry import Telemetry
 
 __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
@@ -64,7 +61,7 @@ __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
 logger = logging.getLogger(__name__)
 
 
-class GroundplaneSpanProcessor(Lineage, SpanProcessor):
+class GroundplaneSpanProcessor(Accounting, SpanProcessor):
     """The guard. Build it with ``install()``; one instance per TracerProvider."""
 
     def __init__(
@@ -100,6 +97,8 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
         self._lineage_limit = 4 * config.limits.max_traces
         self._enabled = True
         self._unknown_warned: set[str] = set()
+        self._delegated: set[str] = set()  # boundaries checked by framework adapters
+        self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
         if _sdk_layout():  # per-instance closures: every span of the app goes through them
             self.on_start, self.on_end = fast_hooks(self)  # type: ignore[method-assign,assignment]
 
@@ -113,11 +112,13 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
             parent = span.parent
             inherited: tuple[Any, ...] | None = None
             if parent is None or parent.is_remote:
-                trace_id = span.get_span_context().trace_id
-                self.store.root_started(trace_id)
+                trace_id, span_id = span_ids(span)
+                self.store.root_started(trace_id, span_id)
                 _scopes.bind(trace_id)
             else:
                 trace_id = parent.trace_id
+                if trace_id in self.store.shared:
+                    self._inherit_request(span_ids(span)[1], parent.span_id)
                 if trace_id in self._lineage:
                     inherited = self._inherited(parent_context)
             if not self.boundaries:
@@ -141,11 +142,13 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
             return
         try:
             attributes = span_attributes(span)
+            trace_id, span_id = span_ids(span)
+            request = self.store.spans.pop(span_id, trace_id) if self.store.shared else trace_id
             if self.capture.by_tool and not TOOL_KEYS.isdisjoint(attributes):
-                self._tool_ended(span, attributes)
+                self._tool_ended(span, attributes, request)
             parent = span.parent
             if parent is None or parent.is_remote:
-                self._root_ended(span_ids(span)[0])
+                self._root_ended(trace_id, span_id, request)
         except Exception:
             self._internal_error("on_end")
 
@@ -182,15 +185,23 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
             or name in self._span_names
         )
 
-    def _tool_ended(self, span: ReadableSpan, attributes: Mapping[str, Any]) -> None:
-        """A span with a tool key ended: the facts its result feeds."""
+    def _tool_ended(
+        self, span: ReadableSpan, attributes: Mapping[str, Any], request: RequestKey
+    ) -> None:
+        """A span with a tool key ended: the facts its result feeds (into its request)."""
         call = read_tool_call(attributes, span.name)
         if call is not None and sc.FACT_SOURCE not in attributes:
             trace_id, span_id = span_ids(span)
-            self.capture.capture(call, trace_id, span_id)
+            self.capture.capture(call, request, trace_id, span_id)
 
-    def _root_ended(self, trace_id: int) -> None:
-        if self.store.root_ended(trace_id):
+    def _inherit_request(self, span_id: int, parent_id: int) -> None:
+        """A span started in a shared trace: it belongs to its parent's request."""
+        request = self.store.spans.get(parent_id)
+        if request is not None:
+            self.store.span_started(span_id, request)
+
+    def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None:
+        if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
             _scopes.release(trace_id)
 
@@ -229,11 +240,11 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
             if not self._enabled:
                 original(end_time)
                 return
-            evaluation: Evaluation | None = None
+            evaluations: list[Evaluation] = []
             internal: Exception | None = None
             try:
-                evaluation = self._evaluate(span)
-                if evaluation is not None:
+                evaluations = self._evaluate(span)
+                for evaluation in evaluations:
                     self.telemetry.annotate(span, evaluation)
             except Exception as exc:
                 internal = exc
@@ -243,7 +254,7 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
                 original(end_time)  # the SDK's end(), or another guard's wrapper around it
             except BaseException as exc:
                 ended_with = exc
-            if evaluation is not None:
+            for evaluation in evaluations:
                 try:
                     self.telemetry.record(span, evaluation)
                 except Exception as exc:
@@ -251,11 +262,12 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
                     self._internal_error("metrics", reraise=False)
             if internal is not None and self.raise_internal_errors:
                 raise internal
-            if evaluation is not None and evaluation.error is not None:
-                deferred = _scopes.deliver(span_ids(span)[0], evaluation.error)
+            error = next((e.error for e in evaluations if e.error is not None), None)
+            if error is not None:
+                deferred = _scopes.deliver(span_ids(span)[0], error)
                 if not deferred:
-                    self._hand_up(span, evaluation.error)
-                    raise evaluation.error
+                    self._hand_up(span, error)
+                    raise error
             handed = vars(span).get(HANDED_ATTR, NO_DICT).pop(id(self), None)
             if handed is not None and not _scopes.in_flight(handed, sys.exc_info()[1]):
                 raise handed  # a nested LLM span raised it, and something swallowed it
@@ -263,62 +275,6 @@ class GroundplaneSpanProcessor(Lineage, SpanProcessor):
                 raise ended_with
 
         return end
-
-    def _evaluate(self, span: Span) -> Evaluation | None:
-        attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
-        slots = vars(span)
-        chain: tuple[Any, ...] = slots.get(CHAIN_ATTR, ())
-        spec = self._match(span, attributes, chain)
-        if spec is None:
-            return None
-        mode = spec.mode or self.config.mode
-        submitted = slots.get(OUTPUT_ATTR)
-        read = (
-            OutputRead("output", submitted)
-            if submitted is not None
-            else read_output(attributes, self.config.limits, self.length_limit)
-        )
-        if read.status == "not_output":
-            return None
-        if read.status == "absent" and (
-            is_agent(span.name, attributes) or self._guarded_above(span, chain, spec)
-        ):
-            return None  # the answer is read where it is carried: below, or an enclosing span
-        ancestors = chain[1:] if chain and chain[0] is span else chain
-        covered: list[tuple[int, str, Any]] | None = slots.get(COVERED_ATTR)
-        if covered:  # an answer was checked on a span below this one (an LLM or agent span)
-            mine = [
-                answer for guard, name, answer in covered if guard == id(self) and name == spec.name
-            ]
-            if mine and (
-                read.status != "output" or any(same_answer(seen, read.value) for seen in mine)
-            ):
-                return None  # the same answer, checked once: at the innermost span
-        trace_id = span_ids(span)[0]
-        try:
-            failed = span.status.status_code is StatusCode.ERROR
-            view = self.store.view(trace_id, spec.facts)
-            evaluation = evaluate(
-                spec,
-                mode,
-                read,
-                view,
-                span_failed=failed,
-                plan=self._plans[spec.name],
-                capture_content=self.config.capture_content,
-            )
-            self.store.account_derived(trace_id, spec.facts)  # what the checks cached
-            checked = (id(self), spec.name, read.value if read.status == "output" else None)
-            for ancestor in ancestors:
-                vars(ancestor).setdefault(COVERED_ATTR, []).append(checked)
-        except Exception as exc:  # a guard bug: counted as an error output, never raised
-            self._internal_error("checking", reraise=False)
-            claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
-            finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
-            evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
-            if self.raise_internal_errors:
-                raise
-        return evaluation
 
     def _internal_error(self, where: str, *, reraise: bool = True) -> None:
         self.internal_errors += 1

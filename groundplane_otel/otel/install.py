@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import SpanLimits
@@ -18,6 +19,7 @@ from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.evaluate import plan_checks
 from groundplane_otel.otel.guard import GroundplaneSpanProcessor
 from groundplane_otel.otel.reported import ReportOrError, reported_evaluation
+from groundplane_otel.otel.result import Evaluation
 from groundplane_otel.otel.telemetry import Telemetry
 from groundplane_otel.registry import FactRegistry
 
@@ -154,6 +156,25 @@ class Guard:
             telemetry.record(span, evaluation)
         except Exception:
             self.processor._internal_error(f"record_evaluation ({boundary})")
+
+    def check_output(
+        self, output: Mapping[str, Any] | str, *, boundary: str, span: Span | None = None
+    ) -> Evaluation:
+        """Check an answer a framework adapter holds (its guardrail or validator hook) against
+        the facts of ``span``'s request (default: the current span), exactly like the span
+        path: the same telemetry on ``span``, counted once (an answer the span path already
+        checked in this run returns that evaluation, not counted again), the run marked as
+        answered. Returns the Evaluation; ``.error`` is what enforce mode would raise — the
+        adapter raises it (or asks for a retry) the framework's way. Never raises for a bad
+        answer; an unknown ``boundary`` is a ValueError."""
+        target = span if span is not None else trace.get_current_span()
+        return self.processor.check_output(target, output, boundary)
+
+    def delegate(self, boundary: str) -> None:
+        """``boundary``'s answers are checked by a framework adapter through ``check_output``:
+        the span path stops reading LLM outputs for it and only keeps the run accounting (a
+        matched agent span that ends with no ``check_output`` below it is error/no_output)."""
+        self.processor.delegate(boundary)
 
     def __repr__(self) -> str:
         names = [spec.name for spec in self.config.boundaries]

@@ -9,7 +9,7 @@ A turn that only asks for tool calls is not an output.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +17,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.payload import parse_payload
 
-__all__ = ["OutputRead", "parse_answer", "read_output"]
+__all__ = ["OutputRead", "parse_answer", "read_output", "tool_call_finish"]
 
 ReadStatus = Literal["output", "not_output", "absent", "unreadable", "refusal"]
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
@@ -27,74 +27,131 @@ _TOOL_PARTS = frozenset({"tool_call", "function_call"})
 @dataclass(frozen=True, slots=True)
 class OutputRead:
     """``output``: ``value`` is the JSON object; ``not_output``: a tool-call turn (ignored);
-    ``absent``: nothing to read; ``unreadable``: text without a JSON object; ``refusal``."""
+    ``absent``: nothing to read; ``unreadable``: no usable JSON object (``missing_content``:
+    a part or message that has a type but no content — content capture off); ``refusal``."""
 
     status: ReadStatus
     value: Mapping[str, Any] | None = None
     problem: str = ""
+    missing_content: bool = False
+
+
+_NO_JSON = "no JSON object in the answer text"
 
 
 def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> OutputRead:
-    """The JSON object in a model's answer text: bare, in a markdown fence, or embedded."""
-    problem = "no JSON object in the answer text"
-    for position, candidate in enumerate(_candidates(text)):
-        parsed = parse_payload(
-            candidate,
-            max_bytes=limits.max_payload_bytes,
-            max_depth=limits.max_depth,
-            length_limit=length_limit if position == 0 else None,
-        )
-        if parsed.ok:
-            if isinstance(parsed.value, dict):
-                return OutputRead("output", parsed.value)
-            continue
-        if parsed.status == "truncated":
-            return OutputRead("unreadable", problem=f"truncated: {parsed.problem}")
-        if not parsed.problem.startswith("invalid JSON"):
-            problem = f"{parsed.status}: {parsed.problem}"  # a real problem beats "not found"
-    return OutputRead("unreadable", problem=problem)
-
-
-def _candidates(text: str) -> Iterator[str]:
-    """Where the JSON object may be, most likely first (computed only as far as needed)."""
-    yield text.strip()
-    for match in _FENCE.finditer(text):
-        yield match.group(1).strip()
+    """The JSON object in a model's answer text: bare, in markdown fences (several fenced
+    objects must agree: two different answers are ambiguous), or embedded."""
+    whole = _parse(text.strip(), limits, length_limit)
+    if whole.status != "unreadable" or whole.problem != _NO_JSON:
+        return whole
+    fenced = [_parse(match.group(1).strip(), limits, None) for match in _FENCE.finditer(text)]
+    if fenced:
+        read = _agreeing(fenced)
+        if read.status == "output" or read.problem != _NO_JSON:
+            return read
     first, last = text.find("{"), text.rfind("}")
     if 0 <= first < last:
-        yield text[first : last + 1]
+        return _parse(text[first : last + 1], limits, None)
+    return OutputRead("unreadable", problem=_NO_JSON)
+
+
+def _parse(candidate: str, limits: Limits, length_limit: int | None) -> OutputRead:
+    parsed = parse_payload(
+        candidate,
+        max_bytes=limits.max_payload_bytes,
+        max_depth=limits.max_depth,
+        length_limit=length_limit,
+    )
+    if parsed.ok:
+        if isinstance(parsed.value, dict):
+            return OutputRead("output", parsed.value)
+        return OutputRead("unreadable", problem=_NO_JSON)
+    if parsed.status == "truncated":
+        return OutputRead("unreadable", problem=f"truncated: {parsed.problem}")
+    if parsed.problem.startswith("invalid JSON"):
+        return OutputRead("unreadable", problem=_NO_JSON)
+    return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
+
+
+def tool_call_finish(reasons: Any) -> bool:
+    """Do finish reasons (one string, or a list of them) say the turn asks for tool calls?"""
+    if isinstance(reasons, str):
+        return reasons in sc.TOOL_CALL_FINISH_REASONS
+    if isinstance(reasons, (list, tuple)) and reasons:
+        return all(isinstance(r, str) and r in sc.TOOL_CALL_FINISH_REASONS for r in reasons)
+    return False
+
+
+def _kind(part: Mapping[str, Any]) -> str | None:
+    kind = part.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+_MISSING = OutputRead(
+    "unreadable", problem="a text part has no content (content capture off?)", missing_content=True
+)
+
+
+def _beside_tool_calls(read: OutputRead) -> OutputRead:
+    """Text sent alongside tool calls: a JSON answer is an output (checked); prose without one
+    is the turn's preamble, not an answer."""
+    if read.status == "unreadable" and read.problem == _NO_JSON:
+        return OutputRead("not_output")
+    return read
 
 
 def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -> OutputRead:
-    """One GenAI message: its parts, or OpenAI-style ``content``/``tool_calls``/``refusal``."""
-    if message.get("finish_reason") in sc.TOOL_CALL_FINISH_REASONS:
-        return OutputRead("not_output")
+    """One GenAI message: its parts, or OpenAI-style ``content``/``tool_calls``/``refusal``.
+    ``finish_reason`` is read from the message (merged in by the caller from the span)."""
+    tool_turn = tool_call_finish(message.get("finish_reason"))
     parts = message.get("parts")
-    if parts is None:  # OpenAI chat message shape (OpenInference output.value)
+    if parts is None:  # OpenAI chat message shape (OpenInference output.value, flattening)
         content = message.get("content")
+        calls = bool(message.get("tool_calls"))
         if isinstance(content, str) and content:
-            return parse_answer(content, limits, cut)
+            read = parse_answer(content, limits, cut)
+            return _beside_tool_calls(read) if calls or tool_turn else read
+        if content is not None and not isinstance(content, str):
+            return OutputRead("unreadable", problem="message content is not a string")
         if message.get("refusal"):
             return OutputRead("refusal")
-        if message.get("tool_calls"):
+        if calls or tool_turn:
             return OutputRead("not_output")
         return OutputRead("absent")
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
-    kinds = [part.get("type") for part in parts if isinstance(part, Mapping)]
-    if kinds and all(kind in _TOOL_PARTS for kind in kinds):
-        return OutputRead("not_output")
-    result = OutputRead("absent")
-    for part in reversed(parts):
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("content"), str):
-            result = parse_answer(part["content"], limits, cut)
-            if result.status == "output":
-                return result
-        elif part.get("type") == "refusal" and result.status == "absent":
-            result = OutputRead("refusal")
-    return result
+    if any(not isinstance(part, Mapping) for part in parts):
+        return OutputRead("unreadable", problem="a part is not an object")
+    kinds = [_kind(part) for part in parts]
+    if None in kinds:
+        return OutputRead("unreadable", problem="a part has no string type")
+    calls = any(kind in _TOOL_PARTS for kind in kinds)
+    texts = [part for part in parts if part["type"] == "text"]
+    if not texts:
+        if calls or tool_turn:
+            return OutputRead("not_output")
+        if "refusal" in kinds:
+            return OutputRead("refusal")
+        return OutputRead("absent")
+    if any(not isinstance(part.get("content"), str) for part in texts):
+        return _MISSING if not calls else OutputRead("not_output")
+    read = parse_answer("".join(part["content"] for part in texts), limits, cut)
+    if read.status != "output" and len(texts) > 1:  # not one answer in chunks: one per part?
+        read = _agreeing([parse_answer(part["content"], limits, cut) for part in texts])
+    return _beside_tool_calls(read) if calls or tool_turn else read
+
+
+def _agreeing(reads: list[OutputRead]) -> OutputRead:
+    """The one JSON answer several texts carry (two different ones are ambiguous)."""
+    answers = [read for read in reads if read.status == "output"]
+    if answers:
+        if any(read.value != answers[0].value for read in answers[1:]):
+            problem = f"ambiguous: {len(answers)} different JSON objects"
+            return OutputRead("unreadable", problem=problem)
+        return answers[0]
+    failed = [read for read in reads if read.problem != _NO_JSON]
+    return failed[0] if failed else OutputRead("unreadable", problem=_NO_JSON)
 
 
 def _last_assistant(messages: Any) -> Mapping[str, Any] | None:
@@ -108,35 +165,41 @@ def _last_assistant(messages: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def _flattened(
-    attributes: Mapping[str, Any], prefix: str, inner: str, limits: Limits, cut: int | None
-) -> OutputRead:
+class _Malformed(ValueError):
+    """A flattened key that does not follow the convention."""
+
+
+def _flattened(attributes: Mapping[str, Any], prefix: str, inner: str) -> dict[int, dict[str, Any]]:
     """OpenInference / Traceloop flattening: ``{prefix}{i}.{inner}role|content|tool_calls...``."""
     messages: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix):
             continue
         index, _, rest = key[len(prefix) :].partition(".")
-        if not index.isdigit():
-            continue
+        if not (index.isascii() and index.isdigit()):
+            raise _Malformed(f"flattened key with index {index[:20]!r}")
         rest = rest.removeprefix(inner)
         entry = messages.setdefault(int(index), {})
         if rest.startswith("tool_calls."):
             entry["tool_calls"] = True
         else:
             entry[rest] = value
-    if not messages:
-        return OutputRead("absent")
-    assistant = [i for i in sorted(messages) if messages[i].get("role", "assistant") == "assistant"]
-    if not assistant:
-        return OutputRead("absent")
-    return _from_message(messages[assistant[-1]], limits, cut)
+    return messages
+
+
+def _with_finish(message: Mapping[str, Any], reasons: Any) -> Mapping[str, Any]:
+    if reasons is None or message.get("finish_reason") is not None:
+        return message
+    return {**message, "finish_reason": reasons}
 
 
 def read_output(
     attributes: Mapping[str, Any], limits: Limits, length_limit: int | None = None
 ) -> OutputRead:
     """The structured output a span's attributes carry (see the module docstring)."""
+    reasons = attributes.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)
+    if reasons is None:
+        reasons = attributes.get(sc.OI_LLM_FINISH_REASON)
     raw = attributes.get(sc.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
         parsed = parse_payload(
@@ -148,35 +211,47 @@ def read_output(
         if not parsed.ok:
             return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
         message = _last_assistant(parsed.value)
-        return (
-            OutputRead("absent")
-            if message is None
-            else _from_message(message, limits, length_limit)
-        )
+        if message is None:
+            return OutputRead("absent")
+        return _from_message(_with_finish(message, reasons), limits, length_limit)
     for prefix, inner in (
         (sc.OI_OUTPUT_MESSAGES_PREFIX, "message."),
         (sc.GEN_AI_COMPLETION_PREFIX, ""),
     ):
-        flat = _flattened(attributes, prefix, inner, limits, length_limit)
-        if flat.status != "absent":
-            return flat
+        try:
+            messages = _flattened(attributes, prefix, inner)
+        except _Malformed as malformed:
+            return OutputRead("unreadable", problem=str(malformed))
+        assistant = [
+            i for i in sorted(messages) if messages[i].get("role", "assistant") == "assistant"
+        ]
+        if assistant:
+            message = _with_finish(messages[assistant[-1]], reasons)
+            return _from_message(message, limits, length_limit)
     value = attributes.get(sc.OI_OUTPUT_VALUE)
     if isinstance(value, str) and value:
-        parsed = parse_payload(
-            value, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
-        )
-        if (
-            parsed.ok
-            and isinstance(parsed.value, dict)
-            and isinstance(parsed.value.get("choices"), list)
-        ):
-            choices = parsed.value["choices"]
-            first = choices[0] if choices and isinstance(choices[0], Mapping) else {}
-            message = dict(first.get("message") or {})
-            message.setdefault("finish_reason", first.get("finish_reason"))
-            return _from_message(message, limits, length_limit)
-        return parse_answer(value, limits, length_limit)
-    reasons = attributes.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)
-    if reasons and all(reason in sc.TOOL_CALL_FINISH_REASONS for reason in reasons):
+        return _output_value(value, reasons, limits, length_limit)
+    if tool_call_finish(reasons):
         return OutputRead("not_output")
+    if reasons:  # the model finished an answer turn, but the span carries no content
+        problem = "the span carries no output content (content capture off?)"
+        return OutputRead("unreadable", problem=problem, missing_content=True)
     return OutputRead("absent")
+
+
+def _output_value(value: str, reasons: Any, limits: Limits, length_limit: int | None) -> OutputRead:
+    """OpenInference ``output.value``: an OpenAI response (``choices``) or the answer itself."""
+    parsed = parse_payload(value, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
+    if not (parsed.ok and isinstance(parsed.value, dict) and "choices" in parsed.value):
+        return parse_answer(value, limits, length_limit)
+    choices = parsed.value["choices"]
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return OutputRead("unreadable", problem="output.value choices is not a list of objects")
+    first = choices[0]
+    message = first.get("message")
+    if isinstance(message, str):
+        message = {"content": message}
+    if not isinstance(message, Mapping):
+        return OutputRead("unreadable", problem="output.value choices[0].message is not an object")
+    finish = first.get("finish_reason", reasons)
+    return _from_message(_with_finish(message, finish), limits, length_limit)

@@ -27,6 +27,7 @@ from typing import Any, Final, Literal, cast
 
 from groundplane_otel._echo import echo
 from groundplane_otel.otel._policy_checks import build_check
+from groundplane_otel.otel._policy_evidence import check_evidence
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
 from groundplane_otel.otel._policy_yaml import read_yaml
 from groundplane_otel.otel.config import (
@@ -56,6 +57,7 @@ _FACT: Final = (
     "path",
     "label",
     "arguments",
+    "restricted",
 )
 _BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode")
 _MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
@@ -95,7 +97,7 @@ def _read(reader: Reader, data: object) -> GuardConfig:
     ]
     declared = [fact.name for fact in facts]
     boundaries = [
-        _boundary(reader, name, spec, declared)
+        _boundary(reader, name, spec, declared, {fact.name: fact for fact in facts})
         for name, spec in reader.names(("boundaries",), top.get("boundaries"), "boundary")
     ]
     if not boundaries:
@@ -145,6 +147,7 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
     )
     higher = reader.boolean((*path, "higher_is_better"), spec.get("higher_is_better", True))
     exhaustive = reader.boolean((*path, "exhaustive"), spec.get("exhaustive", True))
+    restricted = reader.boolean((*path, "restricted"), spec.get("restricted", False))
     arguments = spec.get("arguments", {})
     if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
         reader.fail(
@@ -158,6 +161,12 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
             "a table fact needs `key` (the column that identifies a row)",
             "add `key: <column>`",
         )
+    if kind == "documents" and (key is not None or score is not None):
+        reader.fail(
+            (*path, "key" if key is not None else "score"),
+            "a documents fact takes no `key` or `score` (each document has its id and score)",
+            "drop it",
+        )
     if kind == "ranking" and (key is None) != (score is None):
         reader.fail(
             path,
@@ -165,7 +174,19 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
             "add the missing one, or drop both for a {name: score} result",
         )
     try:
-        return FactSpec(name, tool, kind, key, score, higher, exhaustive, where, label, arguments)
+        return FactSpec(
+            name,
+            tool,
+            kind,
+            key,
+            score,
+            higher,
+            exhaustive,
+            where,
+            label,
+            arguments,
+            restricted=restricted,
+        )
     except ValueError as exc:  # a rule config.py adds later still fails here, located
         reader.fail(path, str(exc), "correct this fact")
 
@@ -193,7 +214,13 @@ def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
     return MatchSpec(agent, operation, span, dict(attributes))
 
 
-def _boundary(reader: Reader, name: str, raw: object, declared: list[str]) -> BoundarySpec:
+def _boundary(
+    reader: Reader,
+    name: str,
+    raw: object,
+    declared: list[str],
+    specs: Mapping[str, FactSpec] | None = None,
+) -> BoundarySpec:
     path: Path = ("boundaries", name)
     spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
     facts = reader.string_list((*path, "facts"), spec["facts"])
@@ -219,6 +246,11 @@ def _boundary(reader: Reader, name: str, raw: object, declared: list[str]) -> Bo
         build_check(reader, (*path, "checks", index), item, facts)
         for index, item in enumerate(checks)
     )
+    for index, item in enumerate(checks):  # evidence families: kinds and restriction, located
+        ((family, arguments),) = item.items()
+        check_evidence(
+            reader, (*path, "checks", index), family, arguments or {}, facts, specs or {}
+        )
     mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
     report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
     match = _match(reader, (*path, "match"), spec.get("match", {}))

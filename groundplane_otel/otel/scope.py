@@ -46,9 +46,10 @@ def _span(span: trace.Span | None, what: str) -> trace.Span:
 
 
 def trace_registry(span: trace.Span | None = None, *, guard: Guard | None = None) -> FactRegistry:
-    """The fact registry of the current span's trace (writable; bounded like captured facts)."""
-    trace_id = _span(span, "trace_registry()").get_span_context().trace_id
-    return _guard(guard).processor.store.registry(trace_id)
+    """The fact registry of the current span's request — the spans under its local root span
+    (writable; bounded like captured facts)."""
+    processor = _guard(guard).processor
+    return processor.store.registry(processor.request_of(_span(span, "trace_registry()")))
 
 
 def boundary(

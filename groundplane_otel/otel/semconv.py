@@ -19,9 +19,14 @@ GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_COMPLETION_PREFIX: Final = "gen_ai.completion."  # legacy Traceloop flattening
+GEN_AI_DATA_SOURCE_ID: Final = "gen_ai.data_source.id"
+GEN_AI_RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"  # JSON [{id, score}, ...]
+GEN_AI_RETRIEVAL_QUERY_TEXT: Final = "gen_ai.retrieval.query.text"
+GEN_AI_RETRIEVAL_TOP_K: Final = "gen_ai.retrieval.top_k"
 
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_RETRIEVAL: Final = "retrieval"
 LLM_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", OP_INVOKE_AGENT})
 TOOL_CALL_FINISH_REASONS: Final = frozenset({"tool_calls", "tool_call", "function_call"})
 
@@ -31,11 +36,14 @@ OI_TOOL_NAME: Final = "tool.name"
 OI_TOOL_ID: Final = "tool.id"
 OI_INPUT_VALUE: Final = "input.value"
 OI_OUTPUT_VALUE: Final = "output.value"
+OI_LLM_FINISH_REASON: Final = "llm.finish_reason"  # OpenInference (openai-agents) LLM spans
 OI_OUTPUT_MESSAGES_PREFIX: Final = "llm.output_messages."
 OI_AGENT_NAME: Final = "agent.name"  # on OpenInference AGENT spans
 OI_LLM_KINDS: Final = frozenset({"LLM", "AGENT"})
 OI_KIND_AGENT: Final = "AGENT"
 OI_KIND_TOOL: Final = "TOOL"
+OI_KIND_RETRIEVER: Final = "RETRIEVER"
+OI_RETRIEVAL_DOCUMENTS_PREFIX: Final = "retrieval.documents."  # .{i}.document.id|content|score
 
 # Where an agent's name is read (on the span or an ancestor), in this order.
 AGENT_NAME_KEYS: Final = (GEN_AI_AGENT_NAME, OI_AGENT_NAME)
@@ -87,11 +95,15 @@ METRIC_CLAIMS: Final = "groundplane.claims"
 METRIC_OUTPUTS: Final = "groundplane.outputs"
 METRIC_CHECK_DURATION: Final = "groundplane.check.duration"
 METRIC_FACTS: Final = "groundplane.facts"
+METRIC_VERIFIER_SPANS: Final = "groundplane.verifier.spans"  # received / dropped
+METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # decided / incomplete
+VERIFIER_OUTCOME: Final = "groundplane.verifier.outcome"
 METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
 UNIT_CLAIM: Final = "{claim}"
 UNIT_OUTPUT: Final = "{output}"
 UNIT_SECONDS: Final = "s"
 UNIT_FACT: Final = "{fact}"
+UNIT_SPAN: Final = "{span}"
 UNIT_TRACE: Final = "{trace}"
 DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 
@@ -101,11 +113,12 @@ Outcome = Literal["passed", "blocked", "flagged", "skipped", "error"]
 SkipReason = Literal["refusal", "span_error"]
 FactSource = Literal["genai", "openinference", "traceloop", "code", "mcp", "langgraph"]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
-FactKindLabel = Literal["ranking", "table", "domain", "value", "unknown"]
+FactKindLabel = Literal["ranking", "table", "domain", "value", "documents", "unknown"]
 FACT_SOURCES: Final = ("genai", "openinference", "traceloop", "code", "mcp", "langgraph")
 
 # Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
 REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"
+REASON_NO_OUTPUT: Final = "no_output"
 REASON_FACT_MISSING: Final = "fact_missing"
 REASON_FACT_CONFLICT: Final = "fact_conflict"
 REASON_FACT_TRUNCATED: Final = "fact_truncated"

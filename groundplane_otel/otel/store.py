@@ -1,9 +1,17 @@
-"""Per-trace fact registries: thread-safe, bounded, every drop counted.
+"""Per-request fact registries: thread-safe, bounded, every drop counted.
 
-A trace's state lives from its first fact (or agent span) until its local root span ends; the
-least recently used traces are evicted past ``max_traces`` or ``max_total_bytes``, idle ones
-after ``ttl_seconds``. A second, different result under one fact name is a conflict: the fact
-is withdrawn and the checks that need it fail closed.
+Facts belong to one request: the work under one local root span in this process. A request's
+state lives from its first fact until its local root span ends; the least recently used are
+evicted past ``max_traces`` or ``max_total_bytes``, idle ones after ``ttl_seconds``. A second,
+different result under one fact name is a conflict: the fact is withdrawn and the checks that
+need it fail closed.
+
+The key of a request (``RequestKey``) is its trace id when it is the first live local root of
+that trace in this process (the usual case: no per-span bookkeeping); another local root of the
+same trace while one is live (two requests arriving with one incoming ``traceparent``) gets
+``(trace_id, root_span_id)``, and the trace becomes *shared*: until its last local root ends,
+each span started in it maps its span id to its request's key (inherited from its parent;
+``span_request``), so no incoming trace id can make two requests share evidence.
 """
 
 from __future__ import annotations
@@ -16,13 +24,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel._keys import strict_equal
+from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
 from groundplane_otel.otel._sizing import derived_size, retained_size
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["FactsView", "TraceRegistry", "TraceStore", "estimate_size", "fact_kind"]
+__all__ = [
+    "FactsView",
+    "RequestKey",
+    "TraceRegistry",
+    "TraceStore",
+    "estimate_size",
+    "fact_kind",
+]
 
+RequestKey = int | tuple[int, int]  # trace id, or (trace id, local root span id)
 FactCounter = Callable[[str, str, str], None]  # (kind, source, outcome)
 
 
@@ -34,6 +51,8 @@ def fact_kind(value: object) -> str:
         return "table"
     if isinstance(value, Domain):
         return "domain"
+    if isinstance(value, Documents):
+        return "documents"
     return "value"
 
 
@@ -63,6 +82,11 @@ def _same(left: object, right: object) -> bool:
         )
     if isinstance(left, Domain) and isinstance(right, Domain):
         return left.label == right.label and left.members == right.members  # str members
+    if isinstance(left, Documents) and isinstance(right, Documents):
+        return left.source == right.source and strict_equal(
+            [(d.id, d.score, d.content) for d in left.documents],
+            [(d.id, d.score, d.content) for d in right.documents],
+        )
     return strict_equal(left, right)
 
 
@@ -76,18 +100,18 @@ class FactsView:
 
 
 class TraceRegistry(FactRegistry):
-    """The registry of one trace. Recording in code goes through the store's bounds and conflict
-    rules: a conflicting or over-limit record raises ValueError (as write-once does)."""
+    """The registry of one request. Recording in code goes through the store's bounds and
+    conflict rules: a conflicting or over-limit record raises ValueError (as write-once does)."""
 
-    def __init__(self, store: TraceStore, trace_id: int) -> None:
+    def __init__(self, store: TraceStore, request: RequestKey) -> None:
         super().__init__()
         self._store_owner = store
-        self._trace_id = trace_id
+        self._request = request
 
     def _store(self, name: str, value: Any, provenance: Provenance) -> Fact:
         self._check_writable(name)
         outcome = self._store_owner.record(
-            self._trace_id,
+            self._request,
             name,
             value,
             source="code",
@@ -97,11 +121,11 @@ class TraceRegistry(FactRegistry):
         )
         if outcome == "ended":
             raise ValueError(
-                f"fact {name!r} was not recorded: this registry's trace has ended (its local "
-                "root span ended, or it was evicted); record facts while the trace is live"
+                f"fact {name!r} was not recorded: this registry's request has ended (its "
+                "local root span ended, or it was evicted); record facts while it is live"
             )
         if outcome not in ("recorded", "duplicate"):
-            raise ValueError(f"fact {name!r} was not recorded in this trace: {outcome}")
+            raise ValueError(f"fact {name!r} was not recorded in this request: {outcome}")
         return self.peek(name)
 
     def _insert(self, name: str, value: Any, provenance: Provenance) -> None:
@@ -111,17 +135,8 @@ class TraceRegistry(FactRegistry):
         self._facts.pop(name, None)
 
 
-class _Trace:
-    __slots__ = (
-        "bytes",
-        "covered",
-        "derived",
-        "meta",
-        "problems",
-        "registry",
-        "spans",
-        "touched",
-    )
+class _Request:
+    __slots__ = ("bytes", "derived", "meta", "problems", "registry", "touched")
 
     def __init__(self, registry: TraceRegistry, now: float) -> None:
         self.registry = registry
@@ -130,12 +145,10 @@ class _Trace:
         self.bytes = 0
         self.derived: dict[str, tuple[int, int]] = {}  # fact -> (cached results, their bytes)
         self.touched = now
-        self.spans: dict[int, tuple[Any, ...]] = {}  # live span id -> enclosing agent spans
-        self.covered: dict[int, set[tuple[str, str]]] = {}  # agent span id -> checked outputs
 
 
 class TraceStore:
-    """All live traces of this process, keyed by trace id."""
+    """The live requests of this process, by ``RequestKey`` (see the module docstring)."""
 
     def __init__(
         self,
@@ -149,80 +162,114 @@ class TraceStore:
         self._count_traces = count_traces
         self._clock = clock
         self._lock = threading.Lock()
-        self._traces: OrderedDict[int, _Trace] = OrderedDict()
-        self._roots: dict[int, list[None]] = {}  # trace id -> one entry per live local root
+        self._requests: OrderedDict[RequestKey, _Request] = OrderedDict()
+        self._roots: dict[int, list[int]] = {}  # trace id -> span ids of its live local roots
+        self.shared: set[int] = set()  # traces with two live local roots at some point
+        self.spans: dict[int, RequestKey] = {}  # span id -> request, in shared traces only
+        self._spans_limit = 16 * limits.max_traces
         self._roots_limit = 4 * limits.max_traces
         self._total_bytes = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._traces)
+        return len(self._requests)
 
-    def root_started(self, trace_id: int) -> None:
-        """A local root span started (runs for every trace: lock-free, each step one atomic
-        dict or list operation under the GIL)."""
+    def root_started(self, trace_id: int, span_id: int) -> RequestKey:
+        """A local root span started: the key of its request (runs for every trace: lock-free,
+        each step one atomic dict or list operation under the GIL). The first live root of a
+        trace is keyed by the trace id; any other, by ``(trace_id, span_id)``, and the trace
+        becomes shared."""
         roots = self._roots
-        roots.setdefault(trace_id, []).append(None)
+        live = roots.setdefault(trace_id, [])
+        live.append(span_id)
         if len(roots) > self._roots_limit:  # roots that never ended
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
                 roots.pop(next(iter(roots)), None)
             except (RuntimeError, StopIteration):  # changed meanwhile
                 pass
+        if live[0] == span_id:
+            return trace_id
+        self.shared.add(trace_id)
+        request = (trace_id, span_id)
+        self.span_started(span_id, request)
+        return request
 
-    def root_ended(self, trace_id: int) -> bool:
-        """A local root span ended; when it was the trace's last, the trace's facts are dropped
-        (not counted as evicted) and True is returned."""
+    def span_started(self, span_id: int, request: RequestKey) -> None:
+        """A span of a shared trace started in ``request`` (bounded: oldest entries go first)."""
+        spans = self.spans
+        spans[span_id] = request
+        if len(spans) > self._spans_limit:  # spans that never ended
+            try:  # noqa: SIM105 - contextlib.suppress costs more than this work
+                spans.pop(next(iter(spans)), None)
+            except (RuntimeError, StopIteration):  # changed meanwhile
+                pass
+
+    def span_request(self, trace_id: int, span_id: int) -> RequestKey:
+        """The request a live span belongs to."""
+        if trace_id in self.shared:
+            return self.spans.get(span_id, trace_id)
+        return trace_id
+
+    def root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> bool:
+        """A local root span ended: its request's facts are dropped (not counted as evicted).
+        True when it was the trace's last live local root."""
         live = self._roots.get(trace_id)
+        last = True
         if live:
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
-                live.pop()
-            except IndexError:  # another thread emptied it meanwhile
+                live.remove(span_id)
+            except ValueError:  # pruned, or another thread emptied it meanwhile
                 pass
-            if live:
-                return False
-        self._roots.pop(trace_id, None)
-        if trace_id in self._traces:
+            last = not live
+        if request != trace_id:
+            self.spans.pop(span_id, None)
+        if last:
+            self._roots.pop(trace_id, None)
+            self.shared.discard(trace_id)
+        if request in self._requests:
             with self._lock:
-                if trace_id in self._traces:
-                    self._drop(trace_id, evicted=False)
-        return True
+                if request in self._requests:
+                    self._drop(request, evicted=False)
+        return last
 
     def clear(self) -> None:
-        """The guard is uninstalled: release every trace still in flight (not counted as
+        """The guard is uninstalled: release every request still in flight (not counted as
         evicted: no check will ask for their facts)."""
         with self._lock:
-            while self._traces:
-                self._drop(next(iter(self._traces)), evicted=False)
+            while self._requests:
+                self._drop(next(iter(self._requests)), evicted=False)
             self._roots.clear()
+            self.shared.clear()
+            self.spans.clear()
 
-    def _get(self, trace_id: int, create: bool) -> _Trace | None:
-        state = self._traces.get(trace_id)
+    def _get(self, request: RequestKey, create: bool) -> _Request | None:
+        state = self._requests.get(request)
         now = self._clock()
         if state is not None:
             state.touched = now
-            self._traces.move_to_end(trace_id)
+            self._requests.move_to_end(request)
             return state
         if not create:
             return None
         self._expire(now)
-        while len(self._traces) >= self.limits.max_traces:
-            self._drop(next(iter(self._traces)), evicted=True)
-        state = _Trace(TraceRegistry(self, trace_id), now)
-        self._traces[trace_id] = state
+        while len(self._requests) >= self.limits.max_traces:
+            self._drop(next(iter(self._requests)), evicted=True)
+        state = _Request(TraceRegistry(self, request), now)
+        self._requests[request] = state
         if self._count_traces is not None:
             self._count_traces(1)
         return state
 
     def _expire(self, now: float) -> None:
-        while self._traces:
-            trace_id, oldest = next(iter(self._traces.items()))
+        while self._requests:
+            request, oldest = next(iter(self._requests.items()))
             if now - oldest.touched <= self.limits.ttl_seconds:
                 return
-            self._drop(trace_id, evicted=True)
+            self._drop(request, evicted=True)
 
-    def _drop(self, trace_id: int, *, evicted: bool) -> None:
-        state = self._traces.pop(trace_id)
+    def _drop(self, request: RequestKey, *, evicted: bool) -> None:
+        state = self._requests.pop(request)
         self._total_bytes -= state.bytes
         if self._count_traces is not None:
             self._count_traces(-1)
@@ -232,16 +279,16 @@ class TraceStore:
 
     # -- facts -------------------------------------------------------------------------------
 
-    def registry(self, trace_id: int) -> TraceRegistry:
-        """The (writable) registry of a trace, created if needed."""
+    def registry(self, request: RequestKey) -> TraceRegistry:
+        """The (writable) registry of a request, created if needed."""
         with self._lock:
-            state = self._get(trace_id, create=True)
+            state = self._get(request, create=True)
             assert state is not None
             return state.registry
 
     def record(
         self,
-        trace_id: int,
+        request: RequestKey,
         name: str,
         value: Any,
         *,
@@ -252,16 +299,16 @@ class TraceStore:
     ) -> str:
         """Store a value the store now owns. Returns the outcome: recorded, duplicate (same
         result again: not counted), conflict or rejected (both counted). ``through``: the
-        registry handle the value is recorded with; a stale one (its trace ended or was
-        evicted) is rejected, never re-creating the trace (outcome ``ended``, counted as
+        registry handle the value is recorded with; a stale one (its request ended or was
+        evicted) is rejected, never re-creating the request (outcome ``ended``, counted as
         rejected)."""
         kind = fact_kind(value)
         with self._lock:
-            state = self._get(trace_id, create=through is None)
+            state = self._get(request, create=through is None)
             if state is None or (through is not None and state.registry is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
-            outcome = self._admit(state, trace_id, name, value, size)
+            outcome = self._admit(state, request, name, value, size)
             if outcome == "recorded":
                 state.registry._insert(name, value, provenance)
                 state.meta[name] = (kind, source)
@@ -273,7 +320,7 @@ class TraceStore:
             self._count_fact(kind, source, outcome)
         return outcome
 
-    def _admit(self, state: _Trace, trace_id: int, name: str, value: Any, size: int) -> str:
+    def _admit(self, state: _Request, request: RequestKey, name: str, value: Any, size: int) -> str:
         if name in state.problems:
             if state.problems[name] == "conflict":
                 return "conflict"
@@ -292,20 +339,20 @@ class TraceStore:
         if state.bytes + size > limits.max_trace_bytes or size > limits.max_total_bytes:
             return "rejected"
         while self._total_bytes + size > limits.max_total_bytes:
-            oldest = next(iter(self._traces))
-            if oldest == trace_id:
+            oldest = next(iter(self._requests))
+            if oldest == request:
                 return "rejected"
             self._drop(oldest, evicted=True)
         return "recorded"
 
-    def account_derived(self, trace_id: int, names: tuple[str, ...]) -> None:
+    def account_derived(self, request: RequestKey, names: tuple[str, ...]) -> None:
         """Checks ran on these facts: count what they cached on the values (re-measured only
         when a value's cache grew), so ``max_total_bytes`` bounds it too; past that bound the
-        least recently used other traces are evicted."""
-        if trace_id not in self._traces:
+        least recently used other requests are evicted."""
+        if request not in self._requests:
             return
         with self._lock:
-            state = self._traces.get(trace_id)
+            state = self._requests.get(request)
             if state is None:
                 return
             for name in names:
@@ -321,76 +368,31 @@ class TraceStore:
                 state.derived[name] = (count, size)
                 state.bytes += size - before
                 self._total_bytes += size - before
-            for other in list(self._traces):
+            for other in list(self._requests):
                 if self._total_bytes <= self.limits.max_total_bytes:
                     break
-                if other != trace_id:
+                if other != request:
                     self._drop(other, evicted=True)
 
-    def problem(self, trace_id: int, name: str, outcome: str, *, kind: str, source: str) -> None:
+    def problem(
+        self, request: RequestKey, name: str, outcome: str, *, kind: str, source: str
+    ) -> None:
         """A result that can never be a fact (truncated, unparseable, rejected): counted, and
-        the fact is poisoned for this trace so the checks that need it fail closed."""
+        the fact is poisoned for this request so the checks that need it fail closed."""
         with self._lock:
-            state = self._get(trace_id, create=True)
+            state = self._get(request, create=True)
             assert state is not None
             state.registry._withdraw(name)
             state.meta.pop(name, None)
             state.problems.setdefault(name, outcome)  # the first problem names the reason
         self._count_fact(kind, source, outcome)
 
-    def view(self, trace_id: int, names: tuple[str, ...]) -> FactsView:
+    def view(self, request: RequestKey, names: tuple[str, ...]) -> FactsView:
         """A read-only view of the usable declared facts, and the problems of the others."""
         with self._lock:
-            state = self._get(trace_id, create=False)
+            state = self._get(request, create=False)
             if state is None:
                 return FactsView(FactRegistry().view(()), {})
             usable = tuple(name for name in names if name in state.registry)
             problems = {name: state.problems[name] for name in names if name in state.problems}
             return FactsView(state.registry.view(usable), problems)
-
-    # -- span lineage (match through ancestors) and checked-once bookkeeping -----------------
-
-    def track_span(self, trace_id: int, span_id: int, parent_id: int | None, agent: Any) -> None:
-        """Remember a live span's enclosing agent spans (itself first when ``agent`` is given).
-        Spans outside any agent span are not tracked, so they cost one dictionary miss."""
-        state = self._traces.get(trace_id)
-        if state is None and agent is None:
-            return
-        with self._lock:
-            state = self._get(trace_id, create=agent is not None)
-            if state is None:
-                return
-            inherited = state.spans.get(parent_id, ()) if parent_id is not None else ()
-            chain = (agent, *inherited) if agent is not None else inherited
-            if chain and len(state.spans) < self.limits.max_spans_per_trace:
-                state.spans[span_id] = chain
-
-    def agents(self, trace_id: int, span_id: int) -> tuple[Any, ...]:
-        state = self._traces.get(trace_id)
-        return () if state is None else state.spans.get(span_id, ())
-
-    def untrack_span(self, trace_id: int, span_id: int) -> None:
-        state = self._traces.get(trace_id)
-        if state is not None and span_id in state.spans:
-            with self._lock:
-                state.spans.pop(span_id, None)
-                state.covered.pop(span_id, None)
-
-    def cover(self, trace_id: int, agent_span_ids: tuple[int, ...], key: tuple[str, str]) -> None:
-        """An output was checked under these agent spans: they must not check it again."""
-        with self._lock:
-            state = self._traces.get(trace_id)
-            if state is None:
-                return
-            for span_id in agent_span_ids:
-                if span_id in state.spans:
-                    state.covered.setdefault(span_id, set()).add(key)
-
-    def covered(self, trace_id: int, span_id: int, boundary: str) -> set[str]:
-        """Digests of the outputs of ``boundary`` already checked under this agent span."""
-        state = self._traces.get(trace_id)
-        if state is None:
-            return set()
-        with self._lock:
-            keys = state.covered.get(span_id, set())
-            return {digest for name, digest in keys if name == boundary}

@@ -17,6 +17,7 @@ from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
 
+from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -104,10 +105,16 @@ class Telemetry:
     """Instruments of one installed guard, and the writers of its span/log telemetry."""
 
     def __init__(
-        self, meter_provider: MeterProvider, *, capture_content: bool, logger_provider: Any = None
+        self,
+        meter_provider: MeterProvider,
+        *,
+        capture_content: bool,
+        logger_provider: Any = None,
+        mode_label: str | None = None,
     ) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
         self.capture_content = capture_content
+        self.mode_label = mode_label  # replaces groundplane.mode in metrics (the verifier)
         self.claims = meter.create_counter(
             sc.METRIC_CLAIMS, unit=sc.UNIT_CLAIM, description="Claims checked, by verdict."
         )
@@ -154,7 +161,7 @@ class Telemetry:
     def record(self, span: Span, evaluation: Evaluation) -> None:
         """Metrics, in the guarded span's context so exemplars point at its trace."""
         context = trace.set_span_in_context(span, Context())
-        boundary, mode = evaluation.boundary, evaluation.mode
+        boundary, mode = evaluation.boundary, self.mode_label or evaluation.mode
         per_label: dict[tuple[str, str], int] = {}  # one add per (check, verdict), in order
         for label in evaluation.verdicts:
             per_label[label] = per_label.get(label, 0) + 1
@@ -189,6 +196,8 @@ class Telemetry:
         )
         for finding in evaluation.findings:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
+        if _withheld.reveals_restricted(evaluation.findings):
+            _withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
             status = Status(
@@ -223,7 +232,7 @@ class Telemetry:
                 attributes[sc.FACT_TRACE_ID] = provenance.trace_id
             if provenance.span_id is not None:
                 attributes[sc.FACT_SPAN_ID] = provenance.span_id
-        if self.capture_content:
+        if self.capture_content and not _withheld.is_withheld(finding.claim):
             if finding.result == sc.RESULT_UNSUPPORTED:
                 attributes[sc.CLAIMED] = _content(finding.claim.claimed)
                 attributes[sc.SUPPORTED] = _content(finding.claim.supported)

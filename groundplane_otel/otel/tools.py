@@ -46,11 +46,12 @@ def record_tool_result(
     source: str = "code",
     tool_call_id: str | None = None,
 ) -> None:
-    """Record ``result`` for the span's trace (``tool_call_id``: the model's tool call id, in
+    """Record ``result`` for the span's request (``tool_call_id``: the model's tool call id, in
     the provenance). A result that cannot be a fact is counted, and the checks that need it
     fail closed. Public form: ``Guard.record_fact``."""
     processor = guard.processor
     context = span.get_span_context()
+    request = processor.request_of(span)
     provenance = Provenance(
         tool,
         dict(arguments),
@@ -68,27 +69,20 @@ def record_tool_result(
         payload = copy_in(result, fact=name)
     except ValueError:  # NaN/inf or nesting too deep
         for spec_name, kind in [(s.name, s.kind) for s in specs] or [(name, "value")]:
-            processor.store.problem(
-                context.trace_id, spec_name, "unparseable", kind=kind, source=source
-            )
+            processor.store.problem(request, spec_name, "unparseable", kind=kind, source=source)
         return
     if specs:
         for spec in specs:
             processor.capture.record(
                 spec,
                 payload=payload,
-                trace_id=context.trace_id,
+                request=request,
                 provenance=provenance,
                 source=source,
             )
         return
     processor.store.record(
-        context.trace_id,
-        name,
-        payload,
-        source=source,
-        provenance=provenance,
-        size=estimate_size(payload),
+        request, name, payload, source=source, provenance=provenance, size=estimate_size(payload)
     )
 
 
@@ -124,7 +118,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
         def finish(installed: Guard | None, span: Span, result: Any, call_args: Any) -> None:
             if installed is None:
                 return
-            if installed.config.capture_content:
+            if installed.config.capture_content and not installed.processor.capture.restricts(name):
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
             installed.record_fact(span, tool=name, fact=fact, value=result, arguments=call_args)
 

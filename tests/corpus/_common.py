@@ -85,6 +85,7 @@ class Emitter:
         check: dict[str, Any],
         output: dict[str, Any],
         expect_code: str | None = None,
+        expect_error: str | None = None,
     ) -> None:
         number = self.counts.get(failure_class, 0)
         self.counts[failure_class] = number + 1
@@ -98,6 +99,7 @@ class Emitter:
                 check={"builder": self.family, "fact": self.fact, **check},
                 output=output,
                 expect_code=expect_code,
+                expect_error=expect_error,
             )
         )
 

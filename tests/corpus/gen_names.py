@@ -456,7 +456,16 @@ def field_cases(rng: random.Random, per_class: int) -> list[Case]:
         return None
 
     def int_as_float(v: Any) -> Any:
-        return float(v) if isinstance(v, int) and not isinstance(v, bool) else None
+        """The same number as a float: equal by value (only 'total' is below 2**53)."""
+        if isinstance(v, int) and not isinstance(v, bool) and float(v) == v:
+            return float(v)
+        return None
+
+    def large_int_as_float(v: Any) -> Any:
+        """A large int written as a float rounds to another value: never equal."""
+        if isinstance(v, int) and not isinstance(v, bool) and float(v) != v:
+            return float(v)
+        return None
 
     def numeric_string(v: Any) -> Any:
         return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
@@ -473,9 +482,14 @@ def field_cases(rng: random.Random, per_class: int) -> list[Case]:
     for failure, mutate in (
         ("wrong_value", wrong_value),
         ("bool_as_number", bool_as_number),
-        ("int_vs_float_is_not_equal", int_as_float),
+        ("large_int_as_float", large_int_as_float),
         ("numeric_string", numeric_string),
     ):
         repeat(rng, per_class // 2, lambda rng, f=failure, m=mutate: case(rng, f, "unsupported", m))
     repeat(rng, per_class, lambda rng: case(rng, "correct:equal", "supported"))
+    repeat(
+        rng,
+        per_class // 2,
+        lambda rng: case(rng, "correct:int_vs_float_by_value", "supported", int_as_float),
+    )
     return cases

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from ._common import NON_FINITE, Emitter, names, repeat, scores
-from .model import Case, FactSpec, nearest, truly_matches
+from .model import Case, FactSpec, nearest, representable, truly_matches
 
 FACT = "numbers"
 SEGMENTS = ("retail", "b2b", "public")
@@ -60,6 +60,33 @@ def _selected(rows: list[dict[str, Any]], where: dict[str, Any] | None) -> list[
         for row in rows
         if all(c in row and type(row[c]) is type(v) and row[c] == v for c, v in where.items())
     ]
+
+
+def money_to_whole(rng: random.Random, size: int) -> list[float] | None:
+    """``size`` amounts in cents (floats) that add up, in decimal, to a whole number whose
+    float is also the nearest float to the floats' exact sum (610.31 + 325.69 -> 936.0); None
+    when this draw's floats round the other way (the caller retries)."""
+    cents = [rng.randrange(1, 100_000) for _ in range(size - 1)]
+    whole = (sum(cents) // 100 + rng.randint(1, 50)) * 100
+    cents.append(whole - sum(cents))
+    amounts = [c / 100 for c in cents]
+    exact = sum((Fraction(a) for a in amounts), Fraction(0))
+    if exact.denominator == 1 or float(exact) != whole / 100:
+        return None
+    return amounts
+
+
+def unrepresentable_pair(rng: random.Random) -> tuple[int | float, int | float]:
+    """Two numbers whose mean (and whose ratio, see ``comparison_cases``) no float stands for:
+    beyond the float range, rounding to 0.0, or a fraction at 2**53 and beyond."""
+    shape = rng.choice(("near_2_53", "beyond_range", "subnormal"))
+    if shape == "near_2_53":
+        base = 2 ** rng.randint(53, 60) + 2 * rng.randrange(10**6)
+        return base, base + 1
+    if shape == "beyond_range":
+        base = 10 ** rng.randint(309, 400)
+        return base, base + 2 * rng.randrange(10**3) + 1
+    return 5e-324, 0.0
 
 
 def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
@@ -224,7 +251,63 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         )
         return True
 
+    def count_within_tolerance(rng: random.Random) -> bool:
+        """A wrong count inside a declared tolerance: a count is exact whatever the tolerance."""
+        rows = _rows(rng, rng.randint(2, 40), "int")
+        where = rng.choice((None, {"segment": rows[0]["segment"]}))
+        count = len(_selected(rows, where))
+        check: dict[str, Any] = {"field": "n", "op": "count", "where": where}
+        if rng.random() < 0.5:
+            check["tolerance"] = rng.choice((1, 2, 5, 0.5))
+            claim = count + rng.choice((-1, 1)) * max(1, int(check["tolerance"]))
+        else:
+            check["rel_tolerance"] = rng.choice((0.01, 0.1, 0.5))
+            claim = count + rng.choice((-1, 1)) * max(1, int(count * check["rel_tolerance"]))
+        if claim < 0 or claim == count:
+            return False
+        others = (len(rows), len(rows) - count) if where is not None else ()
+        code = "wrong_subset" if claim in others else "value_mismatch"
+        emit("count_within_tolerance", "unsupported", table(rows), check, {"n": claim}, code)
+        return True
+
+    def unrepresentable_result(rng: random.Random) -> bool:
+        """The exact mean has no int or float form: refused (a ValueError) whatever the claim,
+        so the nearest float, an int, 0.0 or the float's integer never pass."""
+        left, right = unrepresentable_pair(rng)
+        rows = [{"id": "a", "amount": left}, {"id": "b", "amount": right}]
+        exact = aggregate_of("mean", [left, right])
+        if representable(exact):
+            return False
+        try:
+            near: int | float = float(exact)
+        except OverflowError:
+            near = int(exact)
+        claim = rng.choice((near, 0, 0.0, int(exact)))
+        check = {"field": "avg", "column": "amount", "op": "mean"}
+        if rng.random() < 0.3:
+            check["rel_tolerance"] = 0.5
+        emit(
+            "unrepresentable_result", "unsupported", table(rows), check, {"avg": claim},
+            expect_error="ValueError",
+        )  # fmt: skip
+        return True
+
     # -- supported --
+
+    def whole_money_sum(rng: random.Random) -> bool:
+        """Money amounts adding up to a whole number: the JSON int (936) passes, as 936.0 does."""
+        amounts = money_to_whole(rng, rng.randint(2, 12))
+        if amounts is None:
+            return False
+        rows = [{"id": f"r{i}", "amount": amount} for i, amount in enumerate(amounts)]
+        exact = aggregate_of("sum", amounts)
+        whole = round(float(exact))
+        assert truly_matches(whole, exact)
+        assert truly_matches(float(whole), exact)
+        check = {"field": "total", "column": "amount", "op": "sum"}
+        claim = rng.choice((whole, float(whole)))
+        emit("correct:whole_money_sum", "supported", table(rows), check, {"total": claim})
+        return True
 
     def exact_ops(rng: random.Random) -> bool:
         rows = _rows(rng, rng.randint(1, 25), rng.choice(("int", "float", "mixed", "signed")))
@@ -315,12 +398,13 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
 
     wrong = (
         wrong_sum, wrong_stat, unweighted_mean, wrong_subset, not_exhaustive, non_int_count,
-        partial_column, non_finite, empty_filter,
+        partial_column, non_finite, empty_filter, count_within_tolerance, unrepresentable_result,
     )  # fmt: skip
     for make in wrong:
         repeat(rng, per_class, make)
     repeat(rng, per_class // 2, loose_filter)
     right = (
+        whole_money_sum,
         exact_ops,
         nearest_mean,
         int_as_float,
@@ -469,7 +553,54 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         emit("non_finite_claim", "unsupported", facts, check, output, "not_a_number")
         return True
 
+    def unrepresentable_delta(rng: random.Random) -> bool:
+        """A ratio or pct no float stands for (1e-308 against 1e308 rounds to 0.0): refused (a
+        ValueError) whatever the claim; the comparison fast path must not accept 0.0."""
+        kind = rng.choice(("ratio", "pct"))
+        if rng.random() < 0.5:
+            left, right = rng.choice((1e-308, 2.5e-300, 5e-324)), rng.choice((1e308, 1e300))
+        else:
+            big, odd = unrepresentable_pair(rng)
+            left, right = (big, 2) if isinstance(big, int) and big % 2 else (odd, 2)
+        exact = delta(kind, Fraction(left), Fraction(right))
+        if exact is None or representable(exact):
+            return False
+        try:
+            near: int | float = float(exact)
+        except OverflowError:
+            near = int(exact)
+        facts = [FactSpec("ranking", FACT, [("x", left), ("y", right)])]
+        check: dict[str, Any] = {
+            "a_field": "a", "b_field": "b", "delta_field": "delta", "kind": kind,
+        }  # fmt: skip
+        output = {"a": "x", "b": "y", "delta": rng.choice((near, 0, 0.0, int(exact)))}
+        emit(
+            "unrepresentable_result", "unsupported", facts, check, output,
+            expect_error="ValueError",
+        )  # fmt: skip
+        return True
+
     # -- supported --
+
+    def whole_money_delta(rng: random.Random) -> bool:
+        """Two money amounts whose pp or abs delta's nearest float is a whole number: the JSON
+        int passes, as the float does (0.3 against 0.1 in pp is 20)."""
+        cents = rng.sample(range(1, 2000), 2)
+        left, right = cents[0] / 100, cents[1] / 100
+        kind = rng.choice(("pp", "abs"))
+        exact = delta(kind, Fraction(left), Fraction(right))
+        assert exact is not None
+        if exact.denominator == 1 or not float(exact).is_integer():
+            return False
+        whole = int(float(exact))
+        assert truly_matches(whole, exact)
+        facts = [FactSpec("ranking", FACT, [("x", left), ("y", right)])]
+        check: dict[str, Any] = {
+            "a_field": "a", "b_field": "b", "delta_field": "delta", "kind": kind,
+        }  # fmt: skip
+        emit("correct:whole_money_delta", "supported", facts, check,
+             {"a": "x", "b": "y", "delta": whole})  # fmt: skip
+        return True
 
     def exact_kinds(rng: random.Random) -> bool:
         facts, check, a, b, left, right, kind = setup(rng)
@@ -551,9 +682,11 @@ def comparison_cases(rng: random.Random, per_class: int) -> list[Case]:
         same_entity,
         unknown_entity,
         non_finite,
+        unrepresentable_delta,
     )
     for make in wrong:
         repeat(rng, per_class, make)
+    repeat(rng, per_class, whole_money_delta)
     for make in (exact_kinds, within_tolerance, int_as_float, large_ints, zero_base_abs):
         repeat(rng, per_class * 6 // 5, make)
     return cases

@@ -13,8 +13,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from .gen_citations import anchor_cases, citation_cases
+from .gen_hard import HARD
+from .gen_leaks import leak_cases, scope_cases
 from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
+from .gen_prose import FAILURES as PROSE_FAILURES
+from .gen_prose import prose_cases
+from .gen_prose_hard import hard_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -29,6 +35,11 @@ GENERATORS = (
     row_cases,
     comparison_cases,
     field_cases,
+    leak_cases,
+    scope_cases,
+    citation_cases,
+    anchor_cases,
+    prose_cases,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -42,13 +53,31 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "aggregate_reconciles": (
         "wrong_sum", "unweighted_mean", "wrong_subset", "not_exhaustive", "non_int_count",
-        "partial_column",
+        "partial_column", "count_within_tolerance", "unrepresentable_result",
     ),
     "entities_recorded": ("blended_name", "case_drift", "leaked_id", "empty_list"),
     "row_integrity": ("attribute_swap",),
     "comparison": (
         "wrong_sign", "pct_vs_pp", "ratio_as_difference", "entities_swapped", "zero_base",
+        "unrepresentable_result",
     ),
+    "no_restricted_values": (
+        "name_verbatim", "name_case", "name_split_line", "name_hyphen_break", "name_spacing",
+        "name_zero_width", "number_verbatim", "number_grouped", "number_currency",
+        "number_scaled", "ratio_as_percent", "structured_number", "structured_key",
+    ),
+    "entities_in_scope": (
+        "unretrieved_in_text", "unretrieved_case", "unretrieved_split_line",
+        "restricted_in_text", "unretrieved_in_field",
+    ),
+    "citations_retrieved": (
+        "fabricated_id", "near_miss_id", "restricted_id", "missing_citation", "field_fabricated",
+    ),
+    "quotes_anchored": (
+        "word_changed", "number_changed", "case_changed", "quote_extended", "misattributed",
+        "content_not_captured",
+    ),
+    "numbers_recorded": PROSE_FAILURES,
 }  # fmt: skip
 
 
@@ -58,6 +87,8 @@ def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:
     cases: list[Case] = []
     for make in GENERATORS:
         cases.extend(make(rng, per_class))
+    cases.extend(HARD)
+    cases.extend(hard_cases())  # hand-written, seed-independent
     return cases
 
 

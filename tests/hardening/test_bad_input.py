@@ -40,6 +40,14 @@ def text_answer(text: str) -> str:
     return json.dumps([{"role": "assistant", "parts": [part], "finish_reason": "stop"}])
 
 
+def parts_answer(parts: list[dict[str, Any]], finish: object = "stop") -> str:
+    """``gen_ai.output.messages`` of one assistant message with these parts."""
+    return json.dumps([{"role": "assistant", "parts": parts, "finish_reason": finish}])
+
+
+TOOL_PART = {"type": "tool_call", "id": "c9", "name": "top_sales", "arguments": {}}
+
+
 def rows_result(rows: object) -> str:
     return json.dumps({"rows": rows})
 
@@ -115,6 +123,32 @@ CASES: dict[str, Case] = {
     "messages-are-invalid-json": Case(
         json.dumps(SALES_ROWS), '[{"role": "assistant", "parts": [{"type": "text", "cont',
         "output_unreadable", "error", "recorded", None,
+    ),
+    # Malformed output shapes (issue: an internal error used to let the answer through).
+    "finish-reason-is-a-list": Case(
+        json.dumps(SALES_ROWS),
+        parts_answer([{"type": "text", "content": '{"winner": "US"}'}], ["stop"]),
+        "wrong_winner", "blocked", "recorded", "unsupported",
+    ),
+    "part-type-is-a-list": Case(
+        json.dumps(SALES_ROWS),
+        parts_answer([{"type": ["text"], "content": '{"winner": "US"}'}]),
+        "output_unreadable", "error", "recorded", None,
+    ),
+    "text-part-without-content": Case(
+        json.dumps(SALES_ROWS),
+        parts_answer([{"type": "text"}]),
+        "output_unreadable", "error", "recorded", None,
+    ),
+    "two-different-fenced-answers": Case(
+        json.dumps(SALES_ROWS),
+        text_answer('```json\n{"winner": "EU"}\n```\n```json\n{"winner": "US"}\n```'),
+        "output_unreadable", "error", "recorded", None,
+    ),
+    "answer-beside-a-tool-call": Case(
+        json.dumps(SALES_ROWS),
+        parts_answer([{"type": "text", "content": '{"winner": "US"}'}, TOOL_PART], "tool_call"),
+        "wrong_winner", "blocked", "recorded", "unsupported",
     ),
     "winner-of-the-wrong-type": Case(
         json.dumps(SALES_ROWS), answer({"winner": 10}),

@@ -645,9 +645,9 @@ def test_a_stale_registry_handle_cannot_resurrect_its_ended_trace(otel: Harness)
     """Writing through a trace's registry after its root ended is refused with a clear error
     and leaves no live trace behind (regression: it used to re-create the trace)."""
     guard = install_guard(otel, sales_config())
-    with otel.agent():
+    with otel.tracer.start_as_current_span("request"):
         registry = trace_registry(guard=guard)
-    with pytest.raises(ValueError, match="trace has ended") as refused:
+    with pytest.raises(ValueError, match="request has ended") as refused:
         registry.record_ranking("sales", {"EU": 10}, tool="top_sales")
     assert not isinstance(refused.value, KeyError)  # not UnregisteredFact: that misleads
     assert len(guard.processor.store) == 0

@@ -26,9 +26,10 @@ def campaign_ctr(window: str) -> dict[str, float]:
 
 @server.tool()
 def campaign_ctr_text(window: str) -> CallToolResult:
-    """The same data as JSON text only, split over two text blocks (no structured content)."""
+    """The same data as JSON text only, split over two text blocks (no structured content):
+    one JSON document, cut between two members (blocks are joined with a newline)."""
     body = '{"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}'
-    half = len(body) // 2
+    half = body.index(' "harbour"')
     return CallToolResult(
         content=[
             TextContent(type="text", text=body[:half]),

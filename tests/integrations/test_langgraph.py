@@ -502,3 +502,13 @@ def test_pydantic_output_is_checked_as_its_fields() -> None:
     with pytest.raises(UnsupportedClaim) as caught:
         node({})
     assert caught.value.claimed == "north"
+
+
+def test_guarded_node_defaults_to_no_facts_and_no_checks() -> None:
+    """guarded_node(fn, registry=reg) works as in groundplane (facts=(), checks=()): the update
+    still crosses a boundary (it must be a mapping) and is returned unchanged."""
+    node = guarded_node(lambda state: {"answer": {"winner": "harbour"}}, registry=FactRegistry())
+    assert node({}) == {"answer": {"winner": "harbour"}}
+    prose = guarded_node(lambda state: "harbour won", registry=FactRegistry())
+    with pytest.raises(TypeError, match="free prose is out of scope"):
+        prose({})

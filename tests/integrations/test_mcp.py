@@ -121,11 +121,43 @@ def test_structured_content_wins_even_when_text_disagrees() -> None:
 
 
 def test_text_blocks_are_joined_and_parsed(client: _Client) -> None:
-    """JSON split over two text blocks parses once joined."""
+    """JSON split over two text blocks parses once joined with a newline."""
     result = _call(client, "campaign_ctr_text", {"window": "7d"})
     assert len(result.content) == 2
     assert result.structured_content is None
     assert payload_of(result) == CTR
+    assert payload_of(result, parse_json=False) == (
+        '{"north": 0.0412,\n "harbour": 0.0455, "delta": 0.0301}'
+    )
+
+
+def test_text_that_is_not_json_is_the_payload_as_a_string() -> None:
+    """With parse_json (the default) prose stays a string; without, even JSON stays text."""
+    prose = {"content": [{"type": "text", "text": "42 rows"}, {"type": "text", "text": "ok"}]}
+    assert payload_of(prose) == "42 rows\nok"
+    assert payload_of({"content": [{"type": "text", "text": "[1, 2]"}]}) == [1, 2]
+    assert payload_of({"content": [{"type": "text", "text": "[1, 2]"}]}, parse_json=False) == (
+        "[1, 2]"
+    )
+    registry = FactRegistry()
+    fact = record_result(registry, "note", prose, tool="notes", parse_json=False)
+    assert (fact.value, registry.value("note")) == ("42 rows\nok", "42 rows\nok")
+
+
+def test_prose_that_merely_starts_like_refused_json_is_text() -> None:
+    """Only a text that *is* JSON is held to strict JSON: prose opening with NaN, or with an
+    object repeating a key, is the payload as a string."""
+    for text in ("NaN values were dropped", '{"a": 1, "a": 2} is what it printed'):
+        assert payload_of({"content": [{"type": "text", "text": text}]}) == text
+
+
+def test_a_text_block_whose_text_is_not_a_string_is_a_value_error() -> None:
+    """A malformed text block is refused as a ValueError naming what it held."""
+    with pytest.raises(ValueError) as caught:
+        payload_of({"content": [{"type": "text", "text": 42}]})
+    assert str(caught.value) == (
+        "MCP text block's text must be a string, got int: {'type': 'text', 'text': 42}"
+    )
 
 
 def test_error_result_raises(client: _Client) -> None:
@@ -161,13 +193,17 @@ def test_nan_text_is_refused(client: _Client) -> None:
             "MCP result text holds the non-finite number -Infinity; it cannot be a fact",
         ),
         ('{"a": 1e999}', "MCP result text holds the non-finite number inf; it cannot be a fact"),
-        ('{"a": 1, "a": 2}', "MCP result text repeats the JSON key 'a'"),
-        ("42 rows", "MCP result text is not JSON (Extra data at position 3): '42 rows'"),
+        (
+            '{"a": 1, "a": 2}',
+            "MCP result text is JSON with a duplicate key 'a': which value is the fact is "
+            "ambiguous, so it is refused",
+        ),
+        ("NaN", "MCP result text holds the non-finite number NaN; it cannot be a fact"),
     ],
-    ids=["infinity", "minus-infinity", "overflow", "duplicate-key", "prose"],
+    ids=["infinity", "minus-infinity", "overflow", "duplicate-key", "bare-nan"],
 )
 def test_bad_text_is_refused(text: str, message: str) -> None:
-    """Non-finite numbers, duplicate keys and prose are ValueErrors with exact messages."""
+    """Non-finite numbers and duplicate keys are ValueErrors with exact messages."""
     with pytest.raises(ValueError) as caught:
         payload_of({"content": [{"type": "text", "text": text}]})
     assert str(caught.value) == message
@@ -253,7 +289,7 @@ def test_call_and_record_with_span_provenance(
     """The call runs in an execute_tool span whose ids are the fact's provenance."""
     provider, exporter = spans
     registry = FactRegistry()
-    fact = client.run(
+    result = client.run(
         lambda session: call_and_record(
             session,
             registry,
@@ -264,6 +300,9 @@ def test_call_and_record_with_span_provenance(
             tracer_provider=provider,
         )
     )
+    assert isinstance(result, CallToolResult)  # the raw result the session gave back
+    assert result.structured_content == CTR
+    fact = registry.get("ctr")
     (span,) = exporter.get_finished_spans()
     assert span.name == "execute_tool campaign_ctr"
     assert span.kind is SpanKind.INTERNAL
@@ -366,9 +405,9 @@ def test_call_and_record_records_arguments_as_sent(
             tracer_provider=provider,
         )
 
-    fact = client.run(call)
+    client.run(call)
     arguments["campaigns"].append("late")
-    assert fact.value == {"window": "7d", "campaigns": ["north", "harbour"]}
+    assert registry.value("echo") == {"window": "7d", "campaigns": ["north", "harbour"]}
     assert dict(registry.provenance("echo").args) == {
         "window": "7d",
         "campaigns": ["north", "harbour"],
@@ -440,7 +479,10 @@ def test_call_and_record_refuses_non_finite_arguments_before_calling() -> None:
                 Session(), FactRegistry(), fact="f", tool="t", arguments={"x": float("nan")}
             )
         )
-    assert str(caught.value) == "fact 'f': arguments['x'] is nan; non-finite numbers are refused"
+    assert str(caught.value) == (
+        "fact 'f': arguments['x'] is nan; non-finite numbers are refused (drop the cell, or "
+        "replace it with None, before recording)"
+    )
     assert calls == []
 
 

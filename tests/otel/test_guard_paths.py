@@ -459,13 +459,47 @@ class TestError:
 
 class TestAgentLoop:
     def test_tool_call_turn_is_neither_checked_nor_counted(self, otel: Harness) -> None:
-        """A turn that only asks for tool calls carries no groundplane attribute or metric."""
+        """A turn that only asks for tool calls carries no groundplane attribute or metric;
+        the answer after it is the run's one counted output."""
         otel.install()
         with otel.agent():
             otel.chat(tool_call_turn())
             otel.chat(None, **{"gen_ai.response.finish_reasons": ("tool_calls",)})
-        assert all("groundplane.outcome" not in span.attributes for span in otel.spans())
-        assert "groundplane.outputs" not in otel.metrics()
+            otel.tool(SALES_ROWS)
+            otel.chat(answer({"winner": "EU"}))
+        chats = otel.spans("chat gpt-test")
+        assert ["groundplane.outcome" in span.attributes for span in chats] == [False, False, True]
+        assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
+
+    def test_a_run_of_only_tool_call_turns_is_an_error_no_output(self, otel: Harness) -> None:
+        """A matched agent run that ends with no answer under it is counted error/no_output on
+        the agent span and refused in enforce mode (never silence)."""
+        otel.install()
+
+        def tool_turns_only() -> None:
+            with otel.agent():
+                otel.chat(tool_call_turn())
+                otel.chat(None, **{"gen_ai.response.finish_reasons": ("tool_calls",)})
+
+        with pytest.raises(ClaimsUnsupported) as raised:
+            tool_turns_only()
+        (claim,) = raised.value.report.violations
+        assert isinstance(claim, OutputUnchecked)
+        assert claim.code == "no_output"
+        (agent,) = otel.spans("invoke_agent analyst")
+        assert agent.attributes["groundplane.outcome"] == "error"
+        (event,) = agent.events
+        assert event.attributes["gen_ai.guardrail.result.reason"] == "no_output"
+        assert otel.metrics()["groundplane.outputs"] == [
+            (
+                {
+                    "groundplane.boundary": "answer",
+                    "groundplane.outcome": "error",
+                    "groundplane.mode": "enforce",
+                },
+                1,
+            )
+        ]
 
     def test_agent_name_matched_through_ancestors(self, otel: Harness) -> None:
         """The agent name lives on the enclosing invoke_agent span, two levels up."""

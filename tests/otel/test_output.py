@@ -56,8 +56,9 @@ def test_fences_and_surrounding_prose_are_tolerated(content: str) -> None:
     assert read(genai(text_message(content))).value == {"winner": "EU"}
 
 
-def test_last_assistant_message_and_last_json_part_win() -> None:
-    """With several messages, the last assistant one is read; its last JSON text part wins."""
+def test_last_assistant_message_is_read_and_two_different_json_parts_are_ambiguous() -> None:
+    """With several messages, the last assistant one is read; two text parts holding
+    different JSON objects are ambiguous (fail closed), the same one twice is that answer."""
     first = text_message('{"winner": "US"}')
     last = {
         "role": "assistant",
@@ -67,7 +68,15 @@ def test_last_assistant_message_and_last_json_part_win() -> None:
             {"type": "text", "content": '{"winner": "EU"}'},
         ],
     }
-    assert read(genai(first, last)).value == {"winner": "EU"}
+    ambiguous = read(genai(first, last))
+    assert (ambiguous.status, ambiguous.problem) == (
+        "unreadable",
+        "ambiguous: 2 different JSON objects",
+    )
+    last["parts"][2]["content"] = '{"winner": "US"}'  # type: ignore[index]
+    assert read(genai(first, last)).value == {"winner": "US"}
+    first = text_message('{"winner": "EU"}')
+    assert read(genai(first, last)).value == {"winner": "US"}
 
 
 def test_tool_call_only_turn_is_not_an_output() -> None:
@@ -87,9 +96,14 @@ def test_tool_call_finish_reason_is_not_an_output() -> None:
 
 
 def test_finish_reasons_attribute_without_content() -> None:
-    """Without content capture, gen_ai.response.finish_reasons still tells a tool turn."""
+    """Without content capture, gen_ai.response.finish_reasons still tells a tool turn from
+    an answer whose content is missing (unreadable, never "no output")."""
     assert read({"gen_ai.response.finish_reasons": ("tool_calls",)}).status == "not_output"
-    assert read({"gen_ai.response.finish_reasons": ("stop",)}).status == "absent"
+    assert read({"llm.finish_reason": "tool_calls"}).status == "not_output"
+    missing = read({"gen_ai.response.finish_reasons": ("stop",)})
+    assert (missing.status, missing.missing_content) == ("unreadable", True)
+    assert missing.problem == "the span carries no output content (content capture off?)"
+    assert read({}).status == "absent"
 
 
 def test_refusal_part_is_a_refusal() -> None:

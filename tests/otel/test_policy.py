@@ -135,7 +135,8 @@ ERRORS = {
     ),
     "fact kind typo": (
         BASE.replace("kind: domain", "kind: domian"),
-        "4: facts.regions.kind: expected one of ranking, table, domain, value, got 'domian'. "
+        "4: facts.regions.kind: expected one of ranking, table, domain, value, documents, "
+        "got 'domian'. "
         "Fix: did you mean 'domain'?",
     ),
     "table without key": (
@@ -290,7 +291,7 @@ def test_mapping_errors_name_the_source_without_a_line() -> None:
         policy_from_mapping(data, source="settings.groundplane")
     assert str(caught.value) == (
         "settings.groundplane: facts.regions.kind: expected one of ranking, table, domain, "
-        "value, got 'domian'. Fix: did you mean 'domain'?"
+        "value, documents, got 'domian'. Fix: did you mean 'domain'?"
     )
     assert (caught.value.path, caught.value.line) == ("facts.regions.kind", None)
 

@@ -141,35 +141,43 @@ class TestBounds:
 
 class TestLifecycle:
     def test_local_root_end_drops_without_counting_eviction(self) -> None:
-        """The trace goes when its local root ends; that is not an eviction."""
+        """The request goes when its local root ends; that is not an eviction."""
         store, recorder, _ = make()
-        store.root_started(1)
-        put(store, 1, "a", 1)
-        store.root_ended(1)
+        request = store.root_started(1, 100)
+        assert request == 1
+        put(store, request, "a", 1)
+        assert store.root_ended(1, 100, request) is True
         assert (len(store), recorder.traces) == (0, 0)
         assert recorder.facts[("value", "genai", "evicted")] == 0
 
-    def test_two_local_roots_of_one_trace(self) -> None:
-        """With two local roots in one trace, the facts live until both ended."""
+    def test_two_local_roots_of_one_trace_are_two_requests(self) -> None:
+        """A second live local root of a trace is its own request: facts are never shared,
+        and each request's facts go when its own root ends."""
         store, _, _ = make()
-        store.root_started(1)
-        store.root_started(1)
-        put(store, 1, "a", 1)
-        store.root_ended(1)
+        first = store.root_started(1, 100)
+        second = store.root_started(1, 200)
+        assert (first, second) == (1, (1, 200))
+        assert store.shared == {1}
+        put(store, first, "a", 1)
+        put(store, second, "a", 2)  # the same fact name: no conflict across requests
+        assert store.view(first, ("a",)).registry.value("a") == 1
+        assert store.view(second, ("a",)).registry.value("a") == 2
+        assert store.root_ended(1, 100, first) is False
         assert len(store) == 1
-        store.root_ended(1)
-        assert len(store) == 0
+        assert store.root_ended(1, 200, second) is True
+        assert (len(store), store.shared, store.spans) == (0, set(), {})
 
-    def test_spans_are_tracked_only_under_agents_and_bounded(self) -> None:
-        """Lineage is kept for spans inside an agent span, up to max_spans_per_trace."""
-        store, _, _ = make(max_spans_per_trace=2)
-        store.track_span(1, 10, None, None)
-        assert len(store) == 0
-        agent = object()
-        store.track_span(1, 11, None, agent)
-        store.track_span(1, 12, 11, None)
-        store.track_span(1, 13, 12, None)
-        assert [store.agents(1, span) for span in (11, 12, 13)] == [(agent,), (agent,), ()]
+    def test_spans_of_a_shared_trace_map_to_their_request_bounded(self) -> None:
+        """In a shared trace each span maps to its request; the map is bounded."""
+        store, _, _ = make(max_traces=1)
+        store.root_started(1, 100)
+        second = store.root_started(1, 200)
+        for span_id in range(300, 330):
+            store.span_started(span_id, second)
+        assert len(store.spans) == 16  # 16 * max_traces
+        assert store.span_request(1, 329) == second
+        assert store.span_request(1, 100) == 1  # the first request: not mapped
+        assert store.span_request(2, 329) == 2  # another trace is not shared
 
 
 class TestTraceRegistry:

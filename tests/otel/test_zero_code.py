@@ -204,8 +204,8 @@ def test_invalid_policy_logs_the_located_error_and_installs_nothing(tmp_path: Pa
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     assert result.stderr.splitlines() == [
         f"groundplane: invalid policy, the guard is NOT installed: {bad}:25: "
-        "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, got 'tabel'. "
-        "Fix: did you mean 'table'?"
+        "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, documents, "
+        "got 'tabel'. Fix: did you mean 'table'?"
     ]
 
 

@@ -1,0 +1,190 @@
+"""Replay and the fleet verifier: throughput and memory, as ratios to merely decoding the input.
+
+A recording of ``traces`` agent runs (invoke_agent > execute_tool with a 20-row result > chat with
+the final answer, half right and half wrong) is made with the real SDK and the Collector-format
+exporter. Compared side by side:
+
+* replay — read the OTLP/JSON lines, assemble traces, decide each through the guard, vs the
+  floor: decoding the same lines into ``ExportTraceServiceRequest`` messages (what any consumer
+  of the file must do).
+* verifier intake — ``Verifier.Export`` fed the protobuf bytes a Collector would send (parse +
+  assemble + decide), vs the floor: ``ParseFromString`` of the same bytes.
+* memory per live trace — traced memory held by the replay buffer with every trace waiting for
+  its decision, divided by the number of traces.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from bench import Section, compare, fmt_bytes, fmt_ratio, fmt_time
+
+__all__ = ["run"]
+
+
+def _record(traces: int, path: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from groundplane_otel.otel.otlp_files import OtlpFileExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    tracer = provider.get_tracer("bench.replay")
+    rows = {"rows": [{"region": f"r{i}", "total": 100 - i} for i in range(20)]}
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
+    for index in range(traces):
+        winner = "r0" if index % 2 else "r1"
+        message = [
+            {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": json.dumps({"winner": winner})}],
+                "finish_reason": "stop",
+            }
+        ]
+        with tracer.start_as_current_span("invoke_agent analyst", attributes=agent):
+            with tracer.start_as_current_span(
+                "execute_tool top_sales",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "top_sales",
+                    "gen_ai.tool.call.result": json.dumps(rows),
+                },
+            ):
+                pass
+            with tracer.start_as_current_span(
+                "chat m",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.output.messages": json.dumps(message),
+                },
+            ):
+                pass
+    provider.shutdown()
+
+
+def _config() -> Any:
+    from groundplane_otel.checks.superlative import superlative
+    from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
+
+    return GuardConfig(
+        facts=(
+            FactSpec(
+                "sales", "top_sales", kind="ranking", key="region", score="total", path="rows"
+            ),
+        ),
+        boundaries=(
+            BoundarySpec(
+                "answer",
+                ("sales",),
+                (superlative(fact="sales", winner_field="winner"),),
+                match=MatchSpec(agent_name="analyst"),
+                mode="observe",
+            ),
+        ),
+    )
+
+
+def run(smoke: bool) -> list[Section]:
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    from groundplane_otel.otel.otlp_files import BadInput, _parse_json_line, read_requests
+    from groundplane_otel.otel.replay import Replayer
+    from groundplane_otel.otel.verifier import Verifier
+
+    traces = 20 if smoke else 500
+    repeats = 3 if smoke else 7
+    config = _config()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "traces.jsonl"
+        _record(traces, path)
+        lines = path.read_text().splitlines()
+        spans = len(lines)  # SimpleSpanProcessor: one span per line
+        payloads = [_parse_json_line(line).SerializeToString() for line in lines]
+
+        def decode() -> None:
+            for _ in read_requests([path], []):
+                pass
+
+        def replay() -> None:
+            replayer = Replayer(config)
+            bad: list[BadInput] = []
+            for request in read_requests([path], bad):
+                replayer.feed(request)
+            replayer.finish()
+            replayer.close()
+
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+
+        def parse_only() -> None:
+            for body in payloads:
+                ExportTraceServiceRequest().ParseFromString(body)
+
+        def intake() -> None:
+            verifier = Verifier(config, meter_provider=MeterProvider(), decision_wait_s=0.0)
+            for body in payloads:
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                verifier.Export(request, None)
+            verifier.drain()
+            verifier.replayer.close()
+
+        timings = compare(
+            {"decode": decode, "replay": replay, "parse": parse_only, "intake": intake},
+            repeats=repeats,
+        )
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        waiting = Replayer(config, decision_wait=10**12)
+        for request in read_requests([path], []):
+            waiting.feed(request)
+        held = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        waiting.finish()
+        waiting.close()
+    replay_t, decode_t = timings["replay"].median, timings["decode"].median
+    intake_t, parse_t = timings["intake"].median, timings["parse"].median
+    section = Section(
+        "replay",
+        "Replay and the fleet verifier: throughput as a ratio to decoding the input",
+        ("measure", "floor (decode only)", "with the guard", "ratio", "spans/s with the guard"),
+    )
+    section.rows.append(
+        (
+            f"replay of {traces} recorded traces (OTLP/JSON lines)",
+            fmt_time(decode_t),
+            fmt_time(replay_t),
+            fmt_ratio(replay_t / decode_t),
+            f"{spans / replay_t:,.0f}",
+        )
+    )
+    section.rows.append(
+        (
+            f"verifier intake of {traces} traces (OTLP protobuf)",
+            fmt_time(parse_t),
+            fmt_time(intake_t),
+            fmt_ratio(intake_t / parse_t),
+            f"{spans / intake_t:,.0f}",
+        )
+    )
+    section.rows.append(
+        (
+            "memory per buffered trace (3 spans, 20-row result)",
+            "—",
+            fmt_bytes(held / traces),
+            "—",
+            "—",
+        )
+    )
+    section.notes.append(
+        f"Median of {repeats} interleaved runs; {spans} spans ({spans // traces} per trace), "
+        "half the answers wrong. Floor: decoding only (JSON lines -> ExportTraceServiceRequest; "
+        "protobuf bytes -> ParseFromString). One process, one core."
+    )
+    return [section]

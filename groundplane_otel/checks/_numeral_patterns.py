@@ -1,0 +1,88 @@
+"""The scanner's one regular expression, built once per locale (what a match *means* is decided
+in ``_numerals``): list markers, digit-led tokens (dates, times, references, versions, numbers
+with their sign, currency, exponent, percent and magnitude), and word-led tokens (month-led
+dates, ordinal words, number words).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final
+
+from groundplane_otel.checks._numeral_words import (
+    LOCALES,
+    ORDINAL_WORDS,
+    SCALE_WORDS,
+    WORD_VALUES,
+    NumberLocale,
+)
+
+__all__ = ["CURRENCY_CODES", "JOINERS", "MINUS", "RANGE", "pattern"]
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DATES = (
+    r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2})?)?(?![\w])"
+    r"|(?<![\w.,])\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})(?![\w]|[.,]\d)"
+    rf"|(?<![\w.,]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?(?![\w])"
+)
+_MONTH_DATES = rf"{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])|{_MONTH}\s+\d{{4}}(?![\w])"
+_TIMES = (
+    r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?(?![\w]))?(?![\w:])"
+    r"|(?<![\w.,])\d{1,2}\s?(?:[ap]\.m\.|[ap]m(?![\w]))"
+)
+_MARKER = r"^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))(?=[ \t])"
+_WORD = "|".join(sorted([*WORD_VALUES, *SCALE_WORDS], key=len, reverse=True))
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+CURRENCY_CODES: Final = frozenset(
+    ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
+)
+_SIGNS = "-+\u2212"
+MINUS = frozenset("-\u2212")
+JOINERS = frozenset("-./_")
+RANGE = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+|\s*\u2013\s*")
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def pattern(locale: NumberLocale) -> re.Pattern[str]:
+    return _compiled(locale.name)
+
+
+@lru_cache(maxsize=len(LOCALES))
+def _compiled(name: str) -> re.Pattern[str]:
+    locale = LOCALES[name]
+    groups = _alternatives(list(locale.groups))
+    decimal = re.escape(locale.decimal)
+    touching = [word for word in locale.magnitudes if len(word) <= 2]
+    spaced = [word for word in locale.magnitudes if len(word) > 2]
+    grouped_dot = r"(?!\d{1,3}(?:\.\d{3})+(?![\d.]))" if "." in locale.groups else ""
+    number = (
+        rf"(?P<sign>[{_SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
+        rf"(?:(?P<int>\d{{1,3}}(?:(?:{groups})\d{{3}})+(?!\d)|\d+)(?:{decimal}(?P<frac>\d+))?"
+        rf"|(?<![\w]){decimal}(?P<bare>\d+))"
+        r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
+        r"(?:(?P<pct>[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w])))"
+        rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
+        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
+    )
+    # Three branches, so most positions fail on one character: a list marker (``^`` first),
+    # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
+    return re.compile(
+        rf"(?P<marker>{_MARKER})"
+        rf"|(?=[\d$€£¥₹+\-\u2212.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
+        r"|(?P<reference>\[\d{1,4}\])"
+        rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
+        rf"|(?P<num>{number}))"
+        rf"|\b(?=[A-Za-z])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
+        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
+        re.MULTILINE,
+    )

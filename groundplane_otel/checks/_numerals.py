@@ -1,0 +1,245 @@
+"""Finding the numbers in a text: one regex pass, then explicit rules for what is not a quantity.
+
+Read as numbers (each one must be recorded): integers, decimals, thousands separators (of the
+locale given), a sign (``-``, ``+``, the Unicode minus U+2212), an exponent (``1e6``), percents
+(``4.5%``, ``4.5 percent``), currency amounts (``$1,000``, ``USD 1,000``, ``10 €``: the
+currency is a unit, the amount is checked), magnitudes (``1.2M``, ``3 billion``, ``2,5 Mio.``),
+English number words (``nine``, ``twenty-one``, ``three hundred``), and both ends of a range
+(``10-12``, ``10 to 12``, an en or em dash; ``10-12%`` and ``1-2 million`` share the suffix).
+
+Never read as numbers (each is reported as ``Skipped`` with its rule, never as support):
+``date`` (``2026-11-30``, ``30/11/2026``, ``30.11.2026``, ``Nov 30, 2026``, ``30 November``,
+``March 2026``), ``time`` (``10:45``, ``10:45:30``, ``9am``, ``9 p.m.``), ``ordinal``
+(``2nd``, ``third``, ``twenty-first``), ``list_marker`` (``1.``, ``1)``, ``(1)`` opening a
+line), ``reference`` (``[3]``), ``identifier`` (digits touching a letter or ``_`` before them,
+or joined to one by ``-``, ``.``, ``/``: ``Q3``, ``SKU-1234``, ``v2.1``, ``gpt-4o``, ``x86_64``;
+``#12``; a dotted run of three or more integers: ``1.2.3``, ``10.0.0.1``), ``pronoun`` (the
+word ``one`` alone), and ``year`` (a bare four-digit 1900 to 2100, only with ``years="skip"``).
+Digits followed by letters are a number with a unit (``10km``, ``3x``): checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Literal
+
+from groundplane_otel.checks._number_args import shifted
+from groundplane_otel.checks._numeral_patterns import (
+    CURRENCY_CODES,
+    JOINERS,
+    MINUS,
+    RANGE,
+    pattern,
+)
+from groundplane_otel.checks._numeral_words import LOCALES, SCALE_WORDS, NumberLocale, parse_words
+
+__all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
+
+Rule = Literal[
+    "date", "time", "year", "ordinal", "list_marker", "reference", "identifier", "pronoun"
+]
+Years = Literal["check", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class Numeral:
+    """A number as written: its text and span, its exact value, the precision written.
+
+    ``quantum`` is the unit of the last digit written (``1.20`` → 0.01, ``1.2M`` → 100000,
+    ``three billion`` → 10**9); ``percent`` marks ``%``/``percent`` (the value stays as
+    written: ``4.5%`` is 4.5).
+    """
+
+    text: str
+    start: int
+    end: int
+    value: Decimal
+    quantum: Decimal
+    percent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Digits or number words that are not a quantity, and the rule that says so."""
+
+    text: str
+    start: int
+    end: int
+    rule: Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    numerals: tuple[Numeral, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
+    whole = match.group("int") or ""
+    for mark in locale.groups:
+        whole = whole.replace(mark, "")
+    return whole or "0", match.group("frac") or match.group("bare") or ""
+
+
+def _magnitude(match: re.Match[str], locale: NumberLocale) -> int:
+    word = match.group("magt") or match.group("magw")
+    if not word:
+        return 0
+    if word in locale.magnitudes:
+        return locale.magnitudes[word]
+    lowered = {key.lower(): power for key, power in locale.magnitudes.items()}
+    return lowered[word.lower()]
+
+
+class _Scanner:
+    """One scan of one text (state: what was found so far, for joins and ranges)."""
+
+    def __init__(self, text: str, locale: NumberLocale, years: Years) -> None:
+        self.text = text
+        self.locale = locale
+        self.years = years
+        self.numerals: list[Numeral] = []
+        self.skipped: list[Skipped] = []
+        self.last: Numeral | Skipped | None = None
+        self.powers: list[int] = []  # the magnitude written after each numeral (0: none)
+        self.resume = 0  # an identifier ran on past its match: ignore matches inside it
+
+    def run(self) -> Scan:
+        for match in pattern(self.locale).finditer(self.text):
+            if match.start() < self.resume:
+                continue
+            kind = match.lastgroup
+            if kind == "num":
+                self._number(match)
+            elif kind == "words":
+                self._words(match)
+            else:
+                rule: Rule = {
+                    "date": "date",
+                    "mdate": "date",
+                    "time": "time",
+                    "marker": "list_marker",
+                    "reference": "reference",
+                    "version": "identifier",
+                    "ordword": "ordinal",
+                }[str(kind)]  # type: ignore[assignment]
+                self._skip(match.start(), match.end(), rule)
+        return Scan(tuple(self.numerals), tuple(self.skipped))
+
+    def _skip(self, start: int, end: int, rule: Rule) -> None:
+        skipped = Skipped(self.text[start:end], start, end, rule)
+        self.skipped.append(skipped)
+        self.last = skipped
+
+    def _identifier_before(self, start: int) -> bool:
+        """Whether the digits at ``start`` belong to an identifier (see the module doc)."""
+        text = self.text
+        before = text[start - 1] if start else ""
+        if before == "#":
+            return True
+        if before.isalnum() or before == "_":
+            code = text[max(0, start - 3) : start]
+            return not (code in CURRENCY_CODES and (start < 4 or not text[start - 4].isalnum()))
+        if before in JOINERS and start >= 2:
+            joined = text[start - 2]
+            if joined.isalpha() or joined == "_":
+                return True
+            last = self.last
+            return isinstance(last, Skipped) and last.rule == "identifier" and last.end == start - 1
+        return False
+
+    def _number(self, match: re.Match[str]) -> None:
+        text, start, end = self.text, match.start(), match.end()
+        sign = match.group("sign")
+        negative = False
+        if sign:
+            before = text[start - 1] if start else ""
+            if before and (before.isalnum() or before in ")]%_"):  # "10-12", "SKU-1234"
+                start += 1
+            else:
+                negative = sign in MINUS
+        if self._identifier_before(start):
+            self.resume = self._word_end(end)
+            self._skip(start, self.resume, "identifier")
+            return
+        suffix = re.match(
+            r"(?:" + "|".join(self.locale.ordinal_suffixes) + r")(?![\w])", text[end:]
+        )
+        if suffix and not (match.group("pct") or match.group("magt") or match.group("magw")):
+            self._skip(start, end + suffix.end(), "ordinal")
+            return
+        whole, fraction = _digits(match, self.locale)
+        exponent = -len(fraction) + int(match.group("exp") or 0)
+        power = _magnitude(match, self.locale)
+        percent = bool(match.group("pct"))
+        if (
+            self.years == "skip"
+            and len(whole) == 4
+            and not (sign or match.group("cur") or fraction or percent or power)
+            and 1900 <= int(whole) <= 2100
+            and text[start:end] == whole
+        ):
+            self._skip(start, end, "year")
+            return
+        digits = tuple(int(d) for d in (whole + fraction).lstrip("0") or "0")
+        value = Decimal((1 if negative else 0, digits, exponent + power))
+        quantum = Decimal((0, (1,), exponent + power))
+        numeral = Numeral(text[start:end], start, end, value, quantum, percent)
+        self._append(numeral, power)
+
+    def _word_end(self, end: int) -> int:
+        """The end of an identifier: it runs on through letters, digits and inner joiners."""
+        found = re.match(r"(?:[\w]|[-./](?=\w))*", self.text[end:])
+        return end + (found.end() if found else 0)
+
+    def _words(self, match: re.Match[str]) -> None:
+        words = [w for w in re.finditer(r"[A-Za-z]+", match.group()) if w.group().lower() != "and"]
+        lowered = [w.group().lower() for w in words]
+        base = match.start()
+        for first, last, value, quantum in parse_words(lowered):
+            start, end = base + words[first].start(), base + words[last].end()
+            if first == last and lowered[first] == "one":
+                self._skip(start, end, "pronoun")
+                continue
+            power = 0
+            if lowered[last] in SCALE_WORDS and lowered[last] != "hundred":
+                power = SCALE_WORDS[lowered[last]]
+            self._append(Numeral(self.text[start:end], start, end, value, quantum), power)
+
+    def _append(self, numeral: Numeral, power: int) -> None:
+        """Record a numeral; the first end of a range takes the suffix of the second."""
+        previous = self.last
+        if isinstance(previous, Numeral) and RANGE.fullmatch(
+            self.text[previous.end : numeral.start]
+        ):
+            self._share_suffix(numeral, power)
+        self.numerals.append(numeral)
+        self.powers.append(power)
+        self.last = numeral
+
+    def _share_suffix(self, second: Numeral, power: int) -> None:
+        """``10-12%``: 10 is a percent too; ``1-2 million``: 1 is a million too."""
+        first = changed = self.numerals[-1]
+        if second.percent and not first.percent:
+            changed = replace(changed, percent=True)
+        if power and not self.powers[-1]:
+            changed = replace(
+                changed, value=shifted(first.value, power), quantum=shifted(first.quantum, power)
+            )
+            self.powers[-1] = power
+        self.numerals[-1] = changed
+
+
+def scan_numbers(text: str, locale: str = "en", *, years: Years = "check") -> Scan:
+    """Every number in ``text`` and every digit run that is not a quantity (with its rule).
+
+    ``locale`` names the separators (``en`` 1,234.5 · ``de`` 1.234,5 · ``fr`` 1 234,5 ·
+    ``ch`` 1'234.5), never read from the process. See the module docstring for the rules.
+    """
+    if locale not in LOCALES:
+        raise ValueError(f"locale must be one of {sorted(LOCALES)}, got {locale!r}")
+    if years not in ("check", "skip"):
+        raise ValueError(f'years must be "check" or "skip", got {years!r}')
+    return _Scanner(text, LOCALES[locale], years).run()

@@ -1,0 +1,85 @@
+"""Reading what an output says, for the checks that scan it: every string and number in the
+declared fields (or in the whole output), with a label saying where it is.
+
+Labels are paths into the output (``answer``, ``items[2].name``); a mapping key itself is
+yielded too, labelled by its position (``items[2].{key 0}``). Bools and None say nothing and
+are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from groundplane_otel._numbers import is_number
+from groundplane_otel.checks._base import field_value
+
+__all__ = ["Said", "require_fields", "said_in", "text_of"]
+
+Said = tuple[str, Any, bool]  # (label, a string or a number, is it a mapping key)
+
+
+def said_in(output: Mapping[str, Any], fields: Sequence[str] | None) -> Iterator[Said]:
+    """Every string and number in ``fields`` of ``output`` (all of it when None), in order;
+    a declared field the output lacks is the usual ``field_missing`` claim."""
+    if fields is None:
+        yield from _walk(output, "")
+        return
+    for name in fields:
+        yield from _walk(field_value(output, name), name)
+
+
+def _walk(value: Any, at: str) -> Iterator[Said]:
+    if isinstance(value, str) or is_number(value):
+        yield at or "<output>", value, False
+    elif isinstance(value, Mapping):
+        for position, (key, item) in enumerate(value.items()):
+            label = f"{at}.{key}" if at else str(key)
+            if isinstance(key, str) or is_number(key):
+                keyed = f"{at}.{{key {position}}}" if at else f"{{key {position}}}"
+                yield keyed, key, True
+            yield from _walk(item, label)
+    elif isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            yield from _walk(item, f"{at}[{position}]")
+
+
+def text_of(output: Mapping[str, Any], field: str) -> str:
+    """A prose field's text (a missing field is ``field_missing``); a field holding a list
+    or an object is read as its strings, one per line."""
+    value = field_value(output, field)
+    if isinstance(value, str):
+        return value
+    return "\n".join(str(item) for _, item, _ in _walk(value, field) if isinstance(item, str))
+
+
+def require_fields(
+    builder: str, param: str, fields: object, *, optional: bool
+) -> tuple[str, ...] | None:
+    """Build-time: ``fields`` is None (when optional) or a non-empty list of distinct names."""
+    if fields is None:
+        if optional:
+            return None
+        raise TypeError(f"{builder}: {param} must be a list of output field names, got None")
+    if isinstance(fields, (str, bytes)):
+        raise TypeError(
+            f"{builder}: {param} must be a list of output field names, not a single string "
+            f"(did you mean {param}=[{fields!r}]?)"
+        )
+    if not isinstance(fields, Sequence) or not fields:
+        raise TypeError(
+            f"{builder}: {param} must be a non-empty list of output field names, got {_cap(fields)}"
+        )
+    for name in fields:
+        if not isinstance(name, str) or not name:
+            raise TypeError(
+                f"{builder}: every entry of {param} must be a non-empty string, got {_cap(name)}"
+            )
+    if len(set(fields)) != len(fields):
+        raise ValueError(f"{builder}: {param} must not repeat a field, got {_cap(list(fields))}")
+    return tuple(fields)
+
+
+def _cap(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "…"

@@ -1,0 +1,238 @@
+"""quotes_anchored: a passage quoted from a document occurs in that document's content.
+
+Groundwright's "anchor", applied to answers: the quote is the anchor, the cited document the
+source. Quotes are read from ``field`` (a list of ``{id_key: doc id, quote_key: passage}``
+objects, or one such object) and from ``text_fields`` (prose), where a passage in double
+quotes ("…" or “…”) directly followed by a citation marker (``marker``, default ``[doc-id]``)
+is attributed to the document(s) the marker names.
+
+Rules: the document must be approved (as for ``citations_retrieved``); its content must have
+been captured (``content_missing`` otherwise: an anchor that cannot be verified does not
+pass); the quote, whitespace-normalised (runs of spaces and line breaks are one space), must
+occur in the whitespace-normalised content of one of the documents (chunks) under the cited
+id — exactly otherwise: case, punctuation and wording count. One typographic allowance: a
+final ``.``, ``,``, ``;`` or ``:`` inside the closing quote mark may be absent from the source.
+When the passage occurs in another retrieved document, the finding says which
+(``quote_misattributed``); otherwise it is ``quote_not_in_source``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from groundplane_otel.checks._base import NamedCheck, describe, field_value, require_name
+from groundplane_otel.checks._cited import (
+    DEFAULT_MARKER,
+    Evidence,
+    cap,
+    citations_in,
+    cited_value,
+    compile_marker,
+    evidence,
+    require_documents_arg,
+)
+from groundplane_otel.checks._output_text import require_fields, text_of
+from groundplane_otel.checks._text import squeeze
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.registry import FactRegistry
+
+__all__ = ["check_quotes_anchored", "quotes_anchored"]
+
+_BUILDER = "quotes_anchored"
+_QUOTE = re.compile(r'"([^"\n]{1,4000})"|“([^”]{1,4000})”')
+_TRAILING = ".,;:"
+
+
+@dataclass(frozen=True, slots=True)
+class _Quote:
+    label: str
+    doc_ids: tuple[str, ...]
+    passage: str
+
+
+@dataclass(frozen=True, slots=True)
+class _QuotesAnchored:
+    field: str | None
+    text_fields: tuple[str, ...] | None
+    marker: str
+    documents: tuple[str, ...] | None
+    id_key: str
+    quote_key: str
+
+    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+        known = evidence(_BUILDER, registry, self.documents)
+        for quote in self._quotes(output):
+            self._check(known, quote)
+
+    def _quotes(self, output: Mapping[str, Any]) -> Iterator[_Quote]:
+        if self.field is not None:
+            value = field_value(output, self.field)
+            items = value if isinstance(value, list) else [value]
+            for position, item in enumerate(items):
+                label = self.field if not isinstance(value, list) else f"{self.field}[{position}]"
+                doc_id = cited_value(item.get(self.id_key)) if isinstance(item, Mapping) else None
+                passage = item.get(self.quote_key) if isinstance(item, Mapping) else None
+                if doc_id is None or not isinstance(passage, str):
+                    raise UnsupportedClaim(
+                        label,
+                        item,
+                        f"an object with {self.id_key!r} (a document id) and {self.quote_key!r} "
+                        "(a string)",
+                        reason=f"a quote must name its document and passage, got {cap(item)}",
+                        code="field_missing",
+                    )
+                yield _Quote(label, (doc_id,), passage)
+        pattern = compile_marker(_BUILDER, self.marker)
+        for name in self.text_fields or ():
+            text = text_of(output, name)
+            for found in _QUOTE.finditer(text):
+                after = found.end()
+                while after < len(text) and text[after] in " \t":
+                    after += 1
+                marker = pattern.match(text, after)
+                if marker is None:
+                    continue  # a quotation not attributed to a document: not an anchor
+                ids = tuple(c.doc_id for c in citations_in(marker.group(0), pattern, name))
+                if ids:
+                    yield _Quote(name, ids, found.group(1) or found.group(2) or "")
+
+    def _check(self, known: Evidence, quote: _Quote) -> None:
+        passage = squeeze(quote.passage)
+        if not passage:
+            return
+        candidates = _variants(passage)
+        missing: list[str] = []
+        for doc_id in quote.doc_ids:
+            held = known.find(doc_id)
+            if held is None:
+                raise _claim(
+                    known, quote, doc_id, f"{cap(doc_id)} was not retrieved in this request",
+                    "citation_not_retrieved",
+                )  # fmt: skip
+            documents = held[1]
+            contents = [c for c in documents.contents(doc_id) if c is not None]
+            if not contents:
+                missing.append(doc_id)
+                continue
+            if any(v in squeeze(c) for c in contents for v in candidates):
+                return
+        if missing and len(missing) == len(quote.doc_ids):
+            raise _claim(
+                known, quote, missing[0],
+                f"the content of {cap(missing[0])} was not captured, so the quote cannot be "
+                "verified (capture retrieval content, or record it with record_documents)",
+                "content_missing",
+            )  # fmt: skip
+        elsewhere = _holder(known, candidates, quote.doc_ids)
+        cited = ", ".join(map(repr, quote.doc_ids))
+        if elsewhere is not None:
+            raise _claim(
+                known, quote, quote.doc_ids[0],
+                f"the quoted passage is not in {cited} but occurs in {elsewhere!r}",
+                "quote_misattributed",
+            )  # fmt: skip
+        raise _claim(
+            known, quote, quote.doc_ids[0],
+            f"the quoted passage ({len(passage)} characters) does not occur in {cited} "
+            "(whitespace-normalised, exact otherwise)",
+            "quote_not_in_source",
+        )  # fmt: skip
+
+
+def _variants(passage: str) -> tuple[str, ...]:
+    if len(passage) > 1 and passage[-1] in _TRAILING:
+        return passage, passage[:-1].rstrip()
+    return (passage,)
+
+
+def _holder(known: Evidence, candidates: tuple[str, ...], skip: tuple[str, ...]) -> str | None:
+    for _, documents in known.approved:
+        for document in documents.documents:
+            if document.id in skip or document.content is None:
+                continue
+            content = squeeze(document.content)
+            if any(v in content for v in candidates):
+                return document.id
+    return None
+
+
+def _claim(known: Evidence, quote: _Quote, doc_id: str, reason: str, code: str) -> UnsupportedClaim:
+    held = known.find(doc_id)
+    stored = held[0] if held is not None else known.first
+    return UnsupportedClaim(
+        quote.label,
+        quote.passage,
+        f"a passage of {doc_id!r}" if held is not None else known.listing(),
+        fact=stored.name,
+        provenance=stored.provenance,
+        reason=reason,
+        code=code,
+    )
+
+
+def _spec(
+    field: object,
+    text_fields: object,
+    marker: object,
+    documents: object,
+    id_key: object,
+    quote_key: object,
+) -> _QuotesAnchored:
+    require_name(_BUILDER, "field", field, optional=True)
+    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True)
+    if field is None and prose is None:
+        raise ValueError(
+            f"{_BUILDER}: give field (a list of {{id, quote}} objects) and/or text_fields "
+            "(prose with quoted passages followed by citation markers); both are None"
+        )
+    compile_marker(_BUILDER, marker)
+    require_name(_BUILDER, "id_key", id_key)
+    require_name(_BUILDER, "quote_key", quote_key)
+    if id_key == quote_key:
+        raise ValueError(f"{_BUILDER}: id_key and quote_key must differ, both are {id_key!r}")
+    listed = require_documents_arg(_BUILDER, documents)
+    assert isinstance(marker, str)
+    assert isinstance(id_key, str)
+    assert isinstance(quote_key, str)
+    assert field is None or isinstance(field, str)
+    return _QuotesAnchored(field, prose, marker, listed, id_key, quote_key)
+
+
+def quotes_anchored(
+    field: str | None = None,
+    *,
+    text_fields: Sequence[str] | None = None,
+    marker: str = DEFAULT_MARKER,
+    documents: Sequence[str] | None = None,
+    id_key: str = "id",
+    quote_key: str = "quote",
+) -> NamedCheck:
+    """Every quoted passage in ``field`` / ``text_fields`` occurs in the document it cites.
+
+    See the module docstring for the rules. Arguments are validated here.
+    """
+    spec = _spec(field, text_fields, marker, documents, id_key, quote_key)
+    name = describe(
+        _BUILDER,
+        field=field,
+        text_fields=None if spec.text_fields is None else list(spec.text_fields),
+    )
+    return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or ())
+
+
+def check_quotes_anchored(
+    registry: FactRegistry,
+    output: Mapping[str, Any],
+    field: str | None = None,
+    *,
+    text_fields: Sequence[str] | None = None,
+    marker: str = DEFAULT_MARKER,
+    documents: Sequence[str] | None = None,
+    id_key: str = "id",
+    quote_key: str = "quote",
+) -> None:
+    """Run :func:`quotes_anchored` once, outside a boundary; raises UnsupportedClaim."""
+    _spec(field, text_fields, marker, documents, id_key, quote_key)(registry, output)

@@ -1,0 +1,252 @@
+"""numbers_recorded: every number in a prose field is a number the facts record, exactly.
+
+The prose-side twin of ``entities_recorded``: a right winner wrapped in a wrong number fails.
+Each numeral of the text (see ``_numerals`` for what is read as a number and the explicit rules
+for dates, times, years, ordinals, list markers, references and identifiers) must read exactly
+as a recorded number (see ``_recorded_numbers``: ints exactly, floats by their shortest repr),
+compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
+
+Declared options, never implied (all off by default):
+
+- ``percent_as_ratio=True``: ``4.55%`` may also stand for a recorded 0.0455.
+- ``rounding="half_even"`` / ``"half_up"`` (half away from zero): a number may be a display
+  rounding of a recorded value to the precision written (``1.2M`` of 1,234,567; ``4.6%`` of
+  4.55 half-even). The precision is the last digit written (``10,000`` is exact to the unit).
+- ``question_fact="q"``: numbers that also appear in the question (a str fact) are echoes, not
+  support: an echo no fact records fails with ``number_echo_only``.
+- ``years="skip"``: a bare four-digit integer 1900 to 2100 is a year, not checked.
+
+Evaluation order: the field must be present and a str → scan it → each numeral, in text order,
+must be recorded (either form when ``percent_as_ratio``; a rounding when ``rounding``). Every
+unrecorded numeral gets a receipt; the claim (``UnrecordedNumbers``) carries them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, get_args
+
+from groundplane_otel.checks._base import NamedCheck, describe, require_name
+from groundplane_otel.checks._number_args import (
+    facts_argument,
+    field_argument,
+    field_label,
+    negated,
+    read_texts,
+    shifted,
+)
+from groundplane_otel.checks._number_receipts import NumberReceipt, UnrecordedNumbers
+from groundplane_otel.checks._numeral_words import LOCALES
+from groundplane_otel.checks._numerals import Numeral, Years, scan_numbers
+from groundplane_otel.checks._recorded_numbers import Recorded, RecordedNumbers, Rounding
+from groundplane_otel.registry import FactRegistry
+
+__all__ = [
+    "NumberReceipt",
+    "UnrecordedNumbers",
+    "check_numbers_recorded",
+    "numbers_recorded",
+    "scan_numbers",
+]
+
+_BUILDER = "numbers_recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class _NumbersRecorded:
+    """The validated configuration of one numbers_recorded check; calling it runs the check."""
+
+    facts: tuple[str, ...]
+    field: str | tuple[str, ...] | None = None
+    locale: str = "en"
+    percent_as_ratio: bool = False
+    rounding: Rounding | None = None
+    question_fact: str | None = None
+    years: Years = "check"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.locale, str) or self.locale not in LOCALES:
+            raise ValueError(
+                f"{_BUILDER}: locale must be one of {sorted(LOCALES)}, got {self.locale!r}"
+            )
+        if not isinstance(self.percent_as_ratio, bool):
+            raise TypeError(
+                f"{_BUILDER}: percent_as_ratio must be True or False, got {self.percent_as_ratio!r}"
+            )
+        if self.rounding is not None and self.rounding not in get_args(Rounding):
+            raise ValueError(
+                f'{_BUILDER}: rounding must be None, "half_even" or "half_up", '
+                f"got {self.rounding!r}"
+            )
+        require_name(_BUILDER, "question_fact", self.question_fact, optional=True)
+        if self.question_fact in self.facts:
+            raise ValueError(
+                f"{_BUILDER}: question_fact {self.question_fact!r} is also listed in fact; "
+                "the question is not a source"
+            )
+        if self.years not in get_args(Years):
+            raise ValueError(f'{_BUILDER}: years must be "check" or "skip", got {self.years!r}')
+
+    @property
+    def label(self) -> str:
+        return field_label(self.field)
+
+    def __call__(self, registry: FactRegistry, output: Mapping[str, Any] | str) -> None:
+        stored = [registry.peek(name) for name in self.facts]
+        echoes = self._echoes(registry)
+        index: RecordedNumbers | None = None
+        receipts: list[NumberReceipt] = []
+        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
+        for where, text in read_texts(output, self.field):
+            for numeral in scan_numbers(text, self.locale, years=self.years).numerals:
+                if index is None:
+                    index = RecordedNumbers(stored)
+                if not self._supported(index, numeral):
+                    receipts.append(self._receipt(index, numeral, where, echoes, seen))
+        if not receipts:
+            return
+        fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)
+        provenance = None if fact is None else registry.peek(fact).provenance
+        raise UnrecordedNumbers(self.label, receipts, fact=fact, provenance=provenance)
+
+    def _echoes(self, registry: FactRegistry) -> frozenset[Decimal]:
+        if self.question_fact is None:
+            return frozenset()
+        question = registry.peek(self.question_fact).value
+        if not isinstance(question, str):
+            raise TypeError(
+                f"{_BUILDER}: question_fact {self.question_fact!r} must hold the question text "
+                f"(a str), got a {type(question).__name__}"
+            )
+        found = scan_numbers(question, self.locale, years=self.years).numerals
+        return frozenset(numeral.value for numeral in found)
+
+    def _readings(self, numeral: Numeral) -> list[tuple[Decimal, Decimal]]:
+        """(value, quantum) of each declared reading of the numeral."""
+        readings = [(numeral.value, numeral.quantum)]
+        if numeral.percent and self.percent_as_ratio:
+            readings.append((shifted(numeral.value, -2), shifted(numeral.quantum, -2)))
+        return readings
+
+    def _supported(self, index: RecordedNumbers, numeral: Numeral) -> bool:
+        readings = self._readings(numeral)
+        if any(index.holds(value) for value, _ in readings):
+            return True
+        rounding = self.rounding
+        return rounding is not None and any(
+            index.rounded(value, quantum, rounding) is not None for value, quantum in readings
+        )
+
+    def _diagnosis(
+        self, index: RecordedNumbers, value: Decimal, quantum: Decimal, percent: bool
+    ) -> tuple[str, Recorded | None]:
+        """The reason code of an unrecorded value, and the recorded value it relates to (the
+        first relation that holds, in the documented order), else the nearest one."""
+        if value and (found := index.find(negated(value))) is not None:
+            return "number_sign_flipped", found
+        ratio = percent and not self.percent_as_ratio
+        if ratio and (found := index.find(shifted(value, -2))) is not None:
+            return "number_ratio_undeclared", found
+        if self.rounding is None:
+            found = index.rounded(value, quantum, "half_even") or index.rounded(
+                value, quantum, "half_up"
+            )
+            if found is not None:
+                return "number_rounding_undeclared", found
+        if (found := index.scaled(value)) is not None:
+            return "number_scale_mismatch", found
+        return "number_unrecorded", index.nearest(value)
+
+    def _receipt(
+        self,
+        index: RecordedNumbers,
+        numeral: Numeral,
+        where: str,
+        echoes: frozenset[Decimal],
+        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]],
+    ) -> NumberReceipt:
+        """Why the numeral is not recorded, with the recorded value a reviewer should open
+        (``seen``: the diagnoses of this call, so a repeated number is diagnosed once)."""
+        value = numeral.value
+        key = (value, numeral.quantum, numeral.percent)
+        if key not in seen:
+            seen[key] = self._diagnosis(index, value, numeral.quantum, numeral.percent)
+        code, found = seen[key]
+        echo = value in echoes
+        return NumberReceipt(
+            numeral.text,
+            numeral.start,
+            numeral.end,
+            value,
+            "number_echo_only" if echo else code,
+            where,
+            nearest=None if found is None else found.value,
+            fact=None if found is None else found.fact,
+            row=None if found is None else found.row,
+            column=None if found is None else found.column,
+            echo=echo,
+        )
+
+
+def _spec(
+    fact: str | Sequence[str],
+    field: str | Sequence[str] | None,
+    locale: str,
+    percent_as_ratio: bool,
+    rounding: Rounding | None,
+    question_fact: str | None,
+    years: Years,
+) -> _NumbersRecorded:
+    return _NumbersRecorded(
+        facts_argument(fact),
+        field_argument(field),
+        locale=locale,
+        percent_as_ratio=percent_as_ratio,
+        rounding=rounding,
+        question_fact=question_fact,
+        years=years,
+    )
+
+
+def numbers_recorded(
+    fact: str | Sequence[str],
+    field: str | Sequence[str] | None = None,
+    locale: str = "en",
+    percent_as_ratio: bool = False,
+    rounding: Rounding | None = None,
+    question_fact: str | None = None,
+    years: Years = "check",
+) -> NamedCheck:
+    """Every number in ``output[field]`` (prose) must be one ``fact`` records, exactly.
+
+    ``fact`` is one fact name or a list of them (the facts the text may draw on: Table cells,
+    Ranking scores, numbers in a value, the tool's arguments). ``field`` is a dotted path or a
+    list of keys into the output; None scans the whole answer (a str, or every string in it).
+    ``locale`` (``en``/``de``/``fr``/``ch``) names the separators. ``percent_as_ratio``,
+    ``rounding``, ``question_fact`` and ``years`` are declared options, off by default (see
+    the module docstring). Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
+    """
+    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years)
+    shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
+    name = describe(_BUILDER, fact=shown, field=spec.label)
+    needs = spec.facts + ((question_fact,) if question_fact else ())
+    return NamedCheck(name, spec, family=_BUILDER, facts=needs)
+
+
+def check_numbers_recorded(
+    registry: FactRegistry,
+    output: Mapping[str, Any] | str,
+    fact: str | Sequence[str],
+    field: str | Sequence[str] | None = None,
+    locale: str = "en",
+    percent_as_ratio: bool = False,
+    rounding: Rounding | None = None,
+    question_fact: str | None = None,
+    years: Years = "check",
+) -> None:
+    """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
+    text itself); raises UnrecordedNumbers on a number no fact records."""
+    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years)
+    spec(registry, output)

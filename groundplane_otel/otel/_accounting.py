@@ -1,0 +1,306 @@
+"""What a guarded span's end decides: which answers are checked, and how every matched run is
+counted exactly once.
+
+The accounting invariant: every run a boundary matches ends in exactly one counted outcome per
+answer (passed / blocked / flagged / skipped with a reason / error with a reason). A *run* is a
+matched agent span (the outermost one matching the boundary), or an LLM span with no matched
+agent span around it.
+
+- An LLM span's answer is checked as the span ends, once: a span around it carrying the same
+  answer (an agent span, another instrumentation's LLM span of the same call) is *covered*.
+- An LLM span with nothing to read (``absent``, or content capture off in one of two
+  instrumentations of one call) leaves it to the enclosing span that matches the boundary.
+- An LLM span that matches no boundary, under an agent span that has no name yet, holds its
+  answer on that agent span (bounded): OpenInference names AGENT spans only as they end.
+- A matched agent span that ends with nothing checked below it is ``error``/``no_output``
+  (``skipped``/``span_error`` when the run itself failed).
+- A boundary delegated to a framework adapter (``delegate``) is checked by the adapter
+  (``check_output``); the span path then only keeps the run accounting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.sdk.trace import Span
+from opentelemetry.trace import StatusCode
+
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._lineage import (
+    CHAIN_ATTR,
+    COVERED_ATTR,
+    NO_DICT,
+    OUTPUT_ATTR,
+    Lineage,
+    same_answer,
+)
+from groundplane_otel.otel._spans import agent_names, is_agent, span_attributes
+from groundplane_otel.otel.config import BoundarySpec, Limits
+from groundplane_otel.otel.evaluate import CheckPlan, evaluate, no_output
+from groundplane_otel.otel.output import OutputRead, parse_answer, read_output
+from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
+from groundplane_otel.otel.store import RequestKey, TraceStore
+from groundplane_otel.otel.telemetry import Telemetry
+
+__all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
+
+HELD_ATTR = "_groundplane_held"  # {guard id: [Held]} on an agent span not yet named
+MAX_HELD = 8  # answers held per agent span and guard; more fail closed
+
+
+@dataclass(frozen=True, slots=True)
+class Covered:
+    """An answer checked under a span: by which guard, for which boundary, with what result."""
+
+    guard: int
+    boundary: str
+    answer: Any
+    evaluation: Evaluation
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    read: OutputRead
+    failed: bool
+
+
+def _failed(span: Any) -> bool:
+    status = getattr(span, "status", None)
+    return getattr(status, "status_code", None) is StatusCode.ERROR
+
+
+def _is_root(span: Any) -> bool:
+    parent = getattr(span, "parent", None)
+    return parent is None or bool(parent.is_remote)
+
+
+class Accounting(Lineage):
+    """The decisions of ``GroundplaneSpanProcessor`` at a guarded span's end (a base class of
+    it), and the adapter entry points ``check_output`` / ``delegate``."""
+
+    store: TraceStore
+    telemetry: Telemetry
+    raise_internal_errors: bool
+    length_limit: int | None
+    _plans: dict[str, tuple[CheckPlan, ...]]
+    _delegated: set[str]
+    _by_agent_name: bool
+
+    def _internal_error(self, where: str, *, reraise: bool = True) -> None:
+        raise NotImplementedError  # pragma: no cover - provided by the processor
+
+    # -- the span path --------------------------------------------------------------------
+
+    def _evaluate(self, span: Span) -> list[Evaluation]:
+        """Every outcome this span's end counts (usually none or one)."""
+        attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
+        chain: tuple[Any, ...] = vars(span).get(CHAIN_ATTR, ())
+        agent = is_agent(span.name, attributes)
+        spec = self._match(span, attributes, chain)
+        if spec is None:
+            if not agent and self._by_agent_name:
+                self._hold(span, attributes, chain)
+            return []
+        evaluations: list[Evaluation] = []
+        delegated = spec.name in self._delegated
+        if agent and not delegated:
+            for held in vars(span).pop(HELD_ATTR, NO_DICT).get(id(self), ()):
+                found = self._once(span, spec, held.read, held.failed, chain, itself=True)
+                evaluations += found
+        elif agent:
+            vars(span).pop(HELD_ATTR, None)
+        if not delegated:
+            read = self._read(span, attributes)
+            if read.status != "not_output" and not self._left_above(span, chain, spec, read):
+                evaluations += self._once(span, spec, read, _failed(span), chain, itself=agent)
+        outer = any(self._agent_matches(ancestor, spec) for ancestor in chain[1:])
+        if agent and not evaluations and not self._covered(span, spec) and not outer:
+            evaluations.append(self._unanswered(span, spec, chain))
+        return evaluations
+
+    def _read(self, span: Span, attributes: Mapping[str, Any]) -> OutputRead:
+        """The span's answer: submitted, else read from its attributes — inside the
+        fail-closed path (a reader failure is an unreadable output, never a pass)."""
+        submitted = vars(span).get(OUTPUT_ATTR)
+        if submitted is not None:
+            return OutputRead("output", submitted)
+        limits: Limits = self.config.limits
+        try:
+            return read_output(attributes, limits, self.length_limit)
+        except Exception as exc:
+            self._internal_error("reading an output", reraise=False)
+            problem = f"the output reader failed: {type(exc).__name__}"
+            return OutputRead("unreadable", problem=problem)
+
+    def _left_above(
+        self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec, read: OutputRead
+    ) -> bool:
+        """Is nothing to check here because an enclosing span reads it? An absent answer (or one
+        whose content this instrumentation did not capture) is read by an enclosing LLM span
+        of the same call that matches too; an absent one also by a matched agent span."""
+        if read.status == "absent":
+            if is_agent(span.name, span_attributes(span)):
+                return True  # the agent's accounting below decides
+            return self._guarded_above(span, chain, spec) or any(
+                self._agent_matches(ancestor, spec) for ancestor in chain if ancestor is not span
+            )
+        return read.missing_content and self._guarded_above(span, chain, spec)
+
+    def _agent_matches(self, ancestor: Any, spec: BoundarySpec) -> bool:
+        attributes = span_attributes(ancestor)
+        if not is_agent(ancestor.name, attributes):
+            return False
+        return self._match(ancestor, attributes, vars(ancestor).get(CHAIN_ATTR, ())) is spec
+
+    def _once(
+        self,
+        span: Span,
+        spec: BoundarySpec,
+        read: OutputRead,
+        failed: bool,
+        chain: tuple[Any, ...],
+        *,
+        itself: bool,
+    ) -> list[Evaluation]:
+        """Check one answer unless it was checked below already (then nothing is counted)."""
+        covered = self._covered(span, spec)
+        if covered and (
+            read.status != "output" or any(same_answer(c.answer, read.value) for c in covered)
+        ):
+            return []
+        return [self._check(span, spec, read, failed, chain, itself=itself)]
+
+    def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
+        entries: list[Covered] = getattr(span, "__dict__", NO_DICT).get(COVERED_ATTR, ())
+        return [c for c in entries if c.guard == id(self) and c.boundary == spec.name]
+
+    def _check(
+        self,
+        span: Any,
+        spec: BoundarySpec,
+        read: OutputRead,
+        failed: bool,
+        chain: tuple[Any, ...],
+        *,
+        itself: bool,
+    ) -> Evaluation:
+        """Evaluate one answer against its request's facts, and mark the spans above (and the
+        span itself, for an agent span) as covered for it."""
+        mode = spec.mode or self.config.mode
+        try:
+            request = self.request_of(span)
+            view = self.store.view(request, spec.facts)
+            evaluation = evaluate(
+                spec,
+                mode,
+                read,
+                view,
+                span_failed=failed,
+                plan=self._plans[spec.name],
+                capture_content=self.config.capture_content,
+                hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
+            )
+            self.store.account_derived(request, spec.facts)  # what the checks cached
+        except Exception as exc:  # a guard bug: counted as an error output, never raised
+            self._internal_error("checking", reraise=False)
+            claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
+            finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
+            evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
+            if self.raise_internal_errors:
+                raise
+        answer = read.value if read.status == "output" else None
+        entry = Covered(id(self), spec.name, answer, evaluation)
+        for above in chain:
+            if above is not span or itself:
+                vars(above).setdefault(COVERED_ATTR, []).append(entry)
+        return evaluation
+
+    def _unanswered(self, span: Span, spec: BoundarySpec, chain: tuple[Any, ...]) -> Evaluation:
+        """A matched agent span ended with nothing checked below it."""
+        evaluation = no_output(spec, spec.mode or self.config.mode, span_failed=_failed(span))
+        entry = Covered(id(self), spec.name, None, evaluation)
+        for above in chain:
+            vars(above).setdefault(COVERED_ATTR, []).append(entry)
+        return evaluation
+
+    def _hold(self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> None:
+        """An unmatched LLM span's answer, held on each enclosing agent span that has no
+        name yet (it may arrive as that span ends, and select a boundary then)."""
+        unnamed = [
+            ancestor
+            for ancestor in chain
+            if ancestor is not span
+            and is_agent(ancestor.name, (above := span_attributes(ancestor)))
+            and not agent_names(above)
+            and ancestor.is_recording()
+        ]
+        if not unnamed:
+            return
+        read = self._read(span, attributes)
+        if read.status in ("not_output", "absent"):
+            return
+        held = _Held(read, _failed(span))
+        for ancestor in unnamed:
+            answers: list[_Held] = vars(ancestor).setdefault(HELD_ATTR, {}).setdefault(id(self), [])
+            if len(answers) < MAX_HELD:
+                answers.append(held)
+            elif len(answers) == MAX_HELD:  # fail closed, once
+                problem = f"more than {MAX_HELD} answers under one agent span"
+                answers.append(_Held(OutputRead("unreadable", problem=problem), False))
+
+    # -- adapters -------------------------------------------------------------------------
+
+    def request_of(self, span: Any) -> RequestKey:
+        """The request (local root span) a live span belongs to: the key of its facts."""
+        context = span.get_span_context()
+        return self.store.span_request(context.trace_id, context.span_id)
+
+    def delegate(self, boundary: str) -> None:
+        """``boundary``'s answers are checked by a framework adapter (``check_output``)."""
+        self._spec(boundary)
+        self._delegated.add(boundary)
+
+    def _spec(self, boundary: str) -> BoundarySpec:
+        spec = self.boundaries.get(boundary)
+        if spec is None:
+            known = ", ".join(sorted(self.boundaries)) or "none"
+            raise ValueError(f"unknown boundary {boundary!r} (configured: {known})")
+        return spec
+
+    def check_output(self, span: Any, output: Any, boundary: str) -> Evaluation:
+        """Check an answer an adapter handed over, against the request of ``span``; telemetry
+        written on ``span``; counted once (an answer the span path already checked in this
+        run returns that evaluation, counted then)."""
+        spec = self._spec(boundary)
+        if isinstance(output, str):
+            read = parse_answer(output, self.config.limits)
+        elif isinstance(output, Mapping):
+            read = OutputRead("output", output)
+        else:
+            kind = type(output).__name__
+            raise TypeError(f"output must be a mapping or an answer text, got {kind}")
+        chain: tuple[Any, ...] = getattr(span, "__dict__", NO_DICT).get(CHAIN_ATTR, ())
+        for seen in self._covered(span, spec) or [
+            c for above in chain for c in self._covered(above, spec)
+        ]:
+            if read.status == "output" and same_answer(seen.answer, read.value):
+                return seen.evaluation
+        evaluation = self._check(span, spec, read, False, chain or (span,), itself=True)
+        telemetry = self.telemetry
+        if span.is_recording():
+            telemetry.annotate(span, evaluation)
+        telemetry.record(span, evaluation)
+        return evaluation
+
+
+_REQUEST_HINT = (
+    "no tool span of this request recorded it (facts are per request: the spans under one "
+    "local root span)"
+)
+_REQUEST_HINT_ROOT = (
+    "no tool span of this request recorded it: the guarded span is itself a root span, so its "
+    "request holds only facts recorded under it — run the tool and the model call under one "
+    "root span"
+)

@@ -1,0 +1,294 @@
+"""Replay recorded traces through the guard: backtests and a CI gate over real traces.
+
+Spans arrive in any order, spread over any number of requests (lines, files). They are grouped
+by trace in a bounded buffer; a trace is *decided* once ``decision_wait`` more spans have been
+read since its last span arrived — as tail sampling waits — or at the end of the input, or early
+when the buffer is full (then it is reported incomplete, as is a trace that lost spans over
+``max_spans_per_trace``). Deciding replays the trace's spans through the same
+``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
+order, nesting respected even across services with skewed clocks, so facts, matching, checks
+and counting are exactly the live ones.
+The policy's modes apply: ``blocked`` reads "would have blocked".
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.config import GuardConfig
+from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+from groundplane_otel.otel.records import SpanRecord, attributes_of
+from groundplane_otel.otel.telemetry import Telemetry
+
+__all__ = ["ReplayFinding", "ReplayStats", "Replayer"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFinding:
+    """One ``gen_ai.guardrail.result`` the guard wrote while replaying."""
+
+    trace_id: str
+    span_id: str
+    boundary: str
+    check: str
+    result: str
+    reason: str
+    claimed: str | None = None
+    supported: str | None = None
+
+
+@dataclass(slots=True)
+class ReplayStats:
+    """What the input held and what was done with it; every drop is counted."""
+
+    requests: int = 0
+    spans: int = 0
+    traces: int = 0
+    incomplete_traces: int = 0  # decided early (buffer full), or that lost spans
+    orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
+    dropped_spans: int = 0  # over max_spans_per_trace
+    findings: list[ReplayFinding] = field(default_factory=list)
+    findings_dropped: int = 0  # over max_findings (counted in the metrics all the same)
+
+
+class _Trace:
+    __slots__ = ("dropped", "last_seen", "spans")
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
+        self.last_seen = 0.0  # the clock when its last span arrived
+        self.dropped = False
+
+
+class Replayer:
+    """Feed it trace requests (``feed``), then ``finish``; read ``stats`` and ``counts()``.
+
+    ``decision_wait`` is in units of ``clock``: by default the clock counts spans read (files);
+    the verifier passes ``time.monotonic`` (seconds). Metrics go to ``meter_provider`` (default:
+    an in-memory reader, read by ``counts()``), finding events also to ``logger_provider``;
+    ``mode_label`` replaces ``groundplane.mode`` in metrics (the verifier's ``verifier``).
+    At most ``max_findings`` findings are kept for the report (the rest are counted).
+    """
+
+    def __init__(
+        self,
+        config: GuardConfig,
+        *,
+        decision_wait: float = 10_000,
+        max_traces: int = 10_000,
+        max_spans_per_trace: int = 10_000,
+        max_findings: int = 10_000,
+        clock: Callable[[], float] | None = None,
+        meter_provider: MeterProvider | None = None,
+        logger_provider: Any = None,
+        mode_label: str | None = None,
+    ) -> None:
+        self.reader = InMemoryMetricReader()
+        self._meters = meter_provider or SdkMeterProvider(metric_readers=[self.reader])
+        self._own_meters = meter_provider is None
+        telemetry = Telemetry(
+            self._meters,
+            capture_content=config.capture_content,
+            logger_provider=logger_provider,
+            mode_label=mode_label,
+        )
+        self.processor = GroundplaneSpanProcessor(config, telemetry, raise_internal_errors=False)
+        self.decision_wait = decision_wait
+        self.max_traces = max_traces
+        self.max_spans_per_trace = max_spans_per_trace
+        self.max_findings = max_findings
+        self.stats = ReplayStats()
+        self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
+        self._read = 0
+        self._clock = clock or self._spans_read
+
+    def _spans_read(self) -> float:
+        return float(self._read)
+
+    # -- intake --------------------------------------------------------------------------------
+
+    def feed(self, request: ExportTraceServiceRequest) -> None:
+        """One ``ExportTraceServiceRequest`` (a line or message of a recorded file)."""
+        self.stats.requests += 1
+        for resource_spans in request.resource_spans:
+            resource = attributes_of(resource_spans.resource.attributes)
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    self._add(span, resource)
+        self.decide_ready()
+
+    def _add(self, span: Any, resource: dict[str, Any]) -> None:
+        self.stats.spans += 1
+        self._read += 1
+        buffer = self._buffer
+        state = buffer.get(span.trace_id)
+        if state is None:
+            state = buffer[span.trace_id] = _Trace()
+            while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
+                oldest = next(iter(buffer))
+                self._decide(oldest, buffer.pop(oldest), early=True)
+        else:
+            buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
+        state.last_seen = self._clock()
+        if len(state.spans) >= self.max_spans_per_trace:
+            self.stats.dropped_spans += 1
+            state.dropped = True
+            return
+        state.spans.append((span, resource))
+
+    def decide_ready(self) -> int:
+        """Decide the traces idle for ``decision_wait``; how many were decided."""
+        buffer, now, decided = self._buffer, self._clock(), 0
+        while buffer:
+            trace_id, state = next(iter(buffer.items()))
+            if now - state.last_seen < self.decision_wait:
+                return decided
+            decided += 1
+            del buffer[trace_id]
+            self._decide(trace_id, state, early=False)
+        return decided
+
+    @property
+    def buffered(self) -> int:
+        """Traces waiting for their decision."""
+        return len(self._buffer)
+
+    def finish(self) -> ReplayStats:
+        """End of input: every buffered trace is decided."""
+        while self._buffer:
+            trace_id, state = self._buffer.popitem(last=False)
+            self._decide(trace_id, state, early=False)
+        return self.stats
+
+    # -- deciding one trace ----------------------------------------------------------------
+
+    def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+        self.stats.traces += 1
+        ids = {span.span_id for span, _ in state.spans}
+        records = {
+            span.span_id: SpanRecord(
+                span, resource, parent_present=bool(span.parent_span_id in ids)
+            )
+            for span, resource in state.spans
+        }
+        parents = {span.span_id: records.get(span.parent_span_id) for span, _ in state.spans}
+        orphans = sum(
+            1 for span, _ in state.spans if span.parent_span_id and span.parent_span_id not in ids
+        )
+        self.stats.orphan_spans += orphans
+        if early or state.dropped:
+            self.stats.incomplete_traces += 1
+        for kind, record in _timeline(records, parents):
+            if kind == "start":
+                record.start(self.processor, parents[_raw_id(record)])
+            else:
+                with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
+                    record.end()
+        for record in records.values():
+            self._collect(record)
+
+    def _collect(self, record: SpanRecord) -> None:
+        context = record.get_span_context()
+        for name, attributes in record.written:
+            if name != sc.GUARDRAIL_EVENT:
+                continue
+            if len(self.stats.findings) >= self.max_findings:
+                self.stats.findings_dropped += 1
+                continue
+            self.stats.findings.append(
+                ReplayFinding(
+                    f"{context.trace_id:032x}",
+                    f"{context.span_id:016x}",
+                    str(attributes.get(sc.GUARDRAIL_POLICY_ID, "")),
+                    str(attributes.get(sc.GUARDRAIL_POLICY_RULE_ID, "<output>")),
+                    str(attributes.get(sc.GUARDRAIL_RESULT_VALUE, "")),
+                    str(attributes.get(sc.GUARDRAIL_RESULT_REASON, "")),
+                    attributes.get(sc.CLAIMED),
+                    attributes.get(sc.SUPPORTED),
+                )
+            )
+
+    # -- results -----------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, dict[tuple[str, ...], int]]:
+        """``groundplane.outputs`` by (boundary, outcome) and ``groundplane.claims`` by
+        (boundary, verdict), read from the guard's own metrics."""
+        found: dict[str, dict[tuple[str, ...], int]] = {"outputs": {}, "claims": {}}
+        data = self.reader.get_metrics_data()
+        for resource in data.resource_metrics if data else ():
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == sc.METRIC_OUTPUTS:
+                        table, second = found["outputs"], sc.OUTCOME
+                    elif metric.name == sc.METRIC_CLAIMS:
+                        table, second = found["claims"], sc.VERDICT
+                    else:
+                        continue
+                    for point in metric.data.data_points:
+                        labels = point.attributes or {}
+                        key = (str(labels.get(sc.BOUNDARY)), str(labels.get(second)))
+                        table[key] = table.get(key, 0) + int(getattr(point, "value", 0))
+        return found
+
+    def close(self) -> None:
+        self.processor.shutdown()
+        if isinstance(self._meters, SdkMeterProvider) and self._own_meters:
+            self._meters.shutdown()
+
+
+def _raw_id(record: SpanRecord) -> bytes:
+    return record.get_span_context().span_id.to_bytes(8, "big")
+
+
+def _timeline(
+    records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
+) -> Iterator[tuple[str, SpanRecord]]:
+    """Starts and ends in time order, with each span's interval widened to nest in its
+    parent's (clocks of two services disagree; nesting is what the guard relies on)."""
+    starts: dict[bytes, int] = {}
+    depth: dict[bytes, int] = {}
+
+    def start_of(span_id: bytes, seen: frozenset[bytes] = frozenset()) -> int:
+        if span_id in starts:
+            return starts[span_id]
+        record, parent = records[span_id], parents[span_id]
+        value, level = record.start_time, 0
+        if parent is not None:
+            parent_id = _raw_id(parent)
+            if parent_id not in seen:  # a cycle of parent ids: treat as a root
+                value = max(value, start_of(parent_id, seen | {span_id}))
+                level = depth.get(parent_id, 0) + 1
+        starts[span_id], depth[span_id] = value, level
+        return value
+
+    for span_id in records:
+        start_of(span_id)
+    ends = {span_id: max(record.end_time, starts[span_id]) for span_id, record in records.items()}
+    for span_id in sorted(records, key=lambda key: -depth[key]):  # children widen parents
+        parent = parents[span_id]
+        if parent is not None and depth[span_id] > 0:
+            parent_id = _raw_id(parent)
+            ends[parent_id] = max(ends[parent_id], ends[span_id])
+    events: list[tuple[int, int, int, str, SpanRecord]] = []
+    for span_id, record in records.items():
+        events.append((starts[span_id], 0, depth[span_id], "start", record))
+        events.append((ends[span_id], 1, -depth[span_id], "end", record))
+    events.sort(key=lambda event: event[:3])
+    for _, _, _, kind, record in events:
+        yield kind, record
+
+
+def replay_all(replayer: Replayer, requests: Iterable[ExportTraceServiceRequest]) -> ReplayStats:
+    for request in requests:
+        replayer.feed(request)
+    return replayer.finish()

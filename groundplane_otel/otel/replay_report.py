@@ -1,0 +1,123 @@
+"""The report of a replay: per boundary outputs, outcomes and the unsupported-claim rate; per
+finding trace id, span id, boundary, check and reason code (receipts only with content capture);
+and the CI gate's verdict against thresholds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from groundplane_otel.otel.otlp_files import BadInput
+from groundplane_otel.otel.replay import Replayer
+
+__all__ = ["Gate", "build_report", "render_text"]
+
+_OUTCOMES = ("passed", "blocked", "flagged", "skipped", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """CI thresholds: None means not gated."""
+
+    max_unsupported_rate: float | None = None
+    max_errors: int | None = None
+
+
+def build_report(
+    replayer: Replayer, bad: Sequence[BadInput], gate: Gate, *, capture_content: bool
+) -> dict[str, Any]:
+    """Everything the replay found, as plain data (``--json`` prints it as is)."""
+    counts = replayer.counts()
+    stats = replayer.stats
+    boundaries: dict[str, dict[str, Any]] = {}
+    for (boundary, outcome), value in counts["outputs"].items():
+        entry = boundaries.setdefault(boundary, {"outputs": 0, "outcomes": {}, "claims": {}})
+        entry["outputs"] += value
+        entry["outcomes"][outcome] = entry["outcomes"].get(outcome, 0) + value
+    for (boundary, verdict), value in counts["claims"].items():
+        entry = boundaries.setdefault(boundary, {"outputs": 0, "outcomes": {}, "claims": {}})
+        entry["claims"][verdict] = entry["claims"].get(verdict, 0) + value
+    total_claims = unsupported = errors = 0
+    for entry in boundaries.values():
+        claims = sum(entry["claims"].values())
+        entry["unsupported_rate"] = (
+            entry["claims"].get("unsupported", 0) / claims if claims else 0.0
+        )
+        total_claims += claims
+        unsupported += entry["claims"].get("unsupported", 0)
+        errors += entry["outcomes"].get("error", 0)
+    rate = unsupported / total_claims if total_claims else 0.0
+    findings = []
+    for finding in stats.findings:
+        item = asdict(finding)
+        if not capture_content:
+            item.pop("claimed")
+            item.pop("supported")
+        findings.append(item)
+    failures = []
+    if gate.max_unsupported_rate is not None and rate > gate.max_unsupported_rate:
+        failures.append(f"unsupported-claim rate {rate:.4f} > {gate.max_unsupported_rate}")
+    if gate.max_errors is not None and errors > gate.max_errors:
+        failures.append(f"{errors} error outputs > {gate.max_errors}")
+    return {
+        "input": {
+            "requests": stats.requests,
+            "spans": stats.spans,
+            "traces": stats.traces,
+            "incomplete_traces": stats.incomplete_traces,
+            "orphan_spans": stats.orphan_spans,
+            "dropped_spans": stats.dropped_spans,
+            "unreadable": [str(item) for item in bad],
+        },
+        "boundaries": dict(sorted(boundaries.items())),
+        "unsupported_rate": rate,
+        "error_outputs": errors,
+        "findings": findings,
+        "gate": {"passed": not failures, "failures": failures},
+    }
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The human report."""
+    data = report["input"]
+    lines = [
+        f"replayed {data['spans']} spans in {data['traces']} traces ({data['requests']} "
+        f"requests); incomplete traces: {data['incomplete_traces']}, orphan spans: "
+        f"{data['orphan_spans']}, dropped spans: {data['dropped_spans']}, unreadable: "
+        f"{len(data['unreadable'])}"
+    ]
+    lines += [f"  unreadable {item}" for item in data["unreadable"][:20]]
+    if len(data["unreadable"]) > 20:
+        lines.append(f"  … {len(data['unreadable']) - 20} more")
+    lines.append("")
+    lines.append(
+        f"{'boundary':<24} {'outputs':>7} "
+        + " ".join(f"{o:>7}" for o in _OUTCOMES)
+        + "  unsupported-claim rate"
+    )
+    for name, entry in report["boundaries"].items():
+        cells = " ".join(f"{entry['outcomes'].get(outcome, 0):>7}" for outcome in _OUTCOMES)
+        lines.append(f"{name:<24} {entry['outputs']:>7} {cells}  {entry['unsupported_rate']:.4f}")
+    if not report["boundaries"]:
+        lines.append("(no guarded output in the input)")
+    lines.append("")
+    for finding in report["findings"]:
+        line = (
+            f"{finding['result']:<11} trace {finding['trace_id']} span {finding['span_id']} "
+            f"boundary {finding['boundary']} check {finding['check']} reason {finding['reason']}"
+        )
+        if "claimed" in finding and finding["claimed"] is not None:
+            line += f" claimed {finding['claimed']} supported {finding['supported']}"
+        lines.append(line)
+    gate = report["gate"]
+    lines.append("")
+    lines.append(
+        "gate: passed" if gate["passed"] else "gate: FAILED — " + "; ".join(gate["failures"])
+    )
+    return "\n".join(lines)
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=False)

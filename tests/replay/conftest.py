@@ -1,0 +1,8 @@
+"""The replay tests reuse the guard tests' harness (``tests/otel/otel_harness.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "otel"))

@@ -1,0 +1,193 @@
+"""Replay of recorded traces (the Collector's file format) gives the live guard's verdicts:
+the same processor decides both, whatever the order of spans, lines and files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from otel_harness import SALES_ROWS, Harness, answer, sales_config
+
+from groundplane_otel.cli import main
+from groundplane_otel.errors import FactBoundaryError
+from groundplane_otel.otel.otlp_files import BadInput, OtlpFileExporter, read_requests
+from groundplane_otel.otel.replay import Replayer
+
+CONFIG = sales_config()
+INCOMING = trace.set_span_in_context(
+    NonRecordingSpan(SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(1)))
+)
+
+
+def traffic(otel: Harness) -> None:
+    """A mixed stream: right, wrong, fact missing, no answer, two requests in one trace."""
+
+    def run(winner: str | None, facts: bool = True, context: Any = None) -> None:
+        with otel.tracer.start_as_current_span(
+            "invoke_agent analyst",
+            context=context,
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"},
+        ):
+            if facts:
+                otel.tool(SALES_ROWS)
+            if winner is not None:
+                otel.chat(answer({"winner": winner}))
+
+    for winner, facts in [("EU", True), ("US", True), ("EU", False), (None, True), ("EU", True)]:
+        with contextlib.suppress(FactBoundaryError):
+            run(winner, facts)
+    for _ in range(2):  # one incoming traceparent, two requests (sequential here)
+        run("EU", True, INCOMING)
+
+
+def live_and_recorded(tmp_path: Path) -> tuple[Harness, Path]:
+    otel = Harness()
+    path = tmp_path / "traces.jsonl"
+    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    otel.install(CONFIG)
+    traffic(otel)
+    return otel, path
+
+
+def live_outputs(otel: Harness) -> dict[tuple[str, str], int]:
+    return {
+        (labels["groundplane.boundary"], labels["groundplane.outcome"]): value
+        for labels, value in otel.metrics()["groundplane.outputs"]
+    }
+
+
+def live_findings(otel: Harness) -> list[tuple[str, str]]:
+    return sorted(
+        (f"{span.context.span_id:016x}", event.attributes["gen_ai.guardrail.result.reason"])
+        for span in otel.spans()
+        for event in span.events
+        if event.name == "gen_ai.guardrail.result"
+    )
+
+
+def replayed(paths: list[Path], **options: Any) -> Replayer:
+    replayer = Replayer(CONFIG, **options)
+    bad: list[BadInput] = []
+    for request in read_requests(paths, bad):
+        replayer.feed(request)
+    replayer.finish()
+    assert bad == []
+    return replayer
+
+
+def test_replay_gives_the_live_verdicts(tmp_path: Path) -> None:
+    """Outputs by outcome and every finding (span id, reason) are the live run's."""
+    otel, path = live_and_recorded(tmp_path)
+    replayer = replayed([path])
+    assert replayer.counts()["outputs"] == live_outputs(otel)
+    assert live_outputs(otel) == {
+        ("answer", "passed"): 4,
+        ("answer", "blocked"): 1,
+        ("answer", "error"): 2,
+    }
+    found = sorted((f.span_id, f.reason) for f in replayer.stats.findings)
+    assert found == live_findings(otel)
+    stats = replayer.stats
+    assert (stats.traces, stats.incomplete_traces, stats.orphan_spans) == (6, 0, 2)
+
+
+def test_any_span_order_over_any_number_of_files(tmp_path: Path) -> None:
+    """Lines shuffled and split over three files (json and proto) decide the same."""
+    otel, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    random.Random(7).shuffle(lines)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("\n".join(lines[:5]) + "\n")
+    second.write_text("\n".join(lines[5:10]) + "\n")
+    third = tmp_path / "c.pb"
+    from groundplane_otel.otel.otlp_files import _parse_json_line
+
+    with third.open("wb") as out:
+        for line in lines[10:]:
+            body = _parse_json_line(line).SerializeToString()
+            out.write(struct.pack(">I", len(body)) + body)
+    replayer = replayed([first, third, second])
+    assert replayer.counts()["outputs"] == live_outputs(otel)
+
+
+def test_bad_lines_are_located_and_skipped(tmp_path: Path) -> None:
+    """A truncated line, a non-object and an unknown field: located errors or ignored fields,
+    never a crash; the good lines still count."""
+    _, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    lines.insert(1, lines[0][:40])
+    lines.insert(2, "[1, 2]")
+    tree = json.loads(lines[3])
+    tree["somethingNew"] = {"x": 1}
+    lines[3] = json.dumps(tree)
+    path.write_text("\n".join(lines) + "\n")
+    bad: list[BadInput] = []
+    requests = list(read_requests([path], bad))
+    assert len(requests) == len(lines) - 2
+    assert [item.location for item in bad] == [f"{path}:2", f"{path}:3"]
+    assert bad[1].problem == "not an OTLP/JSON trace request (expected a JSON object, got list)"
+
+
+def test_a_full_buffer_decides_early_and_reports_it(tmp_path: Path) -> None:
+    """With room for one trace, interleaved traces are decided early: counted incomplete,
+    never dropped silently."""
+    _, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    random.Random(3).shuffle(lines)
+    path.write_text("\n".join(lines) + "\n")
+    replayer = replayed([path], max_traces=1)
+    assert replayer.stats.incomplete_traces > 0
+    assert replayer.stats.spans == len(lines)
+
+
+def test_cli_gate_exits_non_zero_above_the_thresholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``replay --max-unsupported-rate 0`` fails the build on the blocked answer; ``--json``
+    is machine-readable; without content capture no claimed value is printed."""
+    _, path = live_and_recorded(tmp_path)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    assert main(["replay", "--policy", str(policy), str(path), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "gate: passed" in text
+    assert "reason wrong_winner" in text
+    assert "claimed" not in text
+    assert (
+        main(
+            ["replay", "--policy", str(policy), str(path), "--max-unsupported-rate", "0", "--json"]
+        )
+        == 1
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["gate"]["failures"][0] == "unsupported-claim rate 0.1667 > 0.0"
+    assert report["boundaries"]["answer"]["outcomes"] == {"passed": 4, "blocked": 1, "error": 2}
+    assert main(["replay", "--policy", str(policy), str(path), "--max-errors", "1"]) == 1
+
+
+POLICY = """\
+version: 1
+mode: enforce
+facts:
+  sales:
+    tool: top_sales
+    kind: ranking
+    path: rows
+    key: region
+    score: total
+boundaries:
+  answer:
+    facts: [sales]
+    match: {agent_name: analyst}
+    report_mode: all
+    checks:
+      - superlative: {winner_field: winner}
+"""
