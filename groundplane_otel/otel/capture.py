@@ -254,6 +254,7 @@ class FactCapture:
             max_bytes=limits.max_payload_bytes,
             max_depth=limits.max_depth,
             length_limit=self.length_limit,
+            max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
         )
         provenance = Provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call.call_id

@@ -261,3 +261,24 @@ def test_max_total_bytes_caps_what_live_traces_really_hold(
     for root in roots:
         root.end()
     assert (len(store), pipeline.accounted) == (0, 0)
+
+
+def test_an_over_the_cap_result_is_refused_before_it_is_parsed(
+    pipelines: Callable[..., Pipeline],
+) -> None:
+    """1.5 MiB of ``[{},{},...]`` would be ~36 MiB of dicts: refused from its structure
+    before parsing, so the capture's memory peak stays near the text's size (no parse spike),
+    and counted as rejected."""
+    pipeline = pipelines((FactSpec("t", "crm"),), Limits(max_trace_bytes=4 * 1024 * 1024))
+    text = "[" + ",".join(["{}"] * 500_000) + "]"
+    with pipeline.tracer.start_as_current_span("request", context=Context()):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            pipeline.tool_span(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        trace_id = trace.get_current_span().get_span_context().trace_id
+        assert pipeline.guard.processor.store.view(trace_id, ("t",)).problems == {"t": "rejected"}
+    assert peak < 4 * len(text)  # parsing it first peaked at ~36 MiB
