@@ -16,6 +16,7 @@ MODULES = (
     "scaling",
     "pydantic_baseline",
     "memory",
+    "accounting",
     "guard",
     "replay",
     "plugin_import",

@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             run_agent(enforce.tracer, ScriptedModel(wrong_winner), db)
         except (UnsupportedClaim, ClaimsUnsupported) as exc:
             print(f"  BLOCKED: the application got {type(exc).__name__}:")
-            print(f"    {exc}")
+            print(f"    {exc.diagnosis}")  # the full message (str(exc) is content-free)
             saw("enforce")
         else:
             print("  NOT BLOCKED: check the policy")

@@ -40,6 +40,12 @@ EXPECTED = {
         "| traces left after every root ended | 0 |",
         "| still held after all ended |",
     ],
+    "Memory accounting:": [
+        "| row table (Table) |",
+        "| tiny objects `[{},{},…]` |",
+        "| long strings |",
+        "| checks' caches on a row table |",
+    ],
     "OpenTelemetry guard": [
         "| unmatched trace",
         "| guarded trace",

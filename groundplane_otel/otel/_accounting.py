@@ -194,7 +194,8 @@ class Accounting(Lineage):
         span itself, for an agent span) as covered for it."""
         mode = spec.mode or self.config.mode
         try:
-            view = self.store.view(self.request_of(span), spec.facts)
+            request = self.request_of(span)
+            view = self.store.view(request, spec.facts)
             evaluation = evaluate(
                 spec,
                 mode,
@@ -205,6 +206,7 @@ class Accounting(Lineage):
                 capture_content=self.config.capture_content,
                 hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
             )
+            self.store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking", reraise=False)
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)

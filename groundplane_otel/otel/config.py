@@ -133,8 +133,10 @@ class BoundarySpec:
 class Limits:
     """Bounds on the per-trace registries; every drop is counted.
 
-    ``max_payload_bytes`` bounds one tool result, ``max_trace_bytes`` the results held for one
-    trace, ``max_total_bytes`` all of them (least recently used traces are evicted first);
+    ``max_payload_bytes`` bounds the JSON text of one tool result; ``max_trace_bytes`` the memory
+    the facts of one trace retain, ``max_total_bytes`` that of all of them (least recently used
+    traces are evicted first): parsed objects, indices and what checks cache on them, estimated
+    within 2x of tracemalloc (rows retain 4-8x their JSON text, ``[{},{},...]`` 24x);
     ``max_depth`` bounds JSON nesting; ``max_spans_per_trace`` the enclosing agent/LLM spans a
     span remembers (its lineage, to match boundaries through ancestors and check each answer
     once).

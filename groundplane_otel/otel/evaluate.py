@@ -135,7 +135,7 @@ def run_all(
             claim = OutputUnchecked(
                 boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
             )
-            claim.__cause__ = exc
+            claim.check_error = claim.__cause__ = exc
             findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
             verdicts.append((family, "error"))
         else:
@@ -189,9 +189,6 @@ def decide(
             lines = [_finding_summary(boundary, finding) for finding in ordered]
             for finding, line in zip(ordered, lines, strict=True):
                 redaction.mark(finding.claim, line)
-                cause = finding.claim.__cause__
-                if cause is not None and finding.reason == sc.REASON_CHECK_ERROR:
-                    redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
     _withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture

@@ -25,6 +25,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
+from groundplane_otel._echo import echo
 from groundplane_otel.otel._policy_checks import build_check
 from groundplane_otel.otel._policy_evidence import check_evidence
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
@@ -232,7 +233,9 @@ def _boundary(
                 if close
                 else ("declare it under `facts:` with the tool whose result it is")
             )
-            reader.fail((*path, "facts", index), f"fact {fact!r} is not declared under facts", fix)
+            reader.fail(
+                (*path, "facts", index), f"fact {echo(fact)} is not declared under facts", fix
+            )
     checks = spec["checks"]
     if not isinstance(checks, list) or not checks:
         reader.fail(
