@@ -39,8 +39,14 @@ _FAST, _SORTED = "numbers_recorded.values", "numbers_recorded.sorted"
 
 
 def as_decimal(value: int | float) -> Decimal:
-    """What a recorded number reads as: an int exactly, a float by its shortest repr."""
-    return Decimal(value) if type(value) is int else Decimal(repr(value))
+    """What a recorded number reads as: an int exactly, a float by its shortest repr (an int
+    or float subclass as its int or float value)."""
+    kind = type(value)
+    if kind is int:
+        return Decimal(value)
+    if kind is float:
+        return Decimal(repr(value))
+    return Decimal(int(value)) if isinstance(value, int) else Decimal(repr(float(value)))
 
 
 def rounds_to(value: Decimal, target: Decimal, quantum: Decimal, mode: Rounding) -> bool:
