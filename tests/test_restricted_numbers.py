@@ -84,4 +84,5 @@ def test_a_string_that_is_exactly_one_number_is_that_number() -> None:
     assert index.in_text("it costs 1234.50") is not None
     assert index.in_text("ticket SKU-12 on 2026-12-01") is not None  # as text, not as a number
     leak = index.in_text("ticket 12 of them")
-    assert leak is not None and leak.how == "as a number"
+    assert leak is not None
+    assert leak.how == "as a number"

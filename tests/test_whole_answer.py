@@ -47,7 +47,7 @@ WHOLE: dict[str, tuple[NamedCheck, Callable[[FactRegistry, Any], None]]] = {
     ),
     "no_restricted_values": (
         gp.no_restricted_values(),
-        lambda reg, out: gp.check_no_restricted_values(reg, out),
+        gp.check_no_restricted_values,
     ),
     "entities_in_scope": (
         gp.entities_in_scope(text_fields=["*"], vocabulary="catalogue", approved=["listings"]),
