@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Literal
+from functools import lru_cache
+from typing import Final, Literal
 
 from groundplane_otel.checks._number_args import shifted
 from groundplane_otel.checks._numeral_patterns import (
@@ -31,6 +32,7 @@ from groundplane_otel.checks._numeral_patterns import (
     JOINERS,
     MINUS,
     RANGE,
+    ordinal_suffix,
     pattern,
 )
 from groundplane_otel.checks._numeral_words import LOCALES, SCALE_WORDS, NumberLocale, parse_words
@@ -76,6 +78,15 @@ class Skipped:
 class Scan:
     numerals: tuple[Numeral, ...]
     skipped: tuple[Skipped, ...]
+
+
+_WORD_RUN: Final = re.compile(r"(?:[\w]|[-./](?=\w))*")
+
+
+@lru_cache(maxsize=64)
+def _quantum(exponent: int) -> Decimal:
+    """The unit of a last digit written at ``exponent`` (10**exponent), exactly."""
+    return Decimal((0, (1,), exponent))
 
 
 def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
@@ -165,11 +176,9 @@ class _Scanner:
             self.resume = self._word_end(end)
             self._skip(start, self.resume, "identifier")
             return
-        suffix = re.match(
-            r"(?:" + "|".join(self.locale.ordinal_suffixes) + r")(?![\w])", text[end:]
-        )
+        suffix = ordinal_suffix(self.locale).match(text, end)
         if suffix and not (match.group("pct") or match.group("magt") or match.group("magw")):
-            self._skip(start, end + suffix.end(), "ordinal")
+            self._skip(start, suffix.end(), "ordinal")
             return
         whole, fraction = _digits(match, self.locale)
         exponent = -len(fraction) + int(match.group("exp") or 0)
@@ -184,16 +193,15 @@ class _Scanner:
         ):
             self._skip(start, end, "year")
             return
-        digits = tuple(int(d) for d in (whole + fraction).lstrip("0") or "0")
-        value = Decimal((1 if negative else 0, digits, exponent + power))
-        quantum = Decimal((0, (1,), exponent + power))
+        value = Decimal(f"{'-' if negative else ''}{whole}{fraction}E{exponent + power}")
+        quantum = _quantum(exponent + power)
         numeral = Numeral(text[start:end], start, end, value, quantum, percent, power)
         self._append(numeral)
 
     def _word_end(self, end: int) -> int:
         """The end of an identifier: it runs on through letters, digits and inner joiners."""
-        found = re.match(r"(?:[\w]|[-./](?=\w))*", self.text[end:])
-        return end + (found.end() if found else 0)
+        found = _WORD_RUN.match(self.text, end)
+        return found.end() if found else end
 
     def _words(self, match: re.Match[str]) -> None:
         words = [w for w in re.finditer(r"[A-Za-z]+", match.group()) if w.group().lower() != "and"]
