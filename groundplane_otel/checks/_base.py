@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -16,6 +16,7 @@ __all__ = [
     "Path",
     "as_path",
     "check_name",
+    "dotted_leaves",
     "field_value",
     "missing_field",
     "path_text",
@@ -174,6 +175,21 @@ def walk_steps(value: Any, steps: Path) -> tuple[bool, Any, int]:
         if not found:
             return False, None, depth
     return True, current, len(steps)
+
+
+def dotted_leaves(
+    value: Any, keep: Callable[[Any], bool], path: str = ""
+) -> Iterator[tuple[str, Any]]:
+    """Every leaf ``keep`` accepts inside a plain value (through mappings, lists and tuples),
+    in order, with its dotted path (``path`` itself, ``""`` by default, for the value)."""
+    if keep(value):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from dotted_leaves(item, keep, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            yield from dotted_leaves(item, keep, f"{path}.{position}" if path else str(position))
 
 
 def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from groundplane_otel._numbers import is_number
-from groundplane_otel.checks._base import Answer, field_value, require_json
+from groundplane_otel.checks._base import Answer, dotted_leaves, field_value, require_json
 
 __all__ = [
     "WHOLE",
@@ -57,14 +57,12 @@ def said_in(output: Answer, fields: Sequence[str] | None) -> Iterator[Said]:
 def strings_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """Every string inside ``value`` (keys not included), with its dotted path (``*`` for a
     ``str`` value itself)."""
-    if isinstance(value, str):
-        yield path or WHOLE, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from strings_in(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for position, item in enumerate(value):
-            yield from strings_in(item, f"{path}.{position}" if path else str(position))
+    for where, text in dotted_leaves(value, _is_text, path):
+        yield where or WHOLE, text
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
 
 
 def texts_of(output: Answer, name: str) -> Iterator[tuple[str, str]]:

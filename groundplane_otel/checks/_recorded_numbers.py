@@ -26,6 +26,7 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOpe
 from itertools import chain, repeat
 from typing import Any, Final, Literal
 
+from groundplane_otel.checks._base import dotted_leaves
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
@@ -76,16 +77,9 @@ def _is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, int | float]]:
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     """Every number inside a plain value, with its dotted path."""
-    if _is_number(value):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _walk(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for position, item in enumerate(value):
-            yield from _walk(item, f"{path}.{position}" if path else str(position))
+    return dotted_leaves(value, _is_number, path)
 
 
 def _located(fact: Fact) -> Iterator[tuple[int | float, Hashable | None, str | None]]:
