@@ -35,11 +35,10 @@ WHOLE = "*"
 """The field name of the whole answer (a ``str`` as it is; in a mapping, every string in it)."""
 
 
-def whole_or_fields(builder: str, param: str, output: Answer, named: bool) -> Mapping[str, Any]:
-    """The output as fields when ``named`` fields are read from it; a ``str`` answer then is
-    a TypeError saying how to read the whole answer text instead."""
-    hint = f"; or read the whole answer text with {param}" if named else ""
-    return require_json(builder, output, hint)
+def whole_or_fields(builder: str, param: str, output: Answer) -> Mapping[str, Any]:
+    """The output as fields, for a check reading named fields; a ``str`` answer is then a
+    TypeError saying how to read the whole answer text instead (``param``)."""
+    return require_json(builder, output, f"; or read the whole answer text with {param}")
 
 
 def said_in(output: Answer, fields: Sequence[str] | None) -> Iterator[Said]:

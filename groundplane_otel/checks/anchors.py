@@ -79,14 +79,14 @@ class _QuotesAnchored:
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
         if not (self.field is None and self.text_fields == (WHOLE,)):
-            whole_or_fields(_BUILDER, 'text_fields=["*"]', output, True)
+            whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         for quote in self._quotes(output):
             self._check(known, quote)
 
     def _quotes(self, output: Answer) -> Iterator[_Quote]:
         if self.field is not None:
-            fields = whole_or_fields(_BUILDER, 'text_fields=["*"]', output, True)
+            fields = whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
             value = field_value(fields, self.field)
             items = value if isinstance(value, list) else [value]
             for position, item in enumerate(items):

@@ -64,7 +64,7 @@ class _CitationsRetrieved:
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
         if not (self.fields is None and self.text_fields == (WHOLE,)):
-            whole_or_fields(_BUILDER, 'text_fields=["*"]', output, True)
+            whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         count = 0
         for cited in self._citations(output):
@@ -87,7 +87,7 @@ class _CitationsRetrieved:
     def _citations(self, output: Answer) -> list[Cited]:
         found: list[Cited] = []
         for name in self.fields or ():
-            value = field_value(whole_or_fields(_BUILDER, 'text_fields=["*"]', output, True), name)
+            value = field_value(whole_or_fields(_BUILDER, 'text_fields=["*"]', output), name)
             items = value if isinstance(value, list) else [value]
             for position, item in enumerate(items):
                 label = name if not isinstance(value, list) else f"{name}[{position}]"

@@ -65,7 +65,7 @@ class _NoRestrictedValues:
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
         if self.fields is not None:
-            whole_or_fields(_BUILDER, "fields=None", output, True)
+            whole_or_fields(_BUILDER, "fields=None", output)
         indexes = self._indexes(registry)
         for label, said, is_key in said_in(output, self.fields):
             leak: Leak | None = None

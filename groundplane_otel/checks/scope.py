@@ -98,7 +98,7 @@ class _EntitiesInScope:
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
         whole = self.fields is None and self.text_fields == (WHOLE,)
-        fields = {} if whole else whole_or_fields(_BUILDER, 'text_fields=["*"]', output, True)
+        fields = {} if whole else whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         scope = self._scope(registry)
         for name in self.fields or ():
             value = field_value(fields, name)
