@@ -145,7 +145,7 @@ def run(smoke: bool) -> list[Section]:
             ),
             ("peak traced memory", fmt_bytes(peak - before)),
             ("held while live", fmt_bytes(held)),
-            ("per live trace", fmt_bytes(held / traces)),
+            ("per live trace", fmt_bytes(held / max(live_count, 1))),
             ("JSON tool result per trace", fmt_bytes(len(result))),
             ("traces left after every root ended", f"{left_count:,}"),
             ("still held after all ended", fmt_bytes(after - before)),

@@ -6,11 +6,13 @@ below) inside a GenAI `execute_tool` span; a scripted "model" answers in chat sp
 from examples/policy.yaml: it turns the tool span's result into a fact and checks the model's
 structured answer as the chat span ends.
 
-Five scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
+Seven scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
 read back from the exported file); the same mistake in observe mode (same telemetry, no
 exception); the metrics in Prometheus text format; and a backtest: the spans, also recorded in
 the Collector's file format, replayed through the same guard (`groundplane-otel replay`), with
-the same verdicts as the live run.
+the same verdicts as the live run; a prose answer with a wrong number blocked, its receipt
+printed (examples/demo_prose.py); a restricted value and a fabricated citation refused
+(examples/demo_restricted.py).
 
     python examples/demo_agent.py [--spans FILE]
     GROUNDPLANE_CAPTURE_CONTENT=true python examples/demo_agent.py   # values on the events too
@@ -28,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+import demo_prose  # examples/: the prose and evidence scenes
+import demo_restricted
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -277,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             run_agent(enforce.tracer, ScriptedModel(wrong_winner), db)
         except (UnsupportedClaim, ClaimsUnsupported) as exc:
             print(f"  BLOCKED: the application got {type(exc).__name__}:")
-            print(f"    {exc}")
+            print(f"    {exc.diagnosis}")  # the full message (str(exc) is content-free)
             saw("enforce")
         else:
             print("  NOT BLOCKED: check the policy")
@@ -313,7 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {path.name}: live {live[mode]}, replayed {replayed}")
     print(f"  same verdicts as the live run: {'yes' if same else 'NO'}")
     print(f"  reproduce: groundplane-otel replay --policy {POLICY} {recorded['enforce']}")
-    return 0 if same else 1
+    if not same:
+        return 1
+
+    scene(6, "Numbers in prose: every number in the answer must be a recorded one")
+    demo_prose.main()
+    scene(7, "Evidence: a restricted value and a fabricated citation refused")
+    return demo_restricted.main()
 
 
 if __name__ == "__main__":

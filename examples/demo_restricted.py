@@ -120,7 +120,7 @@ def scene(tracer: Any, exporter: InMemorySpanExporter, title: str, text: str) ->
         run_agent(tracer, text)
     except (UnsupportedClaim, ClaimsUnsupported) as exc:
         code = getattr(exc, "code", "")
-        print(f"  REFUSED ({code}): {exc}")
+        print(f"  REFUSED ({code}): {exc.diagnosis}")  # str(exc) is the content-free summary
         event = guardrail_event(exporter)
         shown = {
             k: v

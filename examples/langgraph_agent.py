@@ -62,8 +62,8 @@ def build(registry: FactRegistry) -> Any:
         return {"answer": answer, "violation": None, "path": ["model"]}
 
     def on_violation(exc: UnsupportedClaim | ClaimsUnsupported, state: Any) -> dict[str, Any]:
-        print(f"guard:  {exc}")
-        return {"violation": str(exc), "path": ["violation"]}
+        print(f"guard:  {exc.diagnosis}")  # str(exc) is content-free with capture off
+        return {"violation": exc.diagnosis, "path": ["violation"]}
 
     def reask(state: State) -> dict[str, Any]:
         print("reask:  the model is asked again with the violation in its prompt")

@@ -108,7 +108,7 @@ async def agent(tracer: Tracer) -> None:
                     print(f"model:  {json.dumps(answer)}")
                     model_turn(tracer, answer)
             except (UnsupportedClaim, ClaimsUnsupported) as exc:
-                print(f"guard:  blocked: {exc}")
+                print(f"guard:  blocked: {exc.diagnosis}")  # str(exc): content-free
             else:
                 print("guard:  passed")
 

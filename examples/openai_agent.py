@@ -103,7 +103,7 @@ def main() -> None:
             try:
                 print(f"answer: {json.dumps(run_agent(client, tracer))}")
             except (UnsupportedClaim, ClaimsUnsupported) as exc:
-                print(f"blocked: {exc}")
+                print(f"blocked: {exc.diagnosis}")  # str(exc): content-free
 
     for span in exporter.get_finished_spans():
         outcome = (span.attributes or {}).get("groundplane.outcome")

@@ -14,6 +14,10 @@ import dataclasses
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from groundplane_otel.otel.config import GuardConfig
 
 __all__ = ["main"]
 
@@ -22,13 +26,20 @@ def _count(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
-def _check_policy(path: str) -> int:
+def _policy(path: str) -> GuardConfig | None:
+    """The policy file's configuration, or None after saying on stderr what is wrong."""
     from groundplane_otel.otel.policy import PolicyError, load_policy
 
     try:
-        config = load_policy(path)
+        return load_policy(path)
     except PolicyError as exc:
         print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+        return None
+
+
+def _check_policy(path: str) -> int:
+    config = _policy(path)
+    if config is None:
         return 1
     checks = sum(len(boundary.checks) for boundary in config.boundaries)
     print(
@@ -47,13 +58,10 @@ def _check_policy(path: str) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from groundplane_otel.otel import replay_report
     from groundplane_otel.otel.otlp_files import BadInput, read_requests
-    from groundplane_otel.otel.policy import PolicyError, load_policy
     from groundplane_otel.otel.replay import Replayer
 
-    try:
-        config = load_policy(args.policy)
-    except PolicyError as exc:
-        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+    config = _policy(args.policy)
+    if config is None:
         return 2
     if args.capture_content:
         config = dataclasses.replace(config, capture_content=True)
@@ -120,13 +128,10 @@ def _serve(args: argparse.Namespace) -> int:
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import Resource
 
-    from groundplane_otel.otel.policy import PolicyError, load_policy
     from groundplane_otel.otel.verifier import Verifier, VerifierServer
 
-    try:
-        config = load_policy(args.policy)
-    except PolicyError as exc:
-        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+    config = _policy(args.policy)
+    if config is None:
         return 2
     resource = Resource.create({"service.name": "groundplane-verifier"})
     meters = MeterProvider(

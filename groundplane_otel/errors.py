@@ -36,8 +36,49 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
+def _restore(cls: type[FactBoundaryError], args: tuple[Any, ...]) -> FactBoundaryError:
+    """Unpickle without calling ``__init__`` (the attributes come back from the state)."""
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
+
 class FactBoundaryError(Exception):
-    """Base class of every groundplane failure."""
+    """Base class of every groundplane failure.
+
+    ``diagnosis`` is always the full message. ``str()``, ``repr()`` and ``args`` give the same
+    text, except for an exception the OpenTelemetry guard redacted (content capture off): then
+    they give a content-free summary (field, boundary, check family, reason code), so no log
+    line, exception chain or exception group that formats it can leak the claimed or supported
+    values. Every attribute is kept either way.
+    """
+
+    _summary: str | None = None
+
+    @property
+    def diagnosis(self) -> str:
+        """The full message (claimed and supported values included), even when redacted."""
+        return self._message()
+
+    @property
+    def redacted(self) -> bool:
+        """Was this exception redacted (``str()`` is the content-free summary)?"""
+        return self._summary is not None
+
+    def _message(self) -> str:
+        return super().__str__()
+
+    def redact(self, summary: str) -> None:
+        """Make ``str()``/``repr()``/``args`` the content-free ``summary`` (``diagnosis`` keeps
+        the full message). Used by the guard when content capture is off."""
+        self._summary = summary
+        self.args = (summary,)
+
+    def __str__(self) -> str:
+        return self._summary if self._summary is not None else self._message()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self.args), dict(vars(self)))
 
 
 class SparseColumnWarning(UserWarning):
@@ -52,7 +93,7 @@ class UnregisteredFact(FactBoundaryError, KeyError):
         self.known = sorted(known or ())
         super().__init__(name)
 
-    def __str__(self) -> str:
+    def _message(self) -> str:
         if self.known:
             return f"fact {self.name!r} is not registered; registered facts: {self.known}"
         return f"fact {self.name!r} is not registered; registry is empty"
@@ -124,9 +165,6 @@ class UnsupportedClaim(FactBoundaryError):
             parts.append(self.reason)
         return " | ".join(parts)
 
-    def __str__(self) -> str:
-        return self._message()
-
     def to_dict(self) -> dict[str, Any]:
         """The six public fields, with anything strict JSON cannot encode replaced by its repr.
 
@@ -151,5 +189,5 @@ class ClaimsUnsupported(FactBoundaryError):
         self.report = report
         super().__init__(report.to_text())
 
-    def __str__(self) -> str:
+    def _message(self) -> str:
         return self.report.to_text()

@@ -34,5 +34,5 @@ class Report:
         }
 
     def to_text(self) -> str:
-        """One line per violation; the empty string when ok."""
-        return "\n".join(str(claim) for claim in self.violations)
+        """One line per violation (its full ``diagnosis``); the empty string when ok."""
+        return "\n".join(claim.diagnosis for claim in self.violations)

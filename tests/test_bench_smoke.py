@@ -40,6 +40,12 @@ EXPECTED = {
         "| traces left after every root ended | 0 |",
         "| still held after all ended |",
     ],
+    "Memory accounting:": [
+        "| row table (Table) |",
+        "| tiny objects `[{},{},…]` |",
+        "| long strings |",
+        "| checks' caches on a row table |",
+    ],
     "OpenTelemetry guard": [
         "| unmatched trace",
         "| guarded trace",
@@ -50,6 +56,11 @@ EXPECTED = {
         "| replay of 20 recorded traces (OTLP/JSON lines) |",
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
+    ],
+    "The pytest plugin at startup": [
+        "| import pytest (the floor) |",
+        "| + the plugin module (what every run pays) |",
+        "| + the fixture's guard layer (tests using it) |",
     ],
     "The checker's own error rates": [
         f"| {family} |"

@@ -76,6 +76,9 @@ def test_demo_backtest_replays_its_recording_with_the_live_verdicts(tmp_path: Pa
     ) in lines
     assert "  spans.observe.otlp.jsonl: live {'flagged': 1}, replayed {'flagged': 1}" in lines
     assert "  same verdicts as the live run: yes" in lines
+    assert "  BLOCKED: UnrecordedNumbers, reason number_scale_mismatch" in lines  # scene 6
+    assert any(line.startswith("  REFUSED (restricted_value): ") for line in lines)  # scene 7
+    assert any(line.startswith("  REFUSED (citation_not_retrieved): ") for line in lines)
     first = json.loads((tmp_path / "spans.enforce.otlp.jsonl").read_text().splitlines()[0])
     assert set(first) == {"resourceSpans"}
 

@@ -124,9 +124,11 @@ class Accounting(Lineage):
         """The span's answer: submitted, else read from its attributes — inside the
         fail-closed path (a reader failure is an unreadable output, never a pass)."""
         submitted = vars(span).get(OUTPUT_ATTR)
+        limits: Limits = self.config.limits
+        if isinstance(submitted, str):
+            return parse_answer(submitted, limits)
         if submitted is not None:
             return OutputRead("output", submitted)
-        limits: Limits = self.config.limits
         try:
             return read_output(attributes, limits, self.length_limit)
         except Exception as exc:
@@ -165,9 +167,11 @@ class Accounting(Lineage):
         itself: bool,
     ) -> list[Evaluation]:
         """Check one answer unless it was checked below already (then nothing is counted)."""
+        if spec.answer == "text":
+            read = read.as_text()
         covered = self._covered(span, spec)
         if covered and (
-            read.status != "output" or any(same_answer(c.answer, read.value) for c in covered)
+            read.status != "output" or any(same_answer(c.answer, read.answer) for c in covered)
         ):
             return []
         return [self._check(span, spec, read, failed, chain, itself=itself)]
@@ -190,7 +194,8 @@ class Accounting(Lineage):
         span itself, for an agent span) as covered for it."""
         mode = spec.mode or self.config.mode
         try:
-            view = self.store.view(self.request_of(span), spec.facts)
+            request = self.request_of(span)
+            view = self.store.view(request, spec.facts)
             evaluation = evaluate(
                 spec,
                 mode,
@@ -201,6 +206,7 @@ class Accounting(Lineage):
                 capture_content=self.config.capture_content,
                 hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
             )
+            self.store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking", reraise=False)
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
@@ -208,7 +214,7 @@ class Accounting(Lineage):
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
             if self.raise_internal_errors:
                 raise
-        answer = read.value if read.status == "output" else None
+        answer = read.answer if read.status == "output" else None
         entry = Covered(id(self), spec.name, answer, evaluation)
         for above in chain:
             if above is not span or itself:
@@ -279,11 +285,13 @@ class Accounting(Lineage):
         else:
             kind = type(output).__name__
             raise TypeError(f"output must be a mapping or an answer text, got {kind}")
+        if spec.answer == "text":
+            read = read.as_text()
         chain: tuple[Any, ...] = getattr(span, "__dict__", NO_DICT).get(CHAIN_ATTR, ())
         for seen in self._covered(span, spec) or [
             c for above in chain for c in self._covered(above, spec)
         ]:
-            if read.status == "output" and same_answer(seen.answer, read.value):
+            if read.status == "output" and same_answer(seen.answer, read.answer):
                 return seen.evaluation
         evaluation = self._check(span, spec, read, False, chain or (span,), itself=True)
         telemetry = self.telemetry

@@ -30,7 +30,7 @@ def fast_hooks(
     roots, requests, shared, spans = store._roots, store._requests, store.shared, store.spans
     roots_limit = store._roots_limit
     root_started, span_request = store.root_started, processor._inherit_request
-    scopes, bind = _scopes.current_scopes, _scopes.bind
+    scopes, bind, release = _scopes.current_scopes, _scopes.bind, _scopes.release
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
@@ -98,6 +98,7 @@ def fast_hooks(
                     lineage.pop(trace_id, None)
                     if shared:
                         shared.discard(trace_id)
+                    release(trace_id)
                     return
                 processor._root_ended(trace_id, context[1], request)
         except Exception:

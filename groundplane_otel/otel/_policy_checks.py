@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from groundplane_otel._echo import capped, echo
 from groundplane_otel.checks._base import NamedCheck
 from groundplane_otel.otel._policy_reader import Path, Reader, show, suggest
 
@@ -96,11 +97,11 @@ def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
         fix = (
             f"did you mean {close!r}?"
             if close
-            else f"add {fact!r} to this boundary's facts, or read one of: {', '.join(facts)}"
+            else f"add {echo(fact)} to this boundary's facts, or read one of: {', '.join(facts)}"
         )
         reader.fail(
             path,
-            f"the check reads fact {fact!r}, which this boundary does not list in its facts",
+            f"the check reads fact {echo(fact)}, which this boundary does not list in its facts",
             fix,
         )
 
@@ -138,7 +139,7 @@ def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> N
     if family not in FAMILIES:
         close = suggest(family, families)
         fix = f"did you mean {close!r}?" if close else f"use one of: {', '.join(families)}"
-        reader.fail((*path, str(family)), f"unknown check family {family!r}", fix)
+        reader.fail((*path, str(family)), f"unknown check family {echo(family)}", fix)
     path = (*path, family)
     if raw is None:
         raw = {}
@@ -166,6 +167,6 @@ def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> N
         target = f"`{blamed}`" if blamed else "the arguments"
         reader.fail(
             path if blamed is None else (*path, blamed),
-            _PREFIX.sub("", str(exc)),
+            capped(_PREFIX.sub("", str(exc))),  # the builder's message echoes the value
             f"give {target} a value {family}() accepts",
         )

@@ -13,6 +13,8 @@ from typing import Any, NoReturn
 
 import yaml
 
+from groundplane_otel._echo import capped, echo
+
 __all__ = ["Path", "PolicyError", "Reader", "format_path", "suggest"]
 
 Path = tuple[str | int, ...]
@@ -35,15 +37,16 @@ class PolicyError(ValueError):
 
 
 def format_path(path: Path) -> str:
-    """``boundaries.campaign_report.checks[0].superlative`` (odd keys quoted)."""
+    """``boundaries.campaign_report.checks[0].superlative`` (odd keys quoted; each part capped
+    like every echoed value)."""
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         elif _PLAIN_KEY.match(part):
-            text += f".{part}" if text else part
+            text += f".{capped(part)}" if text else capped(part)
         else:
-            text += f"[{part!r}]"
+            text += f"[{echo(part)}]"
     return text
 
 
@@ -65,7 +68,7 @@ def show(value: object) -> str:
         return "a mapping" if value else "an empty mapping"
     if isinstance(value, (list, tuple)):
         return "a list" if value else "an empty list"
-    return repr(value)
+    return echo(value)
 
 
 def _line_of(node: yaml.Node | None, path: Path) -> int | None:
@@ -115,7 +118,7 @@ class Reader:
             if not isinstance(key, str) or key not in allowed:
                 close = suggest(key, allowed)
                 fix = f"rename it to {close!r}" if close else f"use one of: {', '.join(allowed)}"
-                self.fail((*path, str(key)), f"unknown key {key!r}", fix)
+                self.fail((*path, str(key)), f"unknown key {echo(key)}", fix)
         for key in required:
             if key not in value:
                 self.fail(path, f"missing required key {key!r}", f"add `{key}:` here")

@@ -3,7 +3,9 @@
 ``yaml.safe_load`` only: no tag constructs an object or runs code (``!!python/...`` is refused).
 The file is also composed into a node tree, which gives error messages their line numbers and
 catches what ``safe_load`` lets through silently: a duplicate key (YAML keeps the last one, so a
-second boundary of the same name would make the first vanish) and an alias into itself.
+second boundary of the same name would make the first vanish), an alias into itself, and
+aliases that expand the document past ``MAX_EXPANDED_NODES`` (an alias bomb: a few lines that
+``safe_load`` turns into a billion-item structure, whose description alone would take gigabytes).
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from typing import Any
 
 import yaml
 
+from groundplane_otel._echo import echo
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader
 
-__all__ = ["read_yaml"]
+__all__ = ["MAX_EXPANDED_NODES", "read_yaml"]
+
+MAX_EXPANDED_NODES = 10_000
+"""The most nodes a policy may hold once its aliases are expanded (a real policy: hundreds)."""
 
 
 def read_yaml(source: str) -> tuple[Any, yaml.Node | None]:
@@ -77,20 +83,46 @@ def _compose(source: str, text: str) -> yaml.Node | None:
     return root
 
 
+def _expanded(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """Nodes ``node`` stands for with every alias expanded (memoised: linear in the tree)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    size = 1
+    if isinstance(node, yaml.MappingNode):
+        size += sum(_expanded(k, sizes) + _expanded(v, sizes) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded(item, sizes) for item in node.value)
+    sizes[id(node)] = size
+    return size
+
+
 def _refuse_duplicates(reader: Reader, root: yaml.Node | None) -> None:
-    """YAML keeps the last of two equal keys silently (a second boundary would vanish), and an
-    alias may point into itself: both fail here. Each node is visited once, so an alias bomb
-    costs its size in nodes, not its expansion."""
+    """YAML keeps the last of two equal keys silently (a second boundary would vanish), an
+    alias may point into itself, and aliases may multiply the document (a bomb): all fail here.
+    Each node is visited once, so an alias bomb costs its size in nodes, not its expansion."""
     seen_nodes: set[int] = set()
+    sizes: dict[int, int] = {}
+    expanded = 0
 
     def walk(node: yaml.Node | None, path: Path, open_nodes: frozenset[int]) -> None:
+        nonlocal expanded
         if node is None:
             return
         if id(node) in open_nodes:
             reader.fail(path, "an alias refers to a node that contains it", "remove the alias")
-        if id(node) in seen_nodes:
+        if id(node) in seen_nodes:  # an alias: it stands for its whole subtree again
+            expanded += _expanded(node, sizes)
+            if expanded > MAX_EXPANDED_NODES:
+                reader.fail(
+                    path,
+                    f"aliases expand the policy past {MAX_EXPANDED_NODES:,} values (an alias "
+                    "bomb?)",
+                    "write the values out, or reuse fewer and smaller anchors",
+                )
             return
         seen_nodes.add(id(node))
+        expanded += 1
         inside = open_nodes | {id(node)}
         if isinstance(node, yaml.MappingNode):
             first_line: dict[str, int] = {}
@@ -99,7 +131,7 @@ def _refuse_duplicates(reader: Reader, root: yaml.Node | None) -> None:
                 if key in first_line:
                     reader.fail(
                         (*path, key),
-                        f"duplicate key {key!r} (first at line {first_line[key]})",
+                        f"duplicate key {echo(key)} (first at line {first_line[key]})",
                         "keep one of them: YAML would silently drop the first",
                     )
                 first_line[key] = key_node.start_mark.line + 1

@@ -3,11 +3,18 @@
 A scope is found through the context it was entered in (same thread or task) or through the
 traces started or active in it (spans ended on another thread), so frameworks that swallow
 exceptions or end spans elsewhere still deliver the violation to the application exactly once.
+
+Bounded for a scope that lives as long as a worker loop: a trace's entries are released once
+its last local root span ended (``release``; the ``RELEASE_DELAY`` most recently ended traces
+are kept, so the violation of a root span, delivered right after it ended, still finds its
+scope), and a scope keeps its first pending exception (the one it raises) plus the
+``PENDING - 1`` most recent ones.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from contextvars import ContextVar, Token
 
 __all__ = [
@@ -18,8 +25,12 @@ __all__ = [
     "enter",
     "in_flight",
     "leave",
+    "release",
     "settle",
 ]
+
+PENDING = 16
+RELEASE_DELAY = 64
 
 
 class ScopeState:
@@ -37,6 +48,7 @@ class ScopeState:
 _current: ContextVar[tuple[ScopeState, ...]] = ContextVar("groundplane_enforce", default=())
 _lock = threading.Lock()
 _by_trace: dict[int, list[ScopeState]] = {}
+_released: deque[int] = deque()  # ended traces whose entries are released after a delay
 
 
 def enter(state: ScopeState, trace_id: int | None) -> Token[tuple[ScopeState, ...]]:
@@ -62,6 +74,19 @@ def bind(trace_id: int) -> None:
     for state in _current.get():
         if trace_id not in state.trace_ids:
             _register(state, trace_id)
+
+
+def release(trace_id: int) -> None:
+    """The trace's last local root span ended: no scope waits for it any more (a dictionary
+    miss when none did)."""
+    if trace_id not in _by_trace:
+        return
+    with _lock:
+        _released.append(trace_id)
+        while len(_released) > RELEASE_DELAY:
+            ended = _released.popleft()
+            for state in _by_trace.pop(ended, ()):
+                state.trace_ids.discard(ended)
 
 
 def leave(state: ScopeState, token: Token[tuple[ScopeState, ...]]) -> None:
@@ -90,6 +115,8 @@ def deliver(trace_id: int, error: BaseException) -> bool:
     scopes = _scopes({trace_id})
     for state in scopes:
         state.pending.append(error)
+        if len(state.pending) > PENDING:  # keep the first (raised at exit) and the latest
+            del state.pending[1]
     return any(state.defer for state in scopes)
 
 

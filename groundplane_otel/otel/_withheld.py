@@ -5,10 +5,11 @@ family, or a ``restricted_*`` / ``citation_restricted`` code) or when anything i
 its message, claimed or supported value, the exception that caused it — reveals a value of a
 restricted fact the evaluation could read (the matcher of ``no_restricted_values``: case-folded
 and whitespace-normalised text, numbers by value). A withheld finding's claim is marked with
-its content-free summary (``redaction.mark``) even with content capture on, so:
+its content-free summary (``redaction.mark``: ``str``/``repr``/``args`` become the summary, a
+crashing check's own exception is unchained) even with content capture on, so:
 
-- the SDK's ``record_exception`` wrapper writes the summary, not the message, as
-  ``exception.message``/``exception.stacktrace`` on every span the exception crosses;
+- every span the exception crosses records the summary, not the message, as
+  ``exception.message``/``exception.stacktrace`` (and any log line that formats it);
 - ``Telemetry.event_attributes`` leaves out ``groundplane.claimed``/``supported``/``message``
   for a marked claim (``is_withheld``);
 - ``Telemetry.annotate`` overwrites the model output an instrumentation captured on the
@@ -16,8 +17,8 @@ its content-free summary (``redaction.mark``) even with content capture on, so:
   ``llm.output_messages.*``, Traceloop ``gen_ai.completion.*``) with ``OUTPUT_WITHHELD``:
   that output is the leak (``scrub_output``).
 
-The application still gets the exception itself; ``no_restricted_values`` findings never
-carry the value in the first place.
+The application still gets the exception itself (the full text in ``diagnosis``);
+``no_restricted_values`` findings never carry the value in the first place.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from groundplane_otel.checks._restricted_values import restricted_indexes
-from groundplane_otel.errors import ClaimsUnsupported
+from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError
 from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.result import Finding
@@ -62,9 +63,10 @@ def _reveals(finding: Finding, registry: FactRegistry) -> bool:
     if not indexes:
         return False
     claim = finding.claim
-    texts = [str(claim), _text(claim.claimed), _text(claim.supported)]
-    if claim.__cause__ is not None:
-        texts.append(str(claim.__cause__))
+    texts = [claim.diagnosis, _text(claim.claimed), _text(claim.supported)]
+    cause = getattr(claim, "check_error", None) or claim.__cause__
+    if cause is not None:
+        texts.append(str(cause))
     return any(index.in_text(text) is not None for text in texts for index in indexes)
 
 
@@ -74,8 +76,8 @@ def withhold_restricted(
     error: BaseException | None,
     registry: FactRegistry,
 ) -> None:
-    """Mark every withheld finding's claim (and its cause, and a ``ClaimsUnsupported`` that
-    carries one) with its content-free summary."""
+    """Mark every withheld finding's claim (and a ``ClaimsUnsupported`` that carries one) with
+    its content-free summary."""
     if not findings:
         return
     withheld = [finding for finding in findings if _reveals(finding, registry)]
@@ -83,11 +85,8 @@ def withhold_restricted(
         line = redaction.claim_summary(
             finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
         )
-        redaction.mark(finding.claim, line)
+        redaction.mark(finding.claim, line)  # also unchains a crashing check's exception
         setattr(finding.claim, _RESTRICTED_ATTR, True)
-        cause = finding.claim.__cause__
-        if cause is not None:
-            redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
     if withheld and isinstance(error, ClaimsUnsupported) and not is_withheld(error):
         lines = [
             redaction.claim_summary(claim.field, boundary, None, claim.code, result="unsupported")
@@ -117,4 +116,4 @@ def scrub_output(span: Any) -> None:
 
 def is_withheld(error: BaseException) -> bool:
     """Was this claim marked content-free (content capture off, or a restricted value)?"""
-    return isinstance(getattr(error, redaction.SUMMARY_ATTR, None), str)
+    return isinstance(error, FactBoundaryError) and error.redacted

@@ -25,7 +25,7 @@ from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_score
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import RequestKey, TraceStore
+from groundplane_otel.otel.store import RequestKey, TraceStore, estimate_size
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -254,6 +254,7 @@ class FactCapture:
             max_bytes=limits.max_payload_bytes,
             max_depth=limits.max_depth,
             length_limit=self.length_limit,
+            max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
         )
         provenance = Provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call.call_id
@@ -270,7 +271,6 @@ class FactCapture:
                 request=request,
                 provenance=provenance,
                 source=call.source,
-                size=parsed.size,
             )
 
     def record(
@@ -281,9 +281,9 @@ class FactCapture:
         request: RequestKey,
         provenance: Provenance,
         source: str,
-        size: int,
     ) -> str:
-        """Build the typed value of ``spec`` and store it; a mis-shaped result is unparseable."""
+        """Build the typed value of ``spec`` and store it, accounted at the memory it retains
+        (``store.estimate_size``); a mis-shaped result is unparseable."""
         if spec.restricted:  # before the value becomes readable: never visible unrestricted
             self.store.registry(request).restrict(spec.name)
         try:
@@ -292,5 +292,10 @@ class FactCapture:
             self.store.problem(request, spec.name, "unparseable", kind=spec.kind, source=source)
             return "unparseable"
         return self.store.record(
-            request, spec.name, value, source=source, provenance=provenance, size=size
+            request,
+            spec.name,
+            value,
+            source=source,
+            provenance=provenance,
+            size=estimate_size(value),
         )

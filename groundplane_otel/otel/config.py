@@ -18,6 +18,7 @@ FactKind = Literal["ranking", "table", "domain", "value", "documents"]
 Mode = Literal["enforce", "observe"]
 FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
+ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,11 @@ class MatchSpec:
 @dataclass(frozen=True, slots=True)
 class BoundarySpec:
     """A named boundary: the facts its output may use, the checks it must pass, the spans it
-    guards, and its mode (None: the guard's default)."""
+    guards, and its mode (None: the guard's default).
+
+    ``answer``: what its checks read — ``json`` (the JSON object in the answer; default) or
+    ``text`` (the whole answer text, for the prose families: numbers_recorded,
+    no_restricted_values, entities_in_scope, citations_retrieved, quotes_anchored)."""
 
     name: str
     facts: tuple[str, ...]
@@ -100,6 +105,7 @@ class BoundarySpec:
     match: MatchSpec = field(default_factory=MatchSpec)
     mode: Mode | None = None
     report_mode: Literal["first", "all"] = "all"
+    answer: Literal["json", "text"] = "json"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -110,6 +116,10 @@ class BoundarySpec:
             )
         if not self.checks:
             raise ValueError(f"boundary {self.name!r} declares no checks")
+        if self.answer not in ANSWERS:
+            raise ValueError(
+                f"boundary {self.name!r}: answer must be one of {ANSWERS}, got {self.answer!r}"
+            )
         for check in self.checks:
             missing = [fact for fact in check.facts if fact not in self.facts]
             if missing:
@@ -123,8 +133,10 @@ class BoundarySpec:
 class Limits:
     """Bounds on the per-trace registries; every drop is counted.
 
-    ``max_payload_bytes`` bounds one tool result, ``max_trace_bytes`` the results held for one
-    trace, ``max_total_bytes`` all of them (least recently used traces are evicted first);
+    ``max_payload_bytes`` bounds the JSON text of one tool result; ``max_trace_bytes`` the memory
+    the facts of one trace retain, ``max_total_bytes`` that of all of them (least recently used
+    traces are evicted first): parsed objects, indices and what checks cache on them, estimated
+    within 2x of tracemalloc (rows retain 4-8x their JSON text, ``[{},{},...]`` 24x);
     ``max_depth`` bounds JSON nesting; ``max_spans_per_trace`` the enclosing agent/LLM spans a
     span remembers (its lineage, to match boundaries through ancestors and check each answer
     once).

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+from groundplane_otel._echo import echo
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "capture_content_from_env",
     "mode_from_env",
     "policy_path_from_env",
+    "raise_internal_errors_from_env",
 ]
 
 logger = logging.getLogger("groundplane_otel")
@@ -58,10 +60,12 @@ leave the policy's choice as it is. It never switches content off that the polic
 """
 
 GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS: Final = "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS"
-"""``1``/``true``/``yes``: a bug inside the guard re-raises instead of being logged and counted.
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): a bug inside the
+guard re-raises instead of being logged and counted. Anything else is ignored with a warning.
 
 For the guard's own tests and debugging only; production keeps the default (off), so a guard bug
-never breaks the application's spans or export. Read by ``guard.GroundplaneSpanProcessor``.
+never breaks the application's spans or export. Read by ``guard.GroundplaneSpanProcessor``
+(through ``raise_internal_errors_from_env``) when ``install`` is not given the flag.
 """
 
 _TRUE: Final = ("true", "1", "yes", "on")
@@ -77,7 +81,7 @@ def _read(name: str, environ: Mapping[str, str] | None) -> str | None:
 
 def _ignored(name: str, value: str, allowed: tuple[str, ...]) -> None:
     logger.warning(
-        "groundplane: ignoring %s=%r; allowed values: %s", name, value, ", ".join(allowed)
+        "groundplane: ignoring %s=%s; allowed values: %s", name, echo(value), ", ".join(allowed)
     )
 
 
@@ -98,15 +102,29 @@ def mode_from_env(environ: Mapping[str, str] | None = None) -> Mode | None:
     return None
 
 
+def _switch(name: str, environ: Mapping[str, str] | None) -> bool | None:
+    """A true/false variable: True, False, or None when unset or invalid (warns)."""
+    value = _read(name, environ)
+    if value is None:
+        return None
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    _ignored(name, value, _TRUE + _FALSE)
+    return None
+
+
+def raise_internal_errors_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """``GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS``: False when unset or invalid (warns)."""
+    return _switch(GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS, environ) is True
+
+
 def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
     """The content switch from the environment: True, False, or None (keep the policy's)."""
-    value = _read(GROUNDPLANE_CAPTURE_CONTENT, environ)
-    if value is not None:
-        if value.lower() in _TRUE:
-            return True
-        if value.lower() in _FALSE:
-            return False
-        _ignored(GROUNDPLANE_CAPTURE_CONTENT, value, _TRUE + _FALSE)
+    capture = _switch(GROUNDPLANE_CAPTURE_CONTENT, environ)
+    if capture is not None:
+        return capture
     genai = _read(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, environ)
     if genai is None:
         return None

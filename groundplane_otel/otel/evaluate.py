@@ -32,6 +32,7 @@ __all__ = [
     "CheckPlan",
     "decide",
     "evaluate",
+    "failed_run",
     "no_output",
     "plan_checks",
     "run_all",
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-CheckFn = Callable[[Any, Mapping[str, Any]], None]
+CheckFn = Callable[[Any, Any], None]  # (registry, the JSON object or the answer text)
 ReportMode = Literal["first", "all"]
 
 
@@ -93,7 +94,7 @@ Run = tuple[list[tuple[str, Verdict]], list[Finding], list[str]]
 def run_all(
     boundary: str,
     plan: Sequence[CheckPlan],
-    output: Mapping[str, Any],
+    output: Mapping[str, Any] | str,
     view: FactsView,
     *,
     hint: str = "",
@@ -134,7 +135,7 @@ def run_all(
             claim = OutputUnchecked(
                 boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
             )
-            claim.__cause__ = exc
+            claim.check_error = claim.__cause__ = exc
             findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
             verdicts.append((family, "error"))
         else:
@@ -188,9 +189,6 @@ def decide(
             lines = [_finding_summary(boundary, finding) for finding in ordered]
             for finding, line in zip(ordered, lines, strict=True):
                 redaction.mark(finding.claim, line)
-                cause = finding.claim.__cause__
-                if cause is not None and finding.reason == sc.REASON_CHECK_ERROR:
-                    redaction.mark(cause, f"{type(cause).__name__} raised by check {finding.check}")
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
     _withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture
@@ -209,10 +207,18 @@ def decide(
     )
 
 
+def failed_run(boundary: str, code: str, detail: str) -> Run:
+    """The run of an output no check could be evaluated on: one error finding."""
+    claim = OutputUnchecked(boundary, code, detail)
+    return [], [Finding("error", code, claim)], []
+
+
 def unreadable(boundary: str, problem: str) -> Run:
     """The run of an output that could not be read: one error finding, no check evaluated."""
-    claim = OutputUnchecked(boundary, sc.REASON_OUTPUT_UNREADABLE, problem)
-    return [], [Finding("error", sc.REASON_OUTPUT_UNREADABLE, claim)], []
+    return failed_run(boundary, sc.REASON_OUTPUT_UNREADABLE, problem)
+
+
+_NOTHING = FactsView(FactRegistry().view(()), {})
 
 
 def no_output(boundary: BoundarySpec, mode: Mode, *, span_failed: bool) -> Evaluation:
@@ -220,22 +226,32 @@ def no_output(boundary: BoundarySpec, mode: Mode, *, span_failed: bool) -> Evalu
     (fail closed), or skipped when the run itself failed (the app already gets that error)."""
     if span_failed:
         return skipped(boundary, mode, "span_error")
-    claim = OutputUnchecked(
-        boundary.name,
-        sc.REASON_NO_OUTPUT,
+    detail = (
         "the run ended with no answer the guard could check (no span below it carried one, "
-        "and none was submitted)",
+        "and none was submitted)"
     )
-    run: Run = [], [Finding("error", sc.REASON_NO_OUTPUT, claim)], []
+    run = failed_run(boundary.name, sc.REASON_NO_OUTPUT, detail)
+    return _decided(boundary, mode, run, _NOTHING, duration=0.0, capture_content=False)
+
+
+def _decided(
+    boundary: BoundarySpec,
+    mode: Mode,
+    run: Run,
+    view: FactsView,
+    *,
+    duration: float,
+    capture_content: bool,
+) -> Evaluation:
     return decide(
         boundary.name,
         mode,
         boundary.report_mode,
         run,
         facts=boundary.facts,
-        view=FactsView(FactRegistry().view(()), {}),
-        duration=0.0,
-        capture_content=False,
+        view=view,
+        duration=duration,
+        capture_content=capture_content,
     )
 
 
@@ -254,21 +270,13 @@ def evaluate(
     started = time.perf_counter()
     if read.status == "refusal":
         return skipped(boundary, mode, "refusal")
-    if read.status != "output" or read.value is None:
+    if read.status != "output" or read.answer is None:
         if span_failed:  # the model call itself failed: the app already gets that error
             return skipped(boundary, mode, "span_error")
         run = unreadable(boundary.name, read.problem or read.status)
     else:
         if plan is None:
             plan = plan_checks(boundary.checks, boundary.facts)
-        run = run_all(boundary.name, plan, read.value, view, hint=hint)
-    return decide(
-        boundary.name,
-        mode,
-        boundary.report_mode,
-        run,
-        facts=boundary.facts,
-        view=view,
-        duration=time.perf_counter() - started,
-        capture_content=capture_content,
-    )
+        run = run_all(boundary.name, plan, read.answer, view, hint=hint)
+    duration = time.perf_counter() - started
+    return _decided(boundary, mode, run, view, duration=duration, capture_content=capture_content)

@@ -18,7 +18,6 @@ span's end checks and counts (the accounting invariant, adapters) in ``_accounti
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,6 +50,7 @@ from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
 )
+from groundplane_otel.otel.environment import raise_internal_errors_from_env
 from groundplane_otel.otel.evaluate import CheckPlan, plan_checks
 from groundplane_otel.otel.result import Evaluation
 from groundplane_otel.otel.store import RequestKey, TraceStore
@@ -73,8 +73,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         raise_internal_errors: bool | None = None,
     ) -> None:
         if raise_internal_errors is None:
-            flag = os.environ.get(RAISE_INTERNAL_ERRORS_ENV, "").strip().lower()
-            raise_internal_errors = flag in ("1", "true", "yes")
+            raise_internal_errors = raise_internal_errors_from_env()
         self.config = config
         self.telemetry = telemetry
         self.length_limit = length_limit
@@ -204,10 +203,13 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
     def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None:
         if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
+            _scopes.release(trace_id)
 
     def shutdown(self) -> None:
         self._enabled = False
         self.telemetry.close(self.store)
+        self.store.clear()  # traces in flight: their facts are released, not kept forever
+        self._lineage.clear()
         if "on_start" in vars(self):  # the fast closures (they do not check _enabled)
             self.on_start, self.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
 

@@ -14,7 +14,6 @@ from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
-from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.evaluate import plan_checks
@@ -54,7 +53,7 @@ class Guard:
         self.tracer_provider = tracer_provider
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
-        self._redacting = False
+        self.origin = "install()"  # who installed it, for the refusal of a second guard
 
     @property
     def active(self) -> bool:
@@ -65,9 +64,6 @@ class Guard:
         with _lock:
             if self in _active:
                 _active.remove(self)
-            if self._redacting:
-                self._redacting = False
-                redaction.release()
 
     def shutdown(self) -> None:
         self.uninstall()
@@ -134,8 +130,10 @@ class Guard:
         summary attributes, one ``gen_ai.guardrail.result`` event per finding, links to the
         fact spans, ERROR when blocked in ``mode`` "enforce"; then ``groundplane.outputs`` and
         ``groundplane.check.duration`` (``duration_s``). With content capture off, an
-        ``UnsupportedClaim``/``ClaimsUnsupported`` passed in is marked so the spans it later
-        propagates through record a content-free message. Nothing is raised here."""
+        ``UnsupportedClaim``/``ClaimsUnsupported`` passed in is redacted: its ``str()``,
+        ``repr()`` and ``args`` become a content-free summary (``diagnosis`` keeps the full
+        message), so the spans and logs it later reaches carry no content. Nothing is raised
+        here."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if span is None:
@@ -216,18 +214,20 @@ def install(
 
     A provider that is not the SDK's gets a RuntimeWarning: the guard cannot see spans of an
     API-only tracer provider (nothing is checked), nor export metrics through an API-only
-    meter provider.
+    meter provider. One guard per TracerProvider: installing a second one while the first is
+    active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
-    Monkeypatch: while at least one guard is installed, the SDK's ``Span.record_exception`` is
-    wrapped once, at class level (``redaction.acquire``; the last ``uninstall`` restores it).
-    The wrapper only acts on exceptions a guard raised with content capture off: the spans they
-    propagate through record a content-free ``exception.message``/``exception.stacktrace`` (and
-    status description) instead of the claimed and supported values. See ``otel/redaction.py``.
+    No SDK method is patched. With content capture off, the exceptions the guard raises are
+    redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full): whatever records
+    or logs them writes no claimed or supported value. See ``otel/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
     attached = isinstance(tracer_provider, SdkTracerProvider)
-    if not attached:
+    if attached:
+        with _lock:
+            _refuse_second(tracer_provider)  # before building anything (checked again below)
+    else:
         warnings.warn(
             f"groundplane_otel: tracer_provider is a {type(tracer_provider).__name__}, not an "
             "opentelemetry.sdk.trace.TracerProvider: the guard cannot see spans, nothing will "
@@ -251,15 +251,27 @@ def install(
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
     )
+    guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):
         from groundplane_otel.otel.sampling import warn_if_sampler_drops
 
-        warn_if_sampler_drops(tracer_provider)
-        tracer_provider.add_span_processor(processor)
-    guard = Guard(config, processor, tracer_provider, attached)
-    if attached:
         with _lock:
+            _refuse_second(tracer_provider)
+            tracer_provider.add_span_processor(processor)
             _active.append(guard)
-            guard._redacting = True
-            redaction.acquire()
+        warn_if_sampler_drops(tracer_provider)
     return guard
+
+
+def _refuse_second(tracer_provider: TracerProvider) -> None:
+    """One guard per TracerProvider: a second would check and count every output twice, and
+    of two exceptions raised at one span end the application would get only one."""
+    for installed in _active:
+        if installed.tracer_provider is tracer_provider:
+            raise RuntimeError(
+                f"groundplane_otel: a guard is already installed on this TracerProvider (by "
+                f"{installed.origin}); a second one would check and count every output twice. "
+                "Keep one: call uninstall() on the first, put every boundary in one config, or "
+                "under opentelemetry-instrument set OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="
+                "groundplane to install in code only"
+            )

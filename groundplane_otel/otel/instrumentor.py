@@ -9,7 +9,8 @@ environment overrides and installs the guard on those providers.
 
 Startup problems are logged on the ``groundplane_otel`` logger and leave the application running
 unguarded, like every instrumentation: no policy or no SDK tracer provider is a WARNING, an
-invalid policy an ERROR carrying the PolicyError (file, line, key path, fix). Run
+invalid policy an ERROR carrying the PolicyError (file, line, key path, fix). A guard already
+installed on the provider (in code) stays the only one: an ERROR says the policy's is not. Run
 ``groundplane-otel check-policy`` in CI so an invalid policy never reaches a deployment.
 """
 
@@ -77,14 +78,19 @@ class GroundplaneInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             logger.error("groundplane: invalid policy, the guard is NOT installed: %s", exc)
             return
         logger_provider = kwargs.get("logger_provider") or get_logger_provider()
-        self.guard = install(
-            config,
-            tracer_provider=tracer_provider,
-            meter_provider=kwargs.get("meter_provider") or metrics.get_meter_provider(),
-            logger_provider=(
-                logger_provider if isinstance(logger_provider, SdkLoggerProvider) else None
-            ),
-        )
+        try:
+            self.guard = install(
+                config,
+                tracer_provider=tracer_provider,
+                meter_provider=kwargs.get("meter_provider") or metrics.get_meter_provider(),
+                logger_provider=(
+                    logger_provider if isinstance(logger_provider, SdkLoggerProvider) else None
+                ),
+            )
+        except RuntimeError as exc:  # a guard installed in code already: it stays the one
+            logger.error("groundplane: the guard from %s is NOT installed: %s", path, exc)
+            return
+        self.guard.origin = f"opentelemetry-instrument ({GROUNDPLANE_POLICY}={path})"
         logger.info(
             "groundplane: guard installed from %s (mode %s; boundaries: %s)",
             path,

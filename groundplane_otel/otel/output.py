@@ -8,9 +8,10 @@ A turn that only asks for tool calls is not an output.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from groundplane_otel.otel import semconv as sc
@@ -34,6 +35,20 @@ class OutputRead:
     value: Mapping[str, Any] | None = None
     problem: str = ""
     missing_content: bool = False
+    # The answer text it was read from (for ``answer: text``); not part of what a read *is*.
+    text: str | None = field(default=None, compare=False)
+
+    def as_text(self) -> OutputRead:
+        """This read for a boundary whose checks read the whole answer text: an answer with
+        text is an output (its value the text), whatever JSON it holds or lacks."""
+        if self.text is None or self.status in ("not_output", "refusal") or self.missing_content:
+            return self
+        return OutputRead("output", None, text=self.text)
+
+    @property
+    def answer(self) -> Any:
+        """What the checks receive: the JSON object, else the answer text."""
+        return self.value if self.value is not None else self.text
 
 
 _NO_JSON = "no JSON object in the answer text"
@@ -41,7 +56,15 @@ _NO_JSON = "no JSON object in the answer text"
 
 def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> OutputRead:
     """The JSON object in a model's answer text: bare, in markdown fences (several fenced
-    objects must agree: two different answers are ambiguous), or embedded."""
+    objects must agree: two different answers are ambiguous), or embedded. The read keeps
+    ``text`` (a text that does not fit ``max_payload_bytes`` keeps none)."""
+    read = _json_in(text, limits, length_limit)
+    if len(text) > limits.max_payload_bytes:
+        return read
+    return dataclasses.replace(read, text=text)
+
+
+def _json_in(text: str, limits: Limits, length_limit: int | None) -> OutputRead:
     whole = _parse(text.strip(), limits, length_limit)
     if whole.status != "unreadable" or whole.problem != _NO_JSON:
         return whole
@@ -136,9 +159,12 @@ def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -
         return OutputRead("absent")
     if any(not isinstance(part.get("content"), str) for part in texts):
         return _MISSING if not calls else OutputRead("not_output")
-    read = parse_answer("".join(part["content"] for part in texts), limits, cut)
+    joined = "".join(part["content"] for part in texts)
+    read = parse_answer(joined, limits, cut)
     if read.status != "output" and len(texts) > 1:  # not one answer in chunks: one per part?
         read = _agreeing([parse_answer(part["content"], limits, cut) for part in texts])
+        if len(joined) <= limits.max_payload_bytes:
+            read = dataclasses.replace(read, text=joined)
     return _beside_tool_calls(read) if calls or tool_turn else read
 
 

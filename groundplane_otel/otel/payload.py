@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
@@ -47,6 +48,8 @@ class Parsed:
 
 
 _CONTAINERS = (dict, list, tuple)
+_DICT_BYTES = sys.getsizeof({})  # the least a parsed object or array retains
+_LIST_BYTES = sys.getsizeof([])
 _ATOMS = frozenset({str, int, bool, type(None)})
 
 
@@ -186,7 +189,12 @@ def _thaw(value: Any) -> Any:
 
 
 def parse_payload(
-    raw: Any, *, max_bytes: int, max_depth: int, length_limit: int | None = None
+    raw: Any,
+    *,
+    max_bytes: int,
+    max_depth: int,
+    length_limit: int | None = None,
+    max_retained: int | None = None,
 ) -> Parsed:
     """Parse ``raw`` strictly: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
@@ -197,6 +205,10 @@ def parse_payload(
 
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
+
+    ``max_retained``: text whose objects and arrays alone would take more memory once parsed
+    (counted on the structure, strings removed: each ``{}`` is at least a 64-byte dict) is
+    ``rejected`` before parsing, so 8 MiB of ``[{},{},…]`` never becomes 200 MiB, even briefly.
     """
     if isinstance(raw, (bytes, bytearray)):
         try:
@@ -232,6 +244,14 @@ def parse_payload(
     skeleton = _skeleton(data)
     if _depth(skeleton, max_depth) > max_depth:
         return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
+    if max_retained is not None:
+        floor = skeleton.count(b"{") * _DICT_BYTES + skeleton.count(b"[") * _LIST_BYTES
+        if floor > max_retained:
+            return Parsed(
+                "rejected",
+                size=size,
+                problem=f"parsed, it would retain at least {floor} bytes (limit {max_retained})",
+            )
     counted = _PairCount()
     try:
         value = json.JSONDecoder(

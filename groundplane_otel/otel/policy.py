@@ -25,11 +25,13 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
+from groundplane_otel._echo import echo
 from groundplane_otel.otel._policy_checks import build_check
 from groundplane_otel.otel._policy_evidence import check_evidence
 from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
 from groundplane_otel.otel._policy_yaml import read_yaml
 from groundplane_otel.otel.config import (
+    ANSWERS,
     FACT_KINDS,
     MODES,
     BoundarySpec,
@@ -58,7 +60,7 @@ _FACT: Final = (
     "arguments",
     "restricted",
 )
-_BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode")
+_BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode", "answer")
 _MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
 _REPORT_MODES: Final = ("all", "first")
 ReportMode = Literal["first", "all"]
@@ -231,7 +233,9 @@ def _boundary(
                 if close
                 else ("declare it under `facts:` with the tool whose result it is")
             )
-            reader.fail((*path, "facts", index), f"fact {fact!r} is not declared under facts", fix)
+            reader.fail(
+                (*path, "facts", index), f"fact {echo(fact)} is not declared under facts", fix
+            )
     checks = spec["checks"]
     if not isinstance(checks, list) or not checks:
         reader.fail(
@@ -251,9 +255,16 @@ def _boundary(
     mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
     report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
     match = _match(reader, (*path, "match"), spec.get("match", {}))
+    answer = reader.choice((*path, "answer"), spec.get("answer", "json"), ANSWERS)
     try:
         return BoundarySpec(
-            name, tuple(facts), built, match, cast("Mode | None", mode), cast(ReportMode, report)
+            name,
+            tuple(facts),
+            built,
+            match,
+            cast("Mode | None", mode),
+            cast(ReportMode, report),
+            cast('Literal["json", "text"]', answer),
         )
     except ValueError as exc:  # a rule config.py adds later still fails here, located
         reader.fail(path, str(exc), "correct this boundary")

@@ -27,6 +27,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+from groundplane_otel.otel.metric_counts import counter_totals
 from groundplane_otel.otel.records import SpanRecord, attributes_of
 from groundplane_otel.otel.telemetry import Telemetry
 
@@ -223,22 +224,10 @@ class Replayer:
     def counts(self) -> dict[str, dict[tuple[str, ...], int]]:
         """``groundplane.outputs`` by (boundary, outcome) and ``groundplane.claims`` by
         (boundary, verdict), read from the guard's own metrics."""
-        found: dict[str, dict[tuple[str, ...], int]] = {"outputs": {}, "claims": {}}
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data else ():
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    if metric.name == sc.METRIC_OUTPUTS:
-                        table, second = found["outputs"], sc.OUTCOME
-                    elif metric.name == sc.METRIC_CLAIMS:
-                        table, second = found["claims"], sc.VERDICT
-                    else:
-                        continue
-                    for point in metric.data.data_points:
-                        labels = point.attributes or {}
-                        key = (str(labels.get(sc.BOUNDARY)), str(labels.get(second)))
-                        table[key] = table.get(key, 0) + int(getattr(point, "value", 0))
-        return found
+        return {
+            "outputs": counter_totals(self.reader, sc.METRIC_OUTPUTS, sc.BOUNDARY, sc.OUTCOME),
+            "claims": counter_totals(self.reader, sc.METRIC_CLAIMS, sc.BOUNDARY, sc.VERDICT),
+        }
 
     def close(self) -> None:
         self.processor.shutdown()

@@ -15,9 +15,12 @@ __all__ = ["Evaluation", "Finding", "OutputUnchecked"]
 class OutputUnchecked(UnsupportedClaim):
     """A guarded output that could not be checked (unreadable output, a fact missing,
     conflicting or truncated, a check that crashed). Raised in enforce mode: unchecked is not
-    supported. ``code`` is the reason code (``fact_conflict`` ...)."""
+    supported. ``code`` is the reason code (``fact_conflict`` ...). ``check_error``: the
+    exception a crashing check raised (``check_error``), also its ``__cause__`` unless the
+    exception was redacted (its message may name values)."""
 
     def __init__(self, boundary: str, code: str, detail: str, *, fact: str | None = None) -> None:
+        self.check_error: BaseException | None = None
         super().__init__(
             "<output>",
             MISSING,

@@ -68,16 +68,19 @@ def boundary(
 
 
 def submit_output(
-    output: Mapping[str, Any],
+    output: Mapping[str, Any] | str,
     span: trace.Span | None = None,
     *,
     boundary: str | None = None,
     guard: Guard | None = None,
 ) -> None:
     """Check ``output`` when ``span`` (default: the current span) ends, instead of reading the
-    span's attributes. ``boundary`` names the boundary (sets ``groundplane.boundary``)."""
-    if isinstance(output, (str, bytes)) or not isinstance(output, Mapping):
-        raise TypeError(f"output must be a mapping of fields, got {type(output).__name__}")
+    span's attributes: the answer's fields (a mapping), or its text (a ``str``: parsed like a
+    model's answer; the whole text for an ``answer: text`` boundary). ``boundary`` names the
+    boundary (sets ``groundplane.boundary``)."""
+    if not isinstance(output, (Mapping, str)):
+        kind = type(output).__name__
+        raise TypeError(f"output must be a mapping of fields or an answer text, got {kind}")
     target = _span(span, "submit_output()")
     if not isinstance(target, SdkSpan) or not target.is_recording():
         raise TypeError("submit_output() needs a recording SDK span (opentelemetry.sdk.trace)")

@@ -16,7 +16,6 @@ each span started in it maps its span id to its request's key (inherited from it
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +26,7 @@ from typing import Any
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
+from groundplane_otel.otel._sizing import derived_size, retained_size
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.registry import FactRegistry
 
@@ -57,25 +57,36 @@ def fact_kind(value: object) -> str:
 
 
 def estimate_size(value: object) -> int:
-    """Bytes of the JSON form of a value recorded in code (0 when it has none)."""
-    plain: object = value
-    if isinstance(value, Table):
-        plain = value.rows
-    elif isinstance(value, Ranking):
-        plain = value.items
-    elif isinstance(value, Domain):
-        plain = value.names
-    elif isinstance(value, Documents):
-        plain = [[d.id, d.score, d.content] for d in value.documents]
-    try:
-        return len(json.dumps(plain, default=repr))
-    except (TypeError, ValueError, RecursionError):
-        return 0
+    """Bytes a stored value keeps alive: its objects, its indices and what checks cached on it
+    so far (a bounded, sampling estimate: ``_sizing.retained_size``)."""
+    return retained_size(value)
 
 
 def _same(left: object, right: object) -> bool:
-    if isinstance(left, (Ranking, Table, Domain, Documents)):
-        return type(left) is type(right) and left == right
+    """Is a second result under one fact name the same as the first? Type-strict everywhere:
+    ``true`` is not ``1`` is not ``1.0``, in a value, a table's cells or a ranking's names and
+    scores (dataclass equality would call ``True == 1`` the same)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, Table) and isinstance(right, Table):
+        return (left.key, left.columns, left.exhaustive) == (
+            right.key,
+            right.columns,
+            right.exhaustive,
+        ) and strict_equal(left.rows, right.rows)
+    if isinstance(left, Ranking) and isinstance(right, Ranking):
+        return (
+            (left.key, left.higher_is_better) == (right.key, right.higher_is_better)
+            and strict_equal(left._names, right._names)
+            and strict_equal(left._scores, right._scores)
+        )
+    if isinstance(left, Domain) and isinstance(right, Domain):
+        return left.label == right.label and left.members == right.members  # str members
+    if isinstance(left, Documents) and isinstance(right, Documents):
+        return left.source == right.source and strict_equal(
+            [(d.id, d.score, d.content) for d in left.documents],
+            [(d.id, d.score, d.content) for d in right.documents],
+        )
     return strict_equal(left, right)
 
 
@@ -125,13 +136,14 @@ class TraceRegistry(FactRegistry):
 
 
 class _Request:
-    __slots__ = ("bytes", "meta", "problems", "registry", "touched")
+    __slots__ = ("bytes", "derived", "meta", "problems", "registry", "touched")
 
     def __init__(self, registry: TraceRegistry, now: float) -> None:
         self.registry = registry
         self.problems: dict[str, str] = {}
         self.meta: dict[str, tuple[str, str]] = {}  # fact -> (kind, source), to count evictions
         self.bytes = 0
+        self.derived: dict[str, tuple[int, int]] = {}  # fact -> (cached results, their bytes)
         self.touched = now
 
 
@@ -220,6 +232,16 @@ class TraceStore:
                 if request in self._requests:
                     self._drop(request, evicted=False)
         return last
+
+    def clear(self) -> None:
+        """The guard is uninstalled: release every request still in flight (not counted as
+        evicted: no check will ask for their facts)."""
+        with self._lock:
+            while self._requests:
+                self._drop(next(iter(self._requests)), evicted=False)
+            self._roots.clear()
+            self.shared.clear()
+            self.spans.clear()
 
     def _get(self, request: RequestKey, create: bool) -> _Request | None:
         state = self._requests.get(request)
@@ -322,6 +344,35 @@ class TraceStore:
                 return "rejected"
             self._drop(oldest, evicted=True)
         return "recorded"
+
+    def account_derived(self, request: RequestKey, names: tuple[str, ...]) -> None:
+        """Checks ran on these facts: count what they cached on the values (re-measured only
+        when a value's cache grew), so ``max_total_bytes`` bounds it too; past that bound the
+        least recently used other requests are evicted."""
+        if request not in self._requests:
+            return
+        with self._lock:
+            state = self._requests.get(request)
+            if state is None:
+                return
+            for name in names:
+                if name not in state.registry:
+                    continue
+                value = state.registry.peek(name).value
+                cache = getattr(value, "_derived", None)
+                count = len(cache) if isinstance(cache, dict) else 0
+                known, before = state.derived.get(name, (1, 0))  # a fresh Table caches one flag
+                if count == known:
+                    continue
+                size = derived_size(value)
+                state.derived[name] = (count, size)
+                state.bytes += size - before
+                self._total_bytes += size - before
+            for other in list(self._requests):
+                if self._total_bytes <= self.limits.max_total_bytes:
+                    break
+                if other != request:
+                    self._drop(other, evicted=True)
 
     def problem(
         self, request: RequestKey, name: str, outcome: str, *, kind: str, source: str

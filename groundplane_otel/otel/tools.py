@@ -71,7 +71,6 @@ def record_tool_result(
         for spec_name, kind in [(s.name, s.kind) for s in specs] or [(name, "value")]:
             processor.store.problem(request, spec_name, "unparseable", kind=kind, source=source)
         return
-    size = estimate_size(payload)
     if specs:
         for spec in specs:
             processor.capture.record(
@@ -80,10 +79,11 @@ def record_tool_result(
                 request=request,
                 provenance=provenance,
                 source=source,
-                size=size,
             )
         return
-    processor.store.record(request, name, payload, source=source, provenance=provenance, size=size)
+    processor.store.record(
+        request, name, payload, source=source, provenance=provenance, size=estimate_size(payload)
+    )
 
 
 def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> Callable[[F], F]:

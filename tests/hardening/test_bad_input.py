@@ -449,11 +449,11 @@ BROKEN_POLICIES = {
         "version: 1\nboundaries: " + "[" * DEPTH + "]" * DEPTH + "\n",
         ": <top level>: the document is nested too deeply to read. Fix: flatten the policy",
     ),
-    # "Billion laughs": 9^9 names if expanded; read as shared nodes, refused at the first item.
+    # "Billion laughs": 9^9 names if expanded; refused at the alias that crosses the bound.
     "alias-bomb": (
         POLICY.replace("facts: [sales]", f"facts: [{', '.join(LEVELS)}]"),
-        ":7: boundaries.answer.facts[0]: expected a non-empty string, got a list. "
-        "Fix: write a name here",
+        ":7: boundaries.answer.facts[4][0]: aliases expand the policy past 10,000 values (an "
+        "alias bomb?). Fix: write the values out, or reuse fewer and smaller anchors",
     ),
 }
 

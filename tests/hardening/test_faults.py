@@ -4,8 +4,10 @@ never ends (evicted by TTL and LRU, counted), and shutdown that flushes."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from hardening_kit import (
     trace_rows,
 )
 from loopback import BlackHole, Receiver
+from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
     OTLPSpanExporter as GrpcSpanExporter,
@@ -35,9 +38,18 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Span
 from otel_harness import Harness, answer, sales_config
 
-from groundplane_otel.otel import Limits, OutputUnchecked
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.otel import (
+    Limits,
+    OutputUnchecked,
+    _scopes,
+    enforce,
+    submit_output,
+    trace_registry,
+)
 
 TIMEOUT = 0.5  # seconds: the exporter timeout every bad endpoint is configured with
 NO_PROXY = (("grpc.enable_http_proxy", 0),)
@@ -342,3 +354,99 @@ def test_force_flush_and_shutdown_deliver_pending_spans_and_metrics(receiver: Re
         ]
     finally:
         pipeline.close()
+
+
+def test_a_worker_loop_inside_one_enforce_scope_keeps_no_entry_per_trace(otel: Harness) -> None:
+    """``with enforce():`` around a loop of 20,000 requests: every ended trace's scope entries
+    are released (a bounded few are kept), memory stays flat, and a violation swallowed in
+    the last request is still raised when the scope exits."""
+    install_guard(otel, sales_config(report_mode="first"))
+    seen: dict[str, int] = {}
+
+    def held() -> int:
+        otel.exporter.clear()  # the exporter keeps every finished span
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0]
+
+    @enforce()
+    def worker_loop() -> None:
+        tracemalloc.start()
+        try:
+            for number in range(20_000):
+                with otel.tracer.start_as_current_span("job", context=Context()):
+                    pass
+                if number == 999:  # warmed up: measure the next 19,000
+                    seen["before"] = held()
+            seen["grown"] = held() - seen["before"]
+        finally:
+            tracemalloc.stop()
+        seen["entries"] = len(_scopes._by_trace)
+        with contextlib.suppress(UnsupportedClaim):  # a framework swallows the violation
+            agent_trace(otel.tracer, 1, WRONG)
+
+    with pytest.raises(UnsupportedClaim) as raised:
+        worker_loop()
+    assert raised.value.code == "wrong_winner"
+    assert seen["grown"] < 256 * 1024  # it held ~200 bytes per trace: ~3.6 MiB here
+    assert seen["entries"] <= _scopes.RELEASE_DELAY
+    assert _scopes._by_trace == {}  # the scope left
+
+
+def test_a_root_span_ended_on_another_thread_still_reaches_its_scope(otel: Harness) -> None:
+    """The guarded chat span is itself the local root and ends on a worker thread (where the
+    raise is lost): the scope it started in raises the violation, though its trace ended."""
+    guard = install_guard(otel, sales_config(report_mode="first"))
+    kept: list[bool] = []
+
+    def chat_on_thread(span: Span) -> None:
+        with contextlib.suppress(UnsupportedClaim):
+            span.end()
+
+    @enforce()
+    def request() -> None:
+        chat = otel.tracer.start_span(
+            "chat gpt-test",
+            context=Context(),
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.agent.name": "analyst"},
+        )
+        with inside(chat):
+            registry = trace_registry(guard=guard)
+            registry.record_ranking("sales", {"EU": 10, "US": 7}, tool="top_sales")
+            submit_output({"winner": "US"}, guard=guard)
+        worker = threading.Thread(target=chat_on_thread, args=(chat,))
+        worker.start()
+        worker.join(timeout=30)
+        kept.append(bool(_scopes._by_trace))  # the ended trace's entry is kept a little while
+
+    with pytest.raises(UnsupportedClaim) as raised:
+        request()
+    assert (raised.value.code, kept) == ("wrong_winner", [True])
+
+
+def test_uninstall_with_traces_in_flight_releases_their_facts(otel: Harness) -> None:
+    """Uninstalling while three traces hold facts drops them (store empty, live-trace gauge
+    0, the memory returned); their roots ending later is harmless."""
+    guard = install_guard(otel, sales_config())
+    roots = [open_root(otel.tracer) for _ in range(3)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for number, root in enumerate(roots):
+            with inside(root):
+                otel.tool(trace_rows(number, padding=200_000))
+        assert len(guard.processor.store) == 3
+        assert otel.metrics()["groundplane.traces.active"] == [({}, 3)]
+        guard.uninstall()
+        otel.exporter.clear()  # the exported tool spans hold the results' text too
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(guard.processor.store) == 0
+    assert guard.processor.store._total_bytes == 0
+    assert left < 100_000  # three results of 200 KB each were held
+    assert otel.metrics().get("groundplane.traces.active", [({}, 0)]) == [({}, 0)]
+    for root in roots:
+        root.end()
+    assert len(guard.processor.store) == 0

@@ -5,17 +5,22 @@ facts. (A policy file that tries to run code is pinned in tests/otel/test_policy
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
 import logging
+import pickle
+import sys
 import threading
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from hardening_kit import AGENT, codes, install_guard, metric_points, tally
 from opentelemetry.context import Context
-from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
@@ -23,12 +28,14 @@ from otel_harness import SALES_ROWS, Harness, answer, sales_config
 
 from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.checks.superlative import superlative
-from groundplane_otel.errors import FactBoundaryError
+from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError, UnsupportedClaim
 from groundplane_otel.otel import (
     BoundarySpec,
     FactSpec,
+    Guard,
     GuardConfig,
     MatchSpec,
+    enforce,
     submit_output,
     tool,
     trace_registry,
@@ -234,7 +241,8 @@ def test_facts_recorded_in_code_leave_no_canary_anywhere(
     with pytest.raises(FactBoundaryError) as raised:
         agent()
     assert codes(raised.value) == ["value_mismatch", "not_ranked"]
-    assert CLAIM in str(raised.value)  # the application itself still gets the full message
+    assert CLAIM in raised.value.diagnosis  # the application itself still gets the full message
+    assert CLAIM not in str(raised.value)  # while str/repr are content-free
     assert sinks.leaks() == []
 
 
@@ -261,6 +269,230 @@ def test_a_crashing_check_leaks_no_fact_value_through_the_exception_chain(
     assert run_instrumented_agent(otel, {"rows": rows}, output) == "OutputUnchecked"
     sinks.exclude = APP_CAPTURED
     assert sinks.leaks() == []
+
+
+@pytest.fixture
+def app_logs(
+    otel: Harness, caplog: pytest.LogCaptureFixture
+) -> Iterator[tuple[Sinks, Callable[[str], Guard]]]:
+    """Python logging exported as OTel log records too (a LoggingHandler on the root logger,
+    the same LoggerProvider and in-memory exporter as the guard's events); yields the sinks and
+    an installer of the canary guard (capture off, enforce) with a given report mode."""
+    caplog.set_level(logging.DEBUG)
+    logs = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    handler = LoggingHandler(level=logging.DEBUG, logger_provider=provider)
+    logging.getLogger().addHandler(handler)
+    sinks = Sinks(otel, logs, caplog, exclude=set(APP_CAPTURED))
+
+    def installer(report_mode: str) -> Guard:
+        config = canary_config(capture=False, report_mode=report_mode)
+        return install_guard(otel, config, logger_provider=provider)
+
+    try:
+        yield sinks, installer
+    finally:
+        logging.getLogger().removeHandler(handler)
+        provider.shutdown()
+
+
+APP_LOG = logging.getLogger("app.requests")
+
+
+def agent_run(otel: Harness) -> None:
+    """The instrumented agent of ``run_instrumented_agent``, raising the guard's exception."""
+    with otel.agent():
+        otel.tool(
+            TOOL_RESULT, name="crm", **{"gen_ai.tool.call.arguments": json.dumps({"query": ARG})}
+        )
+        otel.chat(answer(ANSWER))
+
+
+def chained(otel: Harness) -> None:
+    """The app wraps the violation: ``raise RuntimeError(...) from exc``."""
+    try:
+        agent_run(otel)
+    except FactBoundaryError as exc:
+        raise RuntimeError("agent step failed") from exc
+
+
+def implicit_context(otel: Harness) -> None:
+    """The app raises its own error while handling the violation (``__context__``)."""
+    try:
+        agent_run(otel)
+    except FactBoundaryError:
+        raise RuntimeError("agent step failed")  # noqa: B904 - the implicit context is the case
+
+
+def task_group(otel: Harness) -> None:
+    """The agent runs as a task of an ``asyncio.TaskGroup``: an ExceptionGroup wraps it."""
+
+    async def step() -> None:
+        agent_run(otel)
+
+    async def main() -> None:
+        async with asyncio.TaskGroup() as group:  # type: ignore[attr-defined]
+            group.create_task(step())
+
+    asyncio.run(main())
+
+
+WRAPPERS: dict[str, Callable[[Harness], None]] = {
+    "chained": chained,
+    "implicit-context": implicit_context,
+}
+if sys.version_info >= (3, 11):  # asyncio.TaskGroup and ExceptionGroup
+    WRAPPERS["task-group"] = task_group
+
+
+def serve(otel: Harness, wrapper: Callable[[Harness], None]) -> None:
+    """A request span around the wrapped agent; the app logs the failure with its traceback."""
+    try:
+        with otel.tracer.start_as_current_span("GET /report"):
+            wrapper(otel)
+    except BaseException:
+        APP_LOG.exception("request failed")
+        raise
+
+
+def guard_error(error: BaseException) -> FactBoundaryError:
+    """The guard's exception inside whatever the app wrapped it in."""
+    grouped = getattr(error, "exceptions", None)  # an ExceptionGroup
+    if grouped is not None:
+        (error,) = grouped
+    if isinstance(error, FactBoundaryError):
+        return error
+    inner = error.__cause__ or error.__context__
+    assert isinstance(inner, FactBoundaryError)
+    return inner
+
+
+def assert_live_and_absent(sinks: Sinks, error: FactBoundaryError) -> None:
+    """The canaries the app receives in ``diagnosis`` (all of them; the ranking's key only when
+    its claim is reported too) reach no sink at all."""
+    live = [canary for canary in CANARIES if canary in error.diagnosis]
+    assert live == [c for c in CANARIES if c != KEY or isinstance(error, ClaimsUnsupported)]
+    assert [canary for canary in CANARIES if canary in str(error) + repr(error)] == []
+    assert sinks.leaks() == []
+
+
+@pytest.mark.parametrize("report_mode", ["all", "first"])
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+def test_no_canary_leaks_whatever_wraps_the_guards_exception(
+    otel: Harness,
+    app_logs: tuple[Sinks, Callable[[str], Guard]],
+    wrapper: str,
+    report_mode: str,
+) -> None:
+    """Capture off: the violation chained, raised implicitly in an ``except`` block, or wrapped
+    in an ExceptionGroup by ``asyncio.TaskGroup``, propagates through an enclosing request span
+    and is logged by the app with its traceback: no canary reaches any span (exception events,
+    stacktraces, status), OTel log record, Python log line or metric."""
+    sinks, installer = app_logs
+    installer(report_mode)
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - RuntimeError or ExceptionGroup
+        serve(otel, WRAPPERS[wrapper])
+    assert type(raised.value).__name__ == (
+        "ExceptionGroup" if wrapper == "task-group" else "RuntimeError"
+    )
+    error = guard_error(raised.value)
+    assert type(error) is (ClaimsUnsupported if report_mode == "all" else UnsupportedClaim)
+    (request,) = otel.spans("GET /report")
+    (event,) = [event for event in request.events if event.name == "exception"]
+    assert "reason value_mismatch" in str(event.attributes["exception.stacktrace"])  # type: ignore[index]
+    assert any("request failed" in r.getMessage() for r in sinks.caplog.records)
+    assert any("request failed" in str(d.log_record.body) for d in sinks.logs.get_finished_logs())
+    assert_live_and_absent(sinks, error)
+
+
+def test_langchain_logging_the_swallowed_violation_leaks_no_canary(
+    otel: Harness, app_logs: tuple[Sinks, Callable[[str], Guard]]
+) -> None:
+    """A real LangChain callback handler ends the chat span in ``on_llm_end``; the guard raises
+    there, LangChain's callback manager swallows it and logs its ``repr()`` at WARNING; the
+    ``enforce()`` scope raises it to the app. Neither that log line nor anything else names a
+    canary."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.language_models.fake import FakeListLLM
+    from langchain_core.outputs import LLMResult
+
+    sinks, installer = app_logs
+    installer("all")
+
+    class ChatSpans(BaseCallbackHandler):
+        """An instrumentation-like handler: one chat span per LLM run, ended at its end."""
+
+        def __init__(self) -> None:
+            self.spans: dict[uuid.UUID, Any] = {}
+
+        def on_llm_start(
+            self, serialized: dict[str, Any], prompts: list[str], *, run_id: uuid.UUID, **kw: Any
+        ) -> None:
+            attributes = {"gen_ai.operation.name": "chat"}
+            self.spans[run_id] = otel.tracer.start_span(CHAT_SPAN, attributes=attributes)
+
+        def on_llm_end(self, response: LLMResult, *, run_id: uuid.UUID, **kw: Any) -> None:
+            span = self.spans.pop(run_id)
+            span.set_attribute(
+                "gen_ai.output.messages", answer(json.loads(response.generations[0][0].text))
+            )
+            span.end()  # the guard raises here, inside LangChain's callback manager
+
+    model = FakeListLLM(responses=[json.dumps(ANSWER)])
+
+    @enforce()
+    def agent() -> str:
+        with otel.agent():
+            otel.tool(
+                TOOL_RESULT,
+                name="crm",
+                **{"gen_ai.tool.call.arguments": json.dumps({"query": ARG})},
+            )
+            return model.invoke("report", config={"callbacks": [ChatSpans()]})
+
+    with pytest.raises(ClaimsUnsupported) as raised:
+        agent()
+    (warning,) = [
+        r for r in sinks.caplog.records if r.getMessage().startswith("Error in ChatSpans")
+    ]
+    assert warning.levelno == logging.WARNING
+    assert "ClaimsUnsupported(\"unsupported claim in field 'owner'" in warning.getMessage()
+    assert any(
+        "Error in ChatSpans" in str(d.log_record.body) for d in sinks.logs.get_finished_logs()
+    )
+    assert_live_and_absent(sinks, raised.value)
+
+
+@pytest.mark.parametrize("report_mode", ["all", "first"])
+def test_a_redacted_exception_survives_pickle_and_copy(
+    otel: Harness, app_logs: tuple[Sinks, Callable[[str], Guard]], report_mode: str
+) -> None:
+    """Pickled, copied or deep-copied, the guard's exception keeps its content-free str/repr,
+    its full diagnosis and every attribute."""
+    _, installer = app_logs
+    installer(report_mode)
+    with pytest.raises(FactBoundaryError) as raised:
+        agent_run(otel)
+    error = raised.value
+    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(clone) is type(error)
+        assert (str(clone), repr(clone), clone.args) == (str(error), repr(error), error.args)
+        assert (clone.diagnosis, clone.redacted) == (error.diagnosis, True)
+        assert codes(clone) == codes(error)
+
+
+def test_an_unredacted_claim_pickles_with_its_full_message() -> None:
+    """The core API's exception (never redacted) round-trips through pickle unchanged."""
+    claim = UnsupportedClaim("winner", CLAIM, [FACT], fact="sales", reason="r", code="wrong")
+    clone = pickle.loads(pickle.dumps(claim))
+    assert (str(clone), clone.claimed, clone.supported, clone.code) == (
+        str(claim),
+        CLAIM,
+        [FACT],
+        "wrong",
+    )
+    assert clone.redacted is False
 
 
 def series(reader: InMemoryMetricReader) -> dict[str, set[frozenset[tuple[str, Any]]]]:

@@ -198,7 +198,7 @@ def test_agent_loop_wrong_answer_raises_from_the_client_call(
     instrument("SPAN_ONLY")
     with FakeOpenAI(script([answer_turn(WRONG)])) as api, pytest.raises(UnsupportedClaim) as caught:
         run_agent(api, otel.tracer, manual_tool_span=manual_tool_span)
-    assert str(caught.value) == WRONG_MESSAGE
+    assert caught.value.diagnosis == WRONG_MESSAGE
     _, final = chat_spans(otel)
     tool_span = otel.span("execute_tool warehouse_query")
     assert final.status.status_code is StatusCode.ERROR
@@ -299,7 +299,7 @@ def test_content_off_fails_closed_with_a_clear_reason(
     with FakeOpenAI(script([answer_turn(RIGHT)])) as api, pytest.raises(OutputUnchecked) as caught:
         run_agent(api, otel.tracer)
     assert caught.value.code == "output_unreadable"
-    assert str(caught.value).startswith(
+    assert caught.value.diagnosis.startswith(
         "unsupported claim in field '<output>': model said <missing>, registered facts support "
         "None | boundary 'campaign_answer' could not check the output (output_unreadable): "
     )

@@ -6,13 +6,18 @@ from __future__ import annotations
 import logging
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
+from groundplane_otel.otel import install
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.environment import (
     apply_environment,
     capture_content_from_env,
     mode_from_env,
     policy_path_from_env,
+    raise_internal_errors_from_env,
 )
 
 
@@ -91,3 +96,43 @@ def test_apply_environment_overrides_mode_and_content_only_when_set() -> None:
     )
     assert (changed.mode, changed.capture_content) == ("observe", False)
     assert apply_environment(config, {"GROUNDPLANE_MODE": "observe"}).capture_content is True
+
+
+@pytest.mark.parametrize(
+    ("value", "raises"),
+    [("1", True), ("TRUE", True), ("on", True), ("yes", True), ("0", False), ("off", False)],
+)
+def test_raise_internal_errors_reads_the_boolean_vocabulary(
+    monkeypatch: pytest.MonkeyPatch, value: str, raises: bool
+) -> None:
+    """GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS takes the true/false words of every switch, and
+    the guard ``install`` builds without the flag follows it."""
+    monkeypatch.setenv("GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS", value)
+    assert raise_internal_errors_from_env() is raises
+    assert installed_guard_raises() is raises
+
+
+@pytest.mark.parametrize("value", ["treu", "enabled", "2"])
+def test_a_typo_in_raise_internal_errors_warns_with_the_allowed_values(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    """A typo is off (production's safe default) and no longer silent: installing the guard
+    warns, naming the variable, echoing the value and listing what is allowed."""
+    monkeypatch.setenv("GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS", value)
+    with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
+        assert installed_guard_raises() is False
+    assert [m for m in caplog.messages if "RAISE_INTERNAL" in m] == [
+        f"groundplane: ignoring GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS={value!r}; allowed "
+        "values: true, 1, yes, on, false, 0, no, off"
+    ]
+
+
+def installed_guard_raises() -> bool:
+    """``raise_internal_errors`` of a guard installed on real SDK providers without the flag."""
+    tracer_provider = TracerProvider(sampler=ALWAYS_ON)
+    guard = install(GuardConfig(), tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        return guard.processor.raise_internal_errors
+    finally:
+        guard.uninstall()
+        tracer_provider.shutdown()

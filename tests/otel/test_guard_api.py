@@ -193,12 +193,13 @@ class TestRecordEvaluation:
         """Capture off: the exception the app will raise carries the content-free summary."""
         guard = otel.install(sales_config(capture_content=capture))
         error = run_node(guard, otel, WRONG, "first", three_checks())
-        summary = getattr(error, "groundplane_summary", None)
         expected = (
             "unsupported claim in field 'winner' (boundary 'node', check superlative, "
             "reason wrong_winner)"
         )
-        assert summary == (None if capture else expected)
+        assert isinstance(error, UnsupportedClaim)
+        assert str(error) == (error.diagnosis if capture else expected)
+        assert error.redacted is not capture
 
     def test_a_bug_inside_is_counted_never_raised(
         self, otel: Harness, monkeypatch: pytest.MonkeyPatch

@@ -339,3 +339,78 @@ def test_non_utf8_file_names_the_byte_and_the_fix(tmp_path: Path) -> None:
         f"{path}: <top level>: the file is not UTF-8 text (invalid start byte at byte 17). "
         "Fix: save the policy as UTF-8"
     )
+
+
+def bomb(levels: int, fanout: int = 9) -> str:
+    """A YAML alias bomb as the ``k`` argument of a check: each level lists the previous one
+    ``fanout`` times, so a few lines stand for ``fanout ** levels`` values."""
+    value = "&a0 [x, x, x, x, x, x, x, x, x]"
+    for level in range(1, levels):
+        value = f"&a{level} [{value}" + f", *a{level - 1}" * (fanout - 1) + "]"
+    return BASE.replace(
+        "superlative: {winner_field: winner}", f"ranking_prefix: {{field: top, k: {value}}}"
+    )
+
+
+def test_an_alias_bomb_is_refused_at_load_with_a_short_located_error(tmp_path: Path) -> None:
+    """Ten levels (~3.5 billion values once expanded; it used to take minutes and gigabytes)
+    fail at load in milliseconds: a short PolicyError at the alias that crosses the bound."""
+    path = write(tmp_path, bomb(10))
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    assert str(caught.value) == (
+        f"{path}:9: boundaries.report.checks[0].ranking_prefix.k[0][0][0][0][0][1]: aliases "
+        "expand the policy past 10,000 values (an alias bomb?). Fix: write the values out, or "
+        "reuse fewer and smaller anchors"
+    )
+
+
+def test_check_policy_refuses_an_alias_bomb_in_one_short_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``groundplane-otel check-policy`` on the bomb exits 1 with one line under 400 characters."""
+    from groundplane_otel.cli import main
+
+    assert main(["check-policy", write(tmp_path, bomb(10))]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert len(err) < 400
+    assert "alias bomb" in err
+
+
+def test_aliases_under_the_bound_load_and_echo_a_capped_value(tmp_path: Path) -> None:
+    """Four levels (6,561 values) are within the bound: the builder refuses the list as ``k``,
+    and the message echoes at most 200 characters of it, then an ellipsis."""
+    with pytest.raises(PolicyError) as caught:
+        load_policy(write(tmp_path, bomb(4)))
+    problem = caught.value.problem
+    assert problem.startswith("k must be None or an int >= 1, got [[[['x', 'x'")
+    assert len(problem) == 201
+    assert problem.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "echoed"),
+    [
+        (BASE.replace("version: 1", "version: 1\nmode: " + "z" * 5_000), "mode", "z"),
+        (BASE.replace("  report:\n", "  report:\n    " + "k" * 1_000 + ": 1\n"), "key", "k"),
+        (
+            BASE.replace("facts: [campaign_ctr]", "facts: [" + "f" * 5_000 + "]"),
+            "fact",
+            "f",
+        ),
+        (BASE.replace("superlative: {", "s" * 1_000 + ": {"), "family", "s"),
+    ],
+)
+def test_every_echoed_value_is_capped_at_200_characters(
+    tmp_path: Path, text: str, where: str, echoed: str
+) -> None:
+    """A 5,000-character value (a mode, a fact name) or a 1,000-character key (YAML's longest
+    plain key; a key, a check family): the error echoes its first 200 characters (quoted) and
+    an ellipsis, never the whole value."""
+    with pytest.raises(PolicyError) as caught:
+        load_policy(write(tmp_path, text))
+    message = str(caught.value)
+    assert echoed * 199 + "…" in message, (where, message[:300])
+    assert echoed * 201 not in message
+    assert len(message) < 1_200

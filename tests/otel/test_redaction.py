@@ -1,7 +1,7 @@
-"""No claim content through exceptions: with content capture off, the spans a guard exception
-propagates through record a content-free message, stacktrace and status; the app still gets
-the full message. The SDK's ``Span.record_exception`` is wrapped once while a guard is
-installed and restored when the last one is uninstalled."""
+"""No claim content through exceptions: with content capture off, a guard exception's
+``str()``/``repr()``/``args`` are a content-free summary, so the spans it propagates through
+record a content-free message, stacktrace and status; the app still gets the full message in
+``diagnosis`` and every attribute. No SDK method is patched."""
 
 from __future__ import annotations
 
@@ -21,11 +21,9 @@ from groundplane_otel.otel import (
     GuardConfig,
     MatchSpec,
     OutputUnchecked,
-    redaction,
     submit_output,
     tool,
 )
-from groundplane_otel.otel.install import active_guards
 
 CLAIMED = "claimed-canary-5d1e"
 SUPPORTED = "fact-canary-77b0"
@@ -86,8 +84,10 @@ def test_capture_off_keeps_the_canaries_out_of_every_exported_span(
     otel.install()
     with pytest.raises(ClaimsUnsupported) as raised:
         blocked_request(otel, use_span=use_span)
-    assert CLAIMED in str(raised.value)
-    assert SUPPORTED in str(raised.value)
+    assert CLAIMED in raised.value.diagnosis
+    assert SUPPORTED in raised.value.diagnosis
+    assert (str(raised.value), raised.value.args) == (SUMMARY, (SUMMARY,))
+    assert repr(raised.value) == f"ClaimsUnsupported({SUMMARY!r})"
     exported = otel.spans()
     assert [span.name for span in exported] == [
         "execute_tool top_sales",
@@ -120,19 +120,25 @@ def test_capture_on_records_the_full_message(otel: Harness) -> None:
 
 
 def test_report_mode_first_raises_the_marked_claim(otel: Harness) -> None:
-    """Report mode "first": the UnsupportedClaim itself carries the summary."""
+    """Report mode "first": the UnsupportedClaim itself is the summary; its attributes and
+    ``diagnosis`` keep the values."""
     otel.install(sales_config(report_mode="first"))
     with pytest.raises(UnsupportedClaim) as raised:
         blocked_request(otel)
-    assert raised.value.groundplane_summary == SUMMARY  # type: ignore[attr-defined]
+    assert (str(raised.value), raised.value.redacted) == (SUMMARY, True)
+    assert (raised.value.claimed, raised.value.supported) == (CLAIMED, SUPPORTED)
+    assert raised.value.diagnosis.startswith(
+        f"unsupported claim in field 'winner': model said {CLAIMED!r}"
+    )
     (request,) = otel.spans("GET /report")
     assert exception_event(request)["exception.message"] == SUMMARY
     assert CLAIMED not in dump(request)
 
 
 def test_a_crashing_checks_cause_is_redacted_too(otel: Harness) -> None:
-    """A check that crashes with content in its message (report mode "first" raises the
-    OutputUnchecked chained to it): the cause is summarized in the stacktrace too."""
+    """A check that crashes with content in its message (report mode "first"): the raised
+    OutputUnchecked is not chained to it (its message names a value) but holds it in
+    ``check_error``; no span carries the value."""
 
     def crash(registry: object, output: Any) -> None:
         raise KeyError(output["winner"])
@@ -147,15 +153,18 @@ def test_a_crashing_checks_cause_is_redacted_too(otel: Harness) -> None:
     otel.install(GuardConfig(facts=sales_config().facts, boundaries=(spec,)))
     with pytest.raises(OutputUnchecked) as raised:
         blocked_request(otel)
-    assert isinstance(raised.value.__cause__, KeyError)
+    assert isinstance(raised.value.check_error, KeyError)
+    assert CLAIMED in str(raised.value.check_error)
+    assert (raised.value.__cause__, raised.value.__suppress_context__) == (None, True)
     (request,) = otel.spans("GET /report")
     stacktrace = exception_event(request)["exception.stacktrace"]
-    assert "\nKeyError: KeyError raised by check crash()\n" in stacktrace
+    assert "reason check_error" in stacktrace
+    assert "KeyError" not in stacktrace
     assert [span.name for span in otel.spans() if CLAIMED in dump(span)] == []
 
 
 def test_unmarked_exceptions_are_recorded_as_the_sdk_does(otel: Harness) -> None:
-    """The application's own exceptions pass through the wrapper untouched."""
+    """The application's own exceptions are recorded as the SDK does."""
     otel.install()
     with pytest.raises(ValueError, match=CLAIMED), otel.tracer.start_as_current_span("work"):
         raise ValueError(CLAIMED)
@@ -164,16 +173,17 @@ def test_unmarked_exceptions_are_recorded_as_the_sdk_does(otel: Harness) -> None
     assert work.status.description == f"ValueError: {CLAIMED}"
 
 
-def test_the_wrapper_is_installed_once_and_removed_with_the_last_guard(otel: Harness) -> None:
-    """Two guards wrap Span.record_exception once; it is restored when both are uninstalled."""
-    assert active_guards() == ()
+def test_installing_a_guard_patches_no_sdk_method(otel: Harness) -> None:
+    """``Span.record_exception`` stays the SDK's own while a guard is installed and after."""
+    guard = otel.install()
     assert SdkSpan.__dict__["record_exception"] is ORIGINAL_RECORD_EXCEPTION
-    first, second = otel.install(), otel.install()
-    wrapped = SdkSpan.__dict__["record_exception"]
-    assert (redaction.installed(), wrapped is ORIGINAL_RECORD_EXCEPTION) == (True, False)
-    first.uninstall()
-    first.uninstall()  # idempotent: releases once
-    assert SdkSpan.__dict__["record_exception"] is wrapped
-    second.uninstall()
-    assert redaction.installed() is False
+    guard.uninstall()
     assert SdkSpan.__dict__["record_exception"] is ORIGINAL_RECORD_EXCEPTION
+
+
+def test_the_core_api_keeps_the_full_message() -> None:
+    """Not redacted (the core API, or capture on): str, repr, args and diagnosis agree."""
+    claim = UnsupportedClaim("winner", CLAIMED, SUPPORTED, code="not_ranked")
+    assert str(claim) == claim.diagnosis == claim.args[0]
+    assert CLAIMED in repr(claim)
+    assert claim.redacted is False

@@ -134,7 +134,8 @@ def test_restricted_findings_lose_their_content_and_others_keep_it(otel: Harness
     assert plain["groundplane.claimed"] == '"Sprocket"'
     assert "groundplane.message" in plain
     assert error is not None
-    assert SECRET in str(error)  # the application still gets the full message
+    assert SECRET in error.diagnosis  # the application still gets the full message
+    assert SECRET not in str(error) + repr(error)  # withheld: redacted, like capture off
 
 
 def test_the_restricted_tool_result_is_not_written_on_its_span(otel: Harness) -> None:

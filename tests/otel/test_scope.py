@@ -171,10 +171,14 @@ class TestSubmitOutput:
         assert otel.spans("chat x")[0].attributes["groundplane.outcome"] == "passed"
 
     def test_bad_arguments_fail_early(self, otel: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Prose is refused; no span or no guard is a RuntimeError naming the fix."""
+        """Bytes are refused (an answer is fields or text); no span or no guard is a RuntimeError
+        naming the fix."""
         guard = otel.install()
-        with otel.tracer.start_as_current_span("x"), pytest.raises(TypeError):
-            submit_output("EU", guard=guard)  # type: ignore[arg-type]
+        with (
+            otel.tracer.start_as_current_span("x"),
+            pytest.raises(TypeError, match="^output must be a mapping of fields or an answer text"),
+        ):
+            submit_output(b"EU", guard=guard)  # type: ignore[arg-type]
         with pytest.raises(RuntimeError, match="needs a span"):
             submit_output({"winner": "EU"}, guard=guard)
         install_module = importlib.import_module("groundplane_otel.otel.install")

@@ -4,12 +4,15 @@ every drop counted, and the trace dropped when its local root span ends."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
-from otel_harness import SALES_ROWS, Harness, answer
+from otel_harness import SALES_ROWS, Harness, answer, sales_config
 
+from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.facts import Provenance
+from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.store import TraceStore
 
@@ -205,3 +208,72 @@ def test_sdk_traces_are_dropped_and_the_gauge_returns_to_zero(otel: Harness) -> 
             otel.chat(answer({"winner": "EU"}))
     assert len(guard.processor.store) == 0
     assert otel.metrics()["groundplane.traces.active"] == [({}, 0)]
+
+
+def table_config() -> Any:
+    """Table fact ``accounts`` (rows keyed by ``id``) from tool ``crm``, guarding ``analyst``."""
+    fact = FactSpec("accounts", "crm", kind="table", key="id", path="rows")
+    boundary = BoundarySpec(
+        "answer",
+        ("accounts",),
+        (row_integrity("accounts", "id", ["active"]),),
+        match=MatchSpec(agent_name="analyst"),
+        report_mode="first",
+    )
+    return GuardConfig((fact,), (boundary,))
+
+
+@pytest.mark.parametrize(
+    ("config", "tool", "first", "second", "claim"),
+    [
+        (
+            "table",
+            "crm",
+            {"rows": [{"id": "a", "active": 1}]},
+            {"rows": [{"id": "a", "active": True}]},
+            {"id": "a", "active": 1},
+        ),
+        (
+            "ranking",
+            "top_sales",
+            {"rows": [{"region": 1, "total": 10}, {"region": "US", "total": 7}]},
+            {"rows": [{"region": True, "total": 10}, {"region": "US", "total": 7}]},
+            {"winner": 1},
+        ),
+        (
+            "ranking-score",
+            "top_sales",
+            {"rows": [{"region": "EU", "total": 10}, {"region": "US", "total": 7}]},
+            {"rows": [{"region": "EU", "total": 10.0}, {"region": "US", "total": 7}]},
+            {"winner": "EU"},
+        ),
+    ],
+)
+def test_a_second_result_differing_only_in_type_is_a_conflict(
+    otel: Harness, config: str, tool: str, first: Any, second: Any, claim: Any
+) -> None:
+    """Two tool spans in one trace whose results differ only by ``1`` vs ``true`` (a table cell,
+    a ranking's name) or ``10`` vs ``10.0`` (a score): a conflict, so the answer fails closed
+    (fact_conflict) instead of being checked against either; the same result twice passes."""
+    guard = otel.install(table_config() if config == "table" else sales_config(report_mode="first"))
+
+    def run(second_result: Any) -> str | None:
+        try:
+            with otel.agent():
+                otel.tool(first, name=tool, call_id="call_1")
+                otel.tool(second_result, name=tool, call_id="call_2")
+                otel.chat(answer(claim))
+        except FactBoundaryError as error:
+            return getattr(error, "code", type(error).__name__)
+        return None
+
+    assert run(first) is None  # the very same result twice: one fact, checked, passes
+    assert run(second) == "fact_conflict"
+    kind = "table" if config == "table" else "ranking"
+    outcomes = {
+        attrs["groundplane.fact.outcome"]: value
+        for attrs, value in otel.metrics()["groundplane.facts"]
+        if attrs["groundplane.fact.kind"] == kind
+    }
+    assert outcomes == {"recorded": 2, "conflict": 1}
+    assert guard.processor.internal_errors == 0

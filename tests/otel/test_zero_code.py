@@ -20,9 +20,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import DEFAULT_ON
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, DEFAULT_ON
 
+from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.otel import install
 from groundplane_otel.otel.instrumentor import GroundplaneInstrumentor
+from groundplane_otel.otel.policy import load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "examples" / "policy.yaml"
@@ -269,3 +272,107 @@ def test_instrument_uses_given_providers_and_uninstrument_switches_off(
     guard = instrumentor.guard
     instrumentor.uninstrument()
     assert (instrumentor.guard, guard.active) == (None, False)
+
+
+SECOND_GUARD = (
+    "groundplane_otel: a guard is already installed on this TracerProvider (by {origin}); a "
+    "second one would check and count every output twice. Keep one: call uninstall() on the "
+    "first, put every boundary in one config, or under opentelemetry-instrument set "
+    "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=groundplane to install in code only"
+)
+
+
+def guarded_wrong_winner(provider: TracerProvider) -> tuple[str | None, int]:
+    """The campaign app's wrong-winner trace (tests/otel/apps/campaign_app.py) on ``provider``:
+    the app's exception code (None: nothing raised) and the chat span's guardrail events."""
+    tracer = provider.get_tracer("app")
+    rows = [
+        {"campaign": "harbour", "clicks": 910, "ctr": 0.0455},
+        {"campaign": "north", "clicks": 824, "ctr": 0.0412},
+        {"campaign": "delta", "clicks": 602, "ctr": 0.0301},
+    ]
+    top3 = ["harbour", "north", "delta"]
+    wrong = {"winner": "north", "ctr": 0.0412, "top3": top3, "total_clicks": 2336}
+    message = {"role": "assistant", "parts": [{"type": "text", "content": json.dumps(wrong)}]}
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign-analyst"}
+    tool = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "warehouse.query",
+        "gen_ai.tool.call.arguments": json.dumps({"table": "campaign_daily", "window": "7d"}),
+        "gen_ai.tool.call.result": json.dumps({"rows": rows}),
+    }
+    code: str | None = None
+    chat: Any = None
+    try:
+        with tracer.start_as_current_span("invoke_agent campaign-analyst", attributes=agent):
+            with tracer.start_as_current_span("execute_tool warehouse.query", attributes=tool):
+                pass
+            with tracer.start_as_current_span(
+                "chat scripted-model", attributes={"gen_ai.operation.name": "chat"}
+            ) as chat:
+                chat.set_attribute("gen_ai.output.messages", json.dumps([message]))
+    except UnsupportedClaim as exc:
+        code = exc.code
+    return code, sum(1 for event in chat.events if event.name == "gen_ai.guardrail.result")
+
+
+def test_install_in_code_under_the_zero_code_guard_is_refused(
+    instrumentor: GroundplaneInstrumentor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zero-code first, then an explicit install() on the same provider: a RuntimeError naming
+    the zero-code guard; the zero-code guard alone checks, counts once and raises once."""
+    monkeypatch.setenv("GROUNDPLANE_POLICY", str(POLICY))
+    provider, reader = TracerProvider(sampler=ALWAYS_ON), InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    instrumentor.instrument(tracer_provider=provider, meter_provider=meter_provider)
+    assert instrumentor.guard is not None
+    with pytest.raises(RuntimeError) as refused:
+        install(instrumentor.guard.config, tracer_provider=provider, meter_provider=meter_provider)
+    origin = f"opentelemetry-instrument (GROUNDPLANE_POLICY={POLICY})"
+    assert str(refused.value) == SECOND_GUARD.format(origin=origin)
+    assert guarded_wrong_winner(provider) == ("wrong_winner", 1)
+    assert outputs(reader) == {("enforce", "blocked"): 1}
+
+
+def test_the_zero_code_guard_is_not_installed_over_one_installed_in_code(
+    instrumentor: GroundplaneInstrumentor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """install() first, then the instrumentor on the same provider: it logs an ERROR and
+    installs nothing; the guard installed in code alone checks, counts once and raises once."""
+    monkeypatch.setenv("GROUNDPLANE_POLICY", str(POLICY))
+    provider, reader = TracerProvider(sampler=ALWAYS_ON), InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    guard = install(
+        load_policy(str(POLICY)), tracer_provider=provider, meter_provider=meter_provider
+    )
+    try:
+        with caplog.at_level(logging.ERROR, logger="groundplane_otel"):
+            instrumentor.instrument(tracer_provider=provider, meter_provider=meter_provider)
+        assert instrumentor.guard is None
+        assert caplog.messages == [
+            f"groundplane: the guard from {POLICY} is NOT installed: "
+            + SECOND_GUARD.format(origin="install()")
+        ]
+        assert guarded_wrong_winner(provider) == ("wrong_winner", 1)
+        assert outputs(reader) == {("enforce", "blocked"): 1}
+    finally:
+        guard.uninstall()
+
+
+def outputs(reader: InMemoryMetricReader) -> dict[tuple[str, str], int]:
+    """groundplane.outputs by (mode, outcome)."""
+    found: dict[tuple[str, str], int] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "groundplane.outputs":
+                    for point in metric.data.data_points:
+                        key = (
+                            point.attributes["groundplane.mode"],
+                            point.attributes["groundplane.outcome"],
+                        )
+                        found[key] = found.get(key, 0) + point.value
+    return found

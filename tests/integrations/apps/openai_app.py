@@ -53,7 +53,7 @@ def main() -> None:
                 model="gpt-fake-1", messages=messages, response_format={"type": "json_object"}
             )
         except (UnsupportedClaim, ClaimsUnsupported) as exc:
-            print(f"APP: {type(exc).__name__}: {exc}", flush=True)
+            print(f"APP: {type(exc).__name__}: {exc.diagnosis}", flush=True)  # full, capture off
         else:
             print(f"APP: answer accepted {final.choices[0].message.content}", flush=True)
 

@@ -1,0 +1,129 @@
+"""The memory a stored fact retains, estimated by a bounded, sampling walk.
+
+``max_total_bytes`` and ``max_trace_bytes`` bound what the process *holds*: the parsed objects
+(8 MiB of ``[{},{},…]`` JSON text are ~200 MiB of dicts), the fact's own indices, and what
+checks later derive and cache on it (``_derived``). The walk adds ``sys.getsizeof`` of every
+object it visits, once per object (shared keys, small ints, ``None``/``True``/``False`` cost
+nothing); a container with more than ``SAMPLE`` children is measured on ``SAMPLE`` of them,
+evenly spaced, scaled to all of them. Past ``BUDGET`` visits every container is measured on one
+child. So the cost is bounded (a few thousand visits, whatever the size of the fact) and the
+estimate stays within a small factor of what ``tracemalloc`` sees for rows, many tiny objects
+and long strings (pinned in tests/otel/test_sizing.py; README "Memory accounting").
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterable, Sequence
+from itertools import islice
+from typing import Any
+
+__all__ = ["BUDGET", "SAMPLE", "derived_size", "retained_size"]
+
+SAMPLE = 32
+BUDGET = 4096
+_FREE = (type(None), bool)
+_ATOMS = frozenset({str, int, float, bytes, complex})
+_getsizeof = sys.getsizeof
+_refcount = sys.getrefcount
+_EXCLUSIVE = 3
+
+
+def _slot_values(value: Any) -> list[Any]:
+    """The set slots of an object of a slotted class (a slot never set is skipped: reading it
+    would run a class's ``__getattr__``, e.g. Ranking's lazy ``items``)."""
+    found = []
+    for cls in type(value).__mro__:
+        for name in cls.__dict__.get("__slots__", ()):
+            descriptor = cls.__dict__.get(name)
+            getter = getattr(descriptor, "__get__", None)
+            if getter is None:
+                continue
+            try:
+                found.append(getter(value, cls))
+            except AttributeError:
+                continue
+    return found
+
+
+def _children(value: Any, size: int) -> tuple[Iterable[Any], float]:
+    """Up to about ``size`` of the objects ``value`` references (none for an atom), and the
+    factor that scales their sizes to all of them."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return (), 1.0
+    if isinstance(value, dict):
+        if len(value) <= size:
+            return [item for pair in value.items() for item in pair], 1.0
+        keys, scale = _spaced(value, size)
+        return [item for key in keys for item in (key, value[key])], scale
+    if isinstance(value, (list, tuple)):
+        return _sample(value, size)
+    if isinstance(value, (set, frozenset)):
+        return _spaced(value, size)
+    found = _slot_values(value) if hasattr(kind, "__slots__") else []
+    state = getattr(value, "__dict__", None)
+    if isinstance(state, dict):
+        found.append(state)
+    return found, 1.0
+
+
+def _spaced(items: Collection[Any], size: int) -> tuple[list[Any], float]:
+    """``size`` evenly spaced members of a dict or set (iterated at C speed, never copied)."""
+    count = len(items)
+    if count <= size:
+        return list(items), 1.0
+    step = count // size
+    chosen = list(islice(items, 0, step * size, step))
+    return chosen, count / len(chosen)
+
+
+def _sample(children: Sequence[Any], size: int) -> tuple[Sequence[Any], float]:
+    """Every child, or ``size`` of them evenly spaced (the positions ``_spaced`` picks, so a
+    sequence and a mapping in the same order sample the same objects) and the scale."""
+    count = len(children)
+    if count <= size:
+        return children, 1.0
+    step = count // size
+    return children[0 : step * size : step], count / size
+
+
+def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = False) -> int:
+    """Bytes ``value`` keeps alive (estimated; objects in ``skip`` are not counted). With
+    ``exclusive``, a string or number is counted only when ``value`` is all that holds it
+    (its reference count: one container), i.e. not a cell shared with something else."""
+    seen = {id(item) for item in skip}
+    total = 0.0
+    visits = 0
+    stack: list[tuple[Any, float]] = [(value, 1.0)]
+    while stack:
+        item, weight = stack.pop()
+        if isinstance(item, _FREE) or id(item) in seen:
+            continue
+        kind = type(item)
+        if kind is int and -5 <= item <= 256:  # cached by CPython: shared
+            continue
+        # One container, ``item`` and the call's argument: held by nothing else.
+        if exclusive and kind in _ATOMS and _refcount(item) > _EXCLUSIVE:
+            continue
+        seen.add(id(item))
+        visits += 1
+        total += weight * _getsizeof(item)
+        children, scale = _children(item, SAMPLE if visits < BUDGET else 1)
+        stack.extend((child, weight * scale) for child in children)
+        del children  # a sampled copy must not hold its items while they are counted
+    return int(total)
+
+
+def derived_size(value: Any) -> int:
+    """Bytes of what checks cached on a fact value (its ``_derived`` dict), not counting the
+    value's own members a cached result shares (a table's key index, its rows), nor the strings
+    and numbers it shares with the fact's cells (a ranking of a column holds the very cells;
+    an index of case-folded names holds new strings, counted)."""
+    derived = getattr(value, "_derived", None)
+    if not isinstance(derived, dict) or not derived:
+        return 0
+    own = [item for item in _slot_values(value) if item is not derived]
+    rows = getattr(value, "rows", None)
+    shared: list[Any] = [value, *own, *(rows if isinstance(rows, tuple) else ())]
+    return retained_size(derived, skip=shared, exclusive=True)
