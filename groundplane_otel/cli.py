@@ -57,7 +57,7 @@ def _check_policy(path: str) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     from groundplane_otel.otel import replay_report
-    from groundplane_otel.otel.otlp_files import BadInput, read_requests
+    from groundplane_otel.otel.otlp_files import BadInput, ReadProgress, read_requests
     from groundplane_otel.otel.replay import Replayer
 
     config = _policy(args.policy)
@@ -73,10 +73,11 @@ def _replay(args: argparse.Namespace) -> int:
     )
     bad: list[BadInput] = []
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
+    read = ReadProgress(args.files)
     try:
-        for request in read_requests(args.files, bad, format=args.format):
+        for request in read_requests(args.files, bad, format=args.format, progress=read):
             replayer.feed(request)
-            progress.show(replayer.stats.spans, replayer.stats.traces)
+            progress.show(read.fraction, replayer.stats.spans, replayer.stats.traces)
         replayer.finish()
     except ValueError as exc:
         print(f"groundplane-otel: {exc}", file=sys.stderr)
@@ -94,19 +95,25 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 class _Progress:
-    """A one-line progress display on stderr (only on a terminal), at most twice a second."""
+    """A progress bar on stderr (only on a terminal), redrawn at most twice a second."""
+
+    WIDTH = 30
 
     def __init__(self, *, enabled: bool) -> None:
         self.enabled = enabled
         self._last = 0.0
 
-    def show(self, spans: int, traces: int) -> None:
+    def show(self, fraction: float, spans: int, traces: int) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
         if now - self._last >= 0.5:
             self._last = now
-            sys.stderr.write(f"\rreplaying: {spans:,} spans, {traces:,} traces decided")
+            filled = int(fraction * self.WIDTH)
+            bar = "#" * filled + "." * (self.WIDTH - filled)
+            sys.stderr.write(
+                f"\rreplaying [{bar}] {fraction:4.0%} · {spans:,} spans · {traces:,} traces decided"
+            )
             sys.stderr.flush()
 
     def done(self) -> None:

@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-__all__ = ["BadInput", "OtlpFileExporter", "read_requests", "request_to_json"]
+__all__ = ["BadInput", "OtlpFileExporter", "ReadProgress", "read_requests", "request_to_json"]
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 _MAX_MESSAGE = 64 * 1024 * 1024  # a length prefix above this is a corrupt or foreign file
@@ -124,17 +124,40 @@ def _proto_requests(path: Path, stream: IO[bytes], bad: list[BadInput]) -> Itera
         offset += 4 + size
 
 
+class ReadProgress:
+    """Bytes read so far over all the input files (for a progress bar)."""
+
+    __slots__ = ("_before", "_stream", "total")
+
+    def __init__(self, paths: Sequence[str | Path]) -> None:
+        self.total = sum(Path(p).stat().st_size for p in paths if Path(p).is_file())
+        self._stream: IO[bytes] | None = None
+        self._before = 0
+
+    @property
+    def fraction(self) -> float:
+        position = self._stream.tell() if self._stream is not None else 0
+        return min(1.0, (self._before + position) / self.total) if self.total else 1.0
+
+
 def read_requests(
-    paths: Sequence[str | Path], bad: list[BadInput], *, format: str = "auto"
+    paths: Sequence[str | Path],
+    bad: list[BadInput],
+    *,
+    format: str = "auto",
+    progress: ReadProgress | None = None,
 ) -> Iterator[ExportTraceServiceRequest]:
     """Every trace request in ``paths``, in order, streaming (one line or message in memory at
     a time). ``format``: ``json``, ``proto`` or ``auto`` (by the first byte: ``{`` is JSON).
-    Unreadable input is appended to ``bad`` and skipped; a missing file is a ValueError."""
+    Unreadable input is appended to ``bad`` and skipped; a missing file is a ValueError.
+    ``progress`` follows the bytes read."""
     for name in paths:
         path = Path(name)
         if not path.is_file():
             raise ValueError(f"{path}: no such file")
         with path.open("rb") as stream:
+            if progress is not None:
+                progress._stream = stream
             kind = format
             if kind == "auto":
                 first = stream.read(1)
@@ -146,6 +169,9 @@ def read_requests(
                 yield from _proto_requests(path, stream, bad)
             else:
                 raise ValueError(f"format must be json, proto or auto, got {format!r}")
+            if progress is not None:
+                progress._before += path.stat().st_size
+                progress._stream = None
 
 
 def request_to_json(request: ExportTraceServiceRequest) -> str:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import random
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,33 @@ boundaries:
     checks:
       - superlative: {winner_field: winner}
 """
+
+
+def test_progress_follows_the_bytes_read_over_every_file(tmp_path: Path) -> None:
+    """The progress fraction grows with the bytes read and ends at 1.0 after the last file;
+    the bar is drawn on a terminal only."""
+    from groundplane_otel.cli import _Progress
+    from groundplane_otel.otel.otlp_files import ReadProgress
+
+    _, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    first.write_text("\n".join(lines[:10]) + "\n")
+    second.write_text("\n".join(lines[10:]) + "\n")
+    progress = ReadProgress([first, second])
+    seen = [progress.fraction for _ in read_requests([first, second], [], progress=progress)]
+    assert seen == sorted(seen)
+    assert 0 < seen[0] < 0.5 < seen[-1]
+    assert progress.fraction == 1.0
+    import io
+
+    out = io.StringIO()
+    bar = _Progress(enabled=True)
+    sys_stderr, sys.stderr = sys.stderr, out
+    try:
+        bar.show(0.5, 1200, 34)
+    finally:
+        sys.stderr = sys_stderr
+    assert out.getvalue() == (
+        "\rreplaying [###############...............]  50% · 1,200 spans · 34 traces decided"
+    )
