@@ -35,6 +35,7 @@ def fast_hooks(
     prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
     bounded = BoundedAttributes
+    swallow = processor.swallow
 
     def on_start(span: Any, parent_context: Context | None = None) -> None:
         try:
@@ -84,6 +85,8 @@ def fast_hooks(
                     attributes = attributes._dict
                 if not tool_disjoint(attributes):
                     processor._tool_ended(span, attributes, request)
+            if swallow.pending:  # a refusal raised in this process waits for its run
+                swallow.ended(span)
             parent = span._parent
             if parent is None or parent[2]:  # a local root: TraceStore.root_ended
                 live = roots.get(trace_id)

@@ -54,6 +54,7 @@ from groundplane_otel.otel.environment import raise_internal_errors_from_env
 from groundplane_otel.otel.evaluate import CheckPlan, plan_checks
 from groundplane_otel.otel.result import Evaluation
 from groundplane_otel.otel.store import RequestKey, TraceStore
+from groundplane_otel.otel.swallowed import SwallowWatch
 from groundplane_otel.otel.telemetry import Telemetry
 
 __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
@@ -80,6 +81,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0
         self.store = TraceStore(config.limits, telemetry.count_fact)
+        self.swallow = SwallowWatch(telemetry.meter_provider)  # refusals a framework swallowed
         telemetry.watch_traces(self.store)  # groundplane.traces.active = len(store)
         self.capture = FactCapture(config.facts, self.store, length_limit)
         self.boundaries = {spec.name: spec for spec in config.boundaries}
@@ -146,6 +148,8 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             request = self.store.spans.pop(span_id, trace_id) if self.store.shared else trace_id
             if self.capture.by_tool and not TOOL_KEYS.isdisjoint(attributes):
                 self._tool_ended(span, attributes, request)
+            if self.swallow.pending:
+                self.swallow.ended(span)
             parent = span.parent
             if parent is None or parent.is_remote:
                 self._root_ended(trace_id, span_id, request)
@@ -262,12 +266,13 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                     self._internal_error("metrics", reraise=False)
             if internal is not None and self.raise_internal_errors:
                 raise internal
-            error = next((e.error for e in evaluations if e.error is not None), None)
-            if error is not None:
-                deferred = _scopes.deliver(span_ids(span)[0], error)
+            refused = next((e for e in evaluations if e.error is not None), None)
+            if refused is not None and refused.error is not None:
+                deferred = _scopes.deliver(span_ids(span)[0], refused.error)
                 if not deferred:
-                    self._hand_up(span, error)
-                    raise error
+                    self._hand_up(span, refused.error)
+                    self.swallow.raised(span, refused.boundary)
+                    raise refused.error
             handed = vars(span).get(HANDED_ATTR, NO_DICT).pop(id(self), None)
             if handed is not None and not _scopes.in_flight(handed, sys.exc_info()[1]):
                 raise handed  # a nested LLM span raised it, and something swallowed it

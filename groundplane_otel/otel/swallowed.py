@@ -5,20 +5,21 @@ In enforce mode the span path raises the guard's exception from the guarded span
 Some frameworks end spans in code that catches everything (LangChain's callback manager, the
 OpenAI Agents SDK's trace processors, Traceloop's ``@dont_throw`` on streams): the exception is
 logged, the answer goes on to the application, and ``groundplane.outputs`` still says
-``blocked``. ``SwallowWatch`` (a span processor ``install`` adds after the guard) notices it:
-a span that ends ``blocked``/``error`` in enforce mode while one of those frameworks' catching
-frames is on the call stack is remembered, and when the *enclosing run* ends — its nearest
+``blocked``. ``SwallowWatch`` (the guard's, fed by its own hooks: no extra span processor)
+notices it: when the guard raises at a span's end while one of those frameworks' catching frames
+is on the call stack, the block is remembered, and when the *enclosing run* ends — its nearest
 enclosing agent span, else its local root — without the exception in flight and without ERROR
 status, the block was swallowed. (An application that catches the exception itself is never
-counted: it got the refusal.) Then ``groundplane.outputs.swallowed``
-counts it (boundary, mode, framework) and one warning per boundary names the framework's own
-mechanism to use instead (an adapter in ``groundplane_otel.adapters``).
+counted: it got the refusal.) Then ``groundplane.outputs.swallowed`` counts it (boundary, mode,
+framework) and one warning per boundary names the framework's own mechanism to use instead (an
+adapter in ``groundplane_otel.adapters``).
 
 Not watched: blocks an ``enforce()`` scope waits for (the scope raises them on exit), and
 answers an adapter checked (``handled``: the adapter hands the verdict to the framework's own
 guardrail mechanism). A guarded span that is itself a local root cannot be watched (nothing
-encloses it). Hook point: ``handled(span)`` from ``Guard.check_output``; the exact raise point
-in the guard's end wrapper would make ``on_end``'s reading of the outcome attributes exact.
+encloses it). Hook points: ``raised`` at the exact raise in the guard's end wrapper; ``ended``
+from the guard's ``on_end`` only while a block is pending (``pending`` is truthy), so spans
+cost nothing otherwise; ``handled(span)`` from the adapters.
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.errors import FactBoundaryError
@@ -108,9 +108,8 @@ class _Block:
     advice: str
 
 
-class SwallowWatch(SpanProcessor):
-    """See the module docstring. Costs one attribute lookup per ended span, and a dict lookup
-    in traces with a pending block."""
+class SwallowWatch:
+    """See the module docstring."""
 
     def __init__(self, meter_provider: MeterProvider) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
@@ -119,53 +118,44 @@ class SwallowWatch(SpanProcessor):
             unit=sc.UNIT_OUTPUT,
             description="Blocked outputs whose exception never reached the application.",
         )
-        self._pending: dict[int, list[_Block]] = {}
+        self.pending: dict[int, list[_Block]] = {}  # trace id -> blocks waiting for their run
         self._lock = threading.Lock()
         self._warned: set[str] = set()
-        self._enabled = True
 
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        return
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if not self._enabled:
-            return
+    def raised(self, span: Any, boundary: str) -> None:
+        """The guard raises its refusal at ``span``'s end (enforce mode)."""
         try:
-            self._ended(span)
+            self._raised(span, boundary)
         except Exception:  # never into the application
             logger.exception("groundplane: internal error in the swallow watch")
 
-    def _ended(self, span: ReadableSpan) -> None:
+    def _raised(self, span: Any, boundary: str) -> None:
         context = span.get_span_context()
-        if context is None:
-            return
-        trace_id = context.trace_id
-        attributes = span_attributes(span)
-        if self._pending.get(trace_id):
-            self._settle(span, attributes, trace_id)
-        outcome = attributes.get(sc.OUTCOME)
-        if outcome not in ("blocked", "error") or attributes.get(sc.MODE) != "enforce":
-            return
-        parent = span.parent
         if _handled.pop(context.span_id, 0) is None:
             return  # an adapter checked it: the framework's own mechanism delivers the verdict
+        parent = span.parent
         if parent is None or parent.is_remote:
             return  # a local root: nothing encloses it
+        trace_id = context.trace_id
         if _scopes.current_scopes() or _scopes._by_trace.get(trace_id):
             return  # an enforce() scope raises it
         swallower = mechanism_for(_callers())
         if swallower is None:
             return  # whoever ended the span gets the exception (the app may catch it: its call)
-        block = _Block(
-            context.span_id,
-            span.start_time or 0,
-            str(attributes.get(sc.BOUNDARY, "")),
-            *swallower,
-        )
+        block = _Block(context.span_id, span.start_time or 0, boundary, *swallower)
         with self._lock:
-            if sum(map(len, self._pending.values())) >= _LIMIT:
-                self._pending.pop(next(iter(self._pending)), None)
-            self._pending.setdefault(trace_id, []).append(block)
+            if sum(map(len, self.pending.values())) >= _LIMIT:
+                self.pending.pop(next(iter(self.pending)), None)
+            self.pending.setdefault(trace_id, []).append(block)
+
+    def ended(self, span: ReadableSpan) -> None:
+        """A span ended while blocks are pending: if it is the run of some, decide them."""
+        try:
+            context = span.get_span_context()
+            if context is not None and self.pending.get(context.trace_id):
+                self._settle(span, span_attributes(span), context.trace_id)
+        except Exception:  # never into the application
+            logger.exception("groundplane: internal error in the swallow watch")
 
     def _settle(self, span: ReadableSpan, attributes: Mapping[str, Any], trace_id: int) -> None:
         """``span`` ended in a trace with pending blocks: for those it encloses (started
@@ -177,15 +167,15 @@ class SwallowWatch(SpanProcessor):
         start = span.start_time or 0
         span_id = span.get_span_context().span_id  # type: ignore[union-attr]
         with self._lock:
-            blocks = self._pending.get(trace_id, [])
+            blocks = self.pending.get(trace_id, [])
             mine = [b for b in blocks if b.span_id != span_id and (root or b.start >= start)]
             if not mine:
                 return
             rest = [b for b in blocks if b not in mine]
             if rest:
-                self._pending[trace_id] = rest
+                self.pending[trace_id] = rest
             else:
-                self._pending.pop(trace_id, None)
+                self.pending.pop(trace_id, None)
         in_flight = isinstance(sys.exc_info()[1], FactBoundaryError)
         if in_flight or span.status.status_code is StatusCode.ERROR:
             return  # the refusal propagated through the run: the application saw it
@@ -205,9 +195,3 @@ class SwallowWatch(SpanProcessor):
                     span.name,
                     block.advice,
                 )
-
-    def shutdown(self) -> None:
-        self._enabled = False
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True

@@ -113,6 +113,7 @@ class Telemetry:
         mode_label: str | None = None,
     ) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
+        self.meter_provider = meter_provider
         self.capture_content = capture_content
         self.mode_label = mode_label  # replaces groundplane.mode in metrics (the verifier)
         self.claims = meter.create_counter(
