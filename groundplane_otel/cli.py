@@ -184,6 +184,21 @@ def _version() -> int:
     return 0
 
 
+def _buffer_arguments(
+    parser: argparse.ArgumentParser, kind: type, wait: float, unit: str, what: str
+) -> None:
+    """The trace buffer's bounds, shared by replay (waits in spans) and serve (in seconds)."""
+    parser.add_argument(
+        "--decision-wait",
+        type=kind,
+        default=wait,
+        metavar=unit,
+        help=f"{what} after a trace's last span before it is decided",
+    )
+    parser.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
+    parser.add_argument("--max-spans-per-trace", type=int, default=10_000)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="groundplane-otel",
@@ -219,29 +234,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="exit 1 when more than N outputs could not be checked",
     )
-    replay.add_argument(
-        "--decision-wait",
-        type=int,
-        default=10_000,
-        metavar="SPANS",
-        help="spans read after a trace's root before it is decided",
-    )
-    replay.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
-    replay.add_argument("--max-spans-per-trace", type=int, default=10_000)
+    _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")
     serve = commands.add_parser("serve", help="run the fleet verifier (an OTLP/gRPC receiver)")
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
     serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
-    serve.add_argument(
-        "--decision-wait",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="seconds after a trace's last span before it is decided",
-    )
-    serve.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
-    serve.add_argument("--max-spans-per-trace", type=int, default=10_000)
+    _buffer_arguments(serve, float, 5.0, "SECONDS", "seconds")
     commands.add_parser("version", help="print the installed version")
     return parser
 

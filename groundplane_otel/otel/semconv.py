@@ -6,7 +6,7 @@ The GenAI guardrail names are not yet in the Python semconv package, so they are
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 # -- what the guard reads: GenAI semantic conventions ------------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
@@ -126,17 +126,7 @@ FactSource = Literal[
 ]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
 FactKindLabel = Literal["ranking", "table", "domain", "value", "documents", "unknown"]
-FACT_SOURCES: Final = (
-    "genai",
-    "openinference",
-    "traceloop",
-    "code",
-    "mcp",
-    "langgraph",
-    "langchain",
-    "openai_agents",
-    "pydantic_ai",
-)
+FACT_SOURCES: Final = get_args(FactSource)
 
 # Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
 REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"
