@@ -181,6 +181,11 @@ class GuardConfig:
     mode: Mode = "enforce"
     capture_content: bool = False
     limits: Limits = field(default_factory=Limits)
+    # ``gen_ai.guardrail.policy.version`` on every guardrail event (a policy file's ``version``
+    # plus a hash of its text: which policy text produced a finding); None: not written.
+    policy_version: str | None = None
+    # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
+    evaluation_events: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
