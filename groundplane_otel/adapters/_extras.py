@@ -28,7 +28,8 @@ def require(module: str, *, extra: str) -> ModuleType:
         if exc.name != top:
             raise
         raise ModuleNotFoundError(
-            f"groundplane_otel.adapters.{extra} needs {top!r}, which is not installed; "
+            f"groundplane_otel.adapters.{extra.replace('-', '_')} needs {top!r}, which is not "
+            "installed; "
             f"install it with: {install_hint(extra)}",
             name=top,
         ) from exc

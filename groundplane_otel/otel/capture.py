@@ -47,6 +47,14 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+OI_REDACTED = "__REDACTED__"  # OpenInference TraceConfig(hide_inputs/hide_outputs=True)
+
+
+def _shown(value: Any) -> Any:
+    """An OpenInference value, None when its TraceConfig hid it (no content, not a result)."""
+    return None if value == OI_REDACTED else value
+
+
 def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
     """The tool call a span records, or None when it is not a tool span."""
     tool = _str(attributes.get(sc.GEN_AI_TOOL_NAME))
@@ -65,8 +73,8 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             "openinference",
             _str(attributes.get(sc.OI_TOOL_NAME)) or span_name,
             _str(attributes.get(sc.OI_TOOL_ID)),
-            attributes.get(sc.OI_INPUT_VALUE),
-            attributes.get(sc.OI_OUTPUT_VALUE),
+            _shown(attributes.get(sc.OI_INPUT_VALUE)),
+            _shown(attributes.get(sc.OI_OUTPUT_VALUE)),
         )
     if sc.TRACELOOP_ENTITY_OUTPUT in attributes or attributes.get(sc.TRACELOOP_SPAN_KIND) == "tool":
         return ToolCall(
@@ -194,6 +202,17 @@ def _arguments(raw: Any, limits: Limits) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _tool_message(value: Any) -> tuple[Any, str | None] | None:
+    """(content, tool call id) of a serialized LangChain ``ToolMessage`` — what OpenInference's
+    LangChain instrumentation writes as a tool span's ``output.value`` — else None."""
+    if not isinstance(value, Mapping) or value.get("type") != "tool":
+        return None
+    data = value.get("data")
+    if not isinstance(data, Mapping) or data.get("type") != "tool" or "content" not in data:
+        return None
+    return data["content"], _str(data.get("tool_call_id"))
+
+
 def _uncut(documents: list[Any], length_limit: int) -> list[Any]:
     """A document content cut at the attribute length limit is not the document's content:
     it becomes "not captured" (None), so an anchor is never judged on half a text."""
@@ -256,8 +275,15 @@ class FactCapture:
             length_limit=self.length_limit,
             max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
         )
+        call_id = call.call_id
+        message = _tool_message(parsed.value) if parsed.ok else None
+        if message is not None:  # OpenInference LangChain: the serialized ToolMessage
+            content, call_id = message[0], message[1] or call_id
+            parsed = parse_payload(
+                content, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+            )
         provenance = Provenance(
-            call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call.call_id
+            call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
         )
         for spec in specs:
             if not parsed.ok:

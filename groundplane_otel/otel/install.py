@@ -54,6 +54,7 @@ class Guard:
         self.attached = attached
         self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
         self.origin = "install()"  # who installed it, for the refusal of a second guard
+        self._swallow_watch: Any = None  # issue 10 item 3 (otel/swallowed.py)
 
     @property
     def active(self) -> bool:
@@ -61,6 +62,8 @@ class Guard:
 
     def uninstall(self) -> None:
         self.processor.shutdown()
+        if self._swallow_watch is not None:
+            self._swallow_watch.shutdown()
         with _lock:
             if self in _active:
                 _active.remove(self)
@@ -254,10 +257,13 @@ def install(
     guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):
         from groundplane_otel.otel.sampling import warn_if_sampler_drops
+        from groundplane_otel.otel.swallowed import SwallowWatch
 
         with _lock:
             _refuse_second(tracer_provider)
             tracer_provider.add_span_processor(processor)
+            guard._swallow_watch = SwallowWatch(meter_provider)  # refusals a framework swallowed
+            tracer_provider.add_span_processor(guard._swallow_watch)
             _active.append(guard)
         warn_if_sampler_drops(tracer_provider)
     return guard

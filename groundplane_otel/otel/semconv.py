@@ -63,6 +63,7 @@ MODE: Final = "groundplane.mode"
 CHECK: Final = "groundplane.check"
 VERDICT: Final = "groundplane.verdict"
 SKIP_REASON: Final = "groundplane.skip_reason"
+FRAMEWORK: Final = "groundplane.framework"  # on groundplane.outputs.swallowed
 FIELD: Final = "groundplane.field"
 FACT: Final = "groundplane.fact"
 FACT_TOOL: Final = "groundplane.fact.tool"
@@ -110,6 +111,7 @@ GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 METER_NAME: Final = "groundplane_otel"
 METRIC_CLAIMS: Final = "groundplane.claims"
 METRIC_OUTPUTS: Final = "groundplane.outputs"
+METRIC_SWALLOWED: Final = "groundplane.outputs.swallowed"  # blocks that never reached the app
 METRIC_CHECK_DURATION: Final = "groundplane.check.duration"
 METRIC_FACTS: Final = "groundplane.facts"
 METRIC_VERIFIER_SPANS: Final = "groundplane.verifier.spans"  # received / dropped
@@ -128,10 +130,30 @@ DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 
 Verdict = Literal["supported", "unsupported", "error"]
 Outcome = Literal["passed", "blocked", "flagged", "skipped", "error"]
 SkipReason = Literal["refusal", "span_error"]
-FactSource = Literal["genai", "openinference", "traceloop", "code", "mcp", "langgraph"]
+FactSource = Literal[
+    "genai",
+    "openinference",
+    "traceloop",
+    "code",
+    "mcp",
+    "langgraph",
+    "langchain",
+    "openai_agents",
+    "pydantic_ai",
+]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
 FactKindLabel = Literal["ranking", "table", "domain", "value", "documents", "unknown"]
-FACT_SOURCES: Final = ("genai", "openinference", "traceloop", "code", "mcp", "langgraph")
+FACT_SOURCES: Final = (
+    "genai",
+    "openinference",
+    "traceloop",
+    "code",
+    "mcp",
+    "langgraph",
+    "langchain",
+    "openai_agents",
+    "pydantic_ai",
+)
 
 # Reason codes of error events (``gen_ai.guardrail.result.value="error"``).
 REASON_OUTPUT_UNREADABLE: Final = "output_unreadable"

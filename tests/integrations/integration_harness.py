@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -19,7 +21,8 @@ __all__ = ["Otel", "events"]
 
 
 class Otel:
-    """Providers + exporter (registered before the guard, as zero-code does) + metric reader."""
+    """Providers + exporter (registered before the guard, as zero-code does) + metric reader
+    + log record exporter (the guard's log events, and the instrumentations' given it)."""
 
     def __init__(self) -> None:
         self.exporter = InMemorySpanExporter()
@@ -29,6 +32,9 @@ class Otel:
         self.tracer_provider = TracerProvider(sampler=GuardSampler(ParentBased(ALWAYS_ON)))
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        self.logs = InMemoryLogRecordExporter()
+        self.logger_provider = LoggerProvider()
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
         self.tracer = self.tracer_provider.get_tracer("integration-app")
         self.guards: list[Guard] = []
 
@@ -37,6 +43,7 @@ class Otel:
             config,
             tracer_provider=self.tracer_provider,
             meter_provider=self.meter_provider,
+            logger_provider=self.logger_provider,
             raise_internal_errors=True,
         )
         self.guards.append(guard)
@@ -71,6 +78,7 @@ class Otel:
             guard.uninstall()
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
+        self.logger_provider.shutdown()
 
 
 def events(span: ReadableSpan) -> list[dict[str, Any]]:

@@ -16,11 +16,11 @@ CLAIM = (
 )
 
 
-def run(script: str) -> list[str]:
+def run(script: str, *args: str) -> list[str]:
     """Run an example with this interpreter; it must exit 0 and print nothing on stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GROUNDPLANE_"))}
     result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script)],
+        [sys.executable, str(ROOT / "examples" / script), *args],
         capture_output=True,
         text=True,
         check=False,
@@ -85,4 +85,69 @@ def test_openai_agent_raises_from_the_client_call() -> None:
         f"blocked: {claim}",
         "span:   chat gpt-fake-1 outcome=passed status=UNSET events=[]",
         "span:   chat gpt-fake-1 outcome=blocked status=ERROR events=['wrong_winner']",
+    ]
+
+
+# -- the framework adapters (examples/frameworks_policy.yaml, content capture off) -------------
+
+REASK_CLAIM = CLAIM.format(provenance="warehouse_query(window='7d')", key="'score'")
+
+
+def test_pydantic_ai_agent_reasks_then_raises() -> None:
+    """reask=True: the wrong winner goes back as ModelRetry and the right one is returned;
+    without reask the guard's exception leaves run_sync; events on the invoke_agent spans."""
+    assert run("pydantic_ai_agent.py") == [
+        'model:  {"winner": "north", "ctr": 0.0412}',
+        'model:  {"winner": "harbour", "ctr": 0.0455}',
+        'answer: {"winner":"harbour","ctr":0.0455}',
+        'model:  {"winner": "north", "ctr": 0.0412}',
+        "raised: UnsupportedClaim field=winner claimed=north",
+        "span:   invoke_agent campaign-analyst outcome=passed events=['wrong_winner']",
+        "span:   invoke_agent campaign-analyst outcome=blocked events=['wrong_winner']",
+        "metric: groundplane.outputs outcome=blocked 2",
+        "metric: groundplane.outputs outcome=passed 1",
+    ]
+
+
+def _agents_lines(span: str) -> list[str]:
+    return [
+        'answer: {"winner":"harbour","ctr":0.0455}',
+        'tripwire: blocked "north" -> supported "harbour"',
+        f"span:   {span} outcome=passed events=[]",
+        f"span:   {span} outcome=blocked events=['wrong_winner']",
+        "metric: groundplane.outputs outcome=passed 1",
+        "metric: groundplane.outputs outcome=blocked 1",
+    ]
+
+
+def test_openai_agents_agent_trips_the_sdk_guardrail() -> None:
+    """The right answer is returned, the wrong one trips OutputGuardrailTripwireTriggered with
+    the report as output info (genai-openai-agents + genai-openai)."""
+    assert run("openai_agents_agent.py") == _agents_lines("invoke_agent campaign-analyst")
+
+
+def test_openinference_agent_trips_the_sdk_guardrail() -> None:
+    """The same agent traced by OpenInference: the event lands on its GUARDRAIL span."""
+    assert run("openinference_agent.py") == _agents_lines("groundplane")
+
+
+def test_langchain_agent_reasks_through_the_middleware() -> None:
+    """create_agent + GroundplaneMiddleware(on_violation="reask"): the violation goes back to
+    the model, the corrected answer ends the run."""
+    assert run("langchain_agent.py") == [
+        f"reask:  {REASK_CLAIM}",
+        'answer: {"winner": "harbour", "ctr": 0.0455}',
+        "span:   invoke_agent campaign-analyst outcome=passed events=['wrong_winner']",
+        "metric: groundplane.outputs outcome=blocked 1",
+        "metric: groundplane.outputs outcome=passed 1",
+    ]
+
+
+def test_langgraph_prebuilt_agent_raises_through_the_post_model_hook() -> None:
+    """create_react_agent + post_model_hook(agent_name=...): the guard's exception leaves
+    invoke."""
+    assert run("langchain_agent.py", "--langgraph") == [
+        "raised: UnsupportedClaim field=winner claimed=north",
+        "span:   invoke_agent campaign-analyst outcome=blocked events=['wrong_winner']",
+        "metric: groundplane.outputs outcome=blocked 1",
     ]

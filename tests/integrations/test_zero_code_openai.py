@@ -1,11 +1,12 @@
 """Zero-code: an OpenAI agent that never imports the guard, run under ``opentelemetry-instrument``
 with GROUNDPLANE_POLICY, against the fake OpenAI server in this process.
 
-Both OpenAI instrumentations in this environment register the entry point name ``openai``, so
-``opentelemetry-instrument`` loads both (and OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=openai would
-disable both): each call yields a GenAI ``chat`` span and an OpenInference ``ChatCompletion`` span,
-one inside the other. The answer is checked and counted once, at the inner span, whichever of the
-two wraps the other (tests/integrations/test_nested_llm_spans.py pins both orders in-process).
+Every OpenAI instrumentation in this environment registers the entry point name ``openai``, so
+``opentelemetry-instrument`` loads them all (and OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=openai would
+disable all): each call yields a GenAI ``chat`` span, an OpenInference ``ChatCompletion`` span and
+(with the ``traceloop`` extra) a Traceloop ``openai.chat`` span, one inside the other. The answer is
+checked and counted once, at the innermost span, whichever wraps the others
+(tests/integrations/test_nested_llm_spans.py pins both orders in-process).
 """
 
 from __future__ import annotations
@@ -78,16 +79,28 @@ def points(text: str, name: str) -> list[tuple[dict[str, Any], Any]]:
     return found
 
 
-def final_call(exported: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(inner, outer): the two LLM spans of the final model call, whichever instrumentation
-    wraps the other (the inner one's parent is the outer one)."""
-    llm = [s for s in exported if s["name"] in ("chat gpt-fake-1", "ChatCompletion")]
+LLM_SPANS = ("chat gpt-fake-1", "ChatCompletion", "openai.chat")  # genai, OpenInference, Traceloop
+
+
+def final_call(exported: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(inner, outers): the nested LLM spans of the final model call, whichever
+    instrumentation wraps the others (each one's parent is the next one out)."""
+    llm = [s for s in exported if s["name"] in LLM_SPANS]
     by_id = {s["context"]["span_id"]: s for s in llm}
-    pairs = [(s, by_id[s["parent_id"]]) for s in llm if s["parent_id"] in by_id]
-    assert len(pairs) == 2  # the tool-call turn and the final answer
-    ask, final = sorted(pairs, key=lambda pair: pair[0]["start_time"])
-    assert {ask[0]["name"], ask[1]["name"]} == {"chat gpt-fake-1", "ChatCompletion"}
-    return final
+    parents = {s["parent_id"] for s in llm}
+    inners = [s for s in llm if s["context"]["span_id"] not in parents]
+    assert len(inners) == 2  # the tool-call turn and the final answer
+    chains = []
+    for inner in sorted(inners, key=lambda span: span["start_time"]):
+        chain = [inner]
+        while chain[-1]["parent_id"] in by_id:
+            chain.append(by_id[chain[-1]["parent_id"]])
+        chains.append(chain)
+    ask, final = chains
+    assert {span["name"] for span in ask} == {"chat gpt-fake-1", "ChatCompletion"} | (
+        {"openai.chat"} if any(span["name"] == "openai.chat" for span in llm) else set()
+    )
+    return final[0], final[1:]
 
 
 def guarded(exported: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -108,9 +121,9 @@ def test_wrong_answer_raises_in_the_app_and_is_checked_once_at_the_inner_llm_spa
     assert api.remaining == 0
     exported = spans(result.stdout)
     (tool,) = [s for s in exported if s["name"] == "execute_tool warehouse_query"]
-    inner, outer = final_call(exported)
+    inner, outers = final_call(exported)
     assert guarded(exported) == [inner]
-    assert outer["events"] == []
+    assert [outer["events"] for outer in outers] == [[] for _ in outers]
     assert inner["status"]["status_code"] == "ERROR"
     assert inner["attributes"]["groundplane.outcome"] == "blocked"
     (event,) = inner["events"]

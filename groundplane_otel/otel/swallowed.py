@@ -1,0 +1,213 @@
+"""A refusal the framework swallowed: counted and named, so telemetry never claims a block that
+did not happen.
+
+In enforce mode the span path raises the guard's exception from the guarded span's ``end()``.
+Some frameworks end spans in code that catches everything (LangChain's callback manager, the
+OpenAI Agents SDK's trace processors, Traceloop's ``@dont_throw`` on streams): the exception is
+logged, the answer goes on to the application, and ``groundplane.outputs`` still says
+``blocked``. ``SwallowWatch`` (a span processor ``install`` adds after the guard) notices it:
+a span that ends ``blocked``/``error`` in enforce mode while one of those frameworks' catching
+frames is on the call stack is remembered, and when the *enclosing run* ends — its nearest
+enclosing agent span, else its local root — without the exception in flight and without ERROR
+status, the block was swallowed. (An application that catches the exception itself is never
+counted: it got the refusal.) Then ``groundplane.outputs.swallowed``
+counts it (boundary, mode, framework) and one warning per boundary names the framework's own
+mechanism to use instead (an adapter in ``groundplane_otel.adapters``).
+
+Not watched: blocks an ``enforce()`` scope waits for (the scope raises them on exit), and
+answers an adapter checked (``handled``: the adapter hands the verdict to the framework's own
+guardrail mechanism). A guarded span that is itself a local root cannot be watched (nothing
+encloses it). Hook point: ``handled(span)`` from ``Guard.check_output``; the exact raise point
+in the guard's end wrapper would make ``on_end``'s reading of the outcome attributes exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import StatusCode
+
+from groundplane_otel.errors import FactBoundaryError
+from groundplane_otel.otel import _scopes
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._spans import is_agent, span_attributes
+
+__all__ = ["SwallowWatch", "handled", "mechanism_for"]
+
+logger = logging.getLogger("groundplane_otel.otel.guard")
+_LIMIT = 4096  # pending blocks (and adapter-checked spans) remembered at most, oldest dropped
+_handled: dict[int, None] = {}  # span ids whose answer an adapter checked
+
+_LANGCHAIN = (
+    "langchain",
+    "LangChain's callback manager swallows it; use "
+    "groundplane_otel.adapters.langchain.GroundplaneMiddleware (create_agent) or "
+    "post_model_hook (create_react_agent)",
+)
+_AGENTS = (
+    "openai_agents",
+    "the OpenAI Agents SDK's trace processors swallow it; use "
+    "groundplane_otel.adapters.openai_agents.guard(agent) (an output guardrail)",
+)
+_TRACELOOP = (
+    "traceloop",
+    "Traceloop ends streamed spans inside @dont_throw; wrap the call in "
+    "groundplane_otel.otel.enforce() or use a non-streamed call",
+)
+# The modules whose frames catch what a span end raises: (module prefix, framework, advice).
+_SWALLOWERS: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("langchain_core.callbacks", _LANGCHAIN),
+    ("agents.tracing", _AGENTS),
+    ("opentelemetry.instrumentation.openai.utils", _TRACELOOP),  # @dont_throw
+)
+
+
+def mechanism_for(modules: Iterable[str]) -> tuple[str, str] | None:
+    """(framework, advice) of the first module (innermost caller first) that swallows what a
+    span end raises, or None."""
+    for module in modules:
+        for prefix, found in _SWALLOWERS:
+            if module == prefix or module.startswith(prefix + "."):
+                return found
+    return None
+
+
+def _callers() -> Iterator[str]:
+    """The module names on the current call stack, innermost first."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__")
+        if isinstance(name, str):
+            yield name
+        frame = frame.f_back
+
+
+def handled(span: Any) -> None:
+    """An adapter checked this span's answer and hands the verdict to its framework."""
+    context = span.get_span_context()
+    if len(_handled) >= _LIMIT:
+        _handled.pop(next(iter(_handled)), None)
+    _handled[context.span_id] = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    span_id: int
+    start: int
+    boundary: str
+    framework: str
+    advice: str
+
+
+class SwallowWatch(SpanProcessor):
+    """See the module docstring. Costs one attribute lookup per ended span, and a dict lookup
+    in traces with a pending block."""
+
+    def __init__(self, meter_provider: MeterProvider) -> None:
+        meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
+        self.swallowed = meter.create_counter(
+            sc.METRIC_SWALLOWED,
+            unit=sc.UNIT_OUTPUT,
+            description="Blocked outputs whose exception never reached the application.",
+        )
+        self._pending: dict[int, list[_Block]] = {}
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+        self._enabled = True
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        return
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not self._enabled:
+            return
+        try:
+            self._ended(span)
+        except Exception:  # never into the application
+            logger.exception("groundplane: internal error in the swallow watch")
+
+    def _ended(self, span: ReadableSpan) -> None:
+        context = span.get_span_context()
+        if context is None:
+            return
+        trace_id = context.trace_id
+        attributes = span_attributes(span)
+        if self._pending.get(trace_id):
+            self._settle(span, attributes, trace_id)
+        outcome = attributes.get(sc.OUTCOME)
+        if outcome not in ("blocked", "error") or attributes.get(sc.MODE) != "enforce":
+            return
+        parent = span.parent
+        if _handled.pop(context.span_id, 0) is None:
+            return  # an adapter checked it: the framework's own mechanism delivers the verdict
+        if parent is None or parent.is_remote:
+            return  # a local root: nothing encloses it
+        if _scopes.current_scopes() or _scopes._by_trace.get(trace_id):
+            return  # an enforce() scope raises it
+        swallower = mechanism_for(_callers())
+        if swallower is None:
+            return  # whoever ended the span gets the exception (the app may catch it: its call)
+        block = _Block(
+            context.span_id,
+            span.start_time or 0,
+            str(attributes.get(sc.BOUNDARY, "")),
+            *swallower,
+        )
+        with self._lock:
+            if sum(map(len, self._pending.values())) >= _LIMIT:
+                self._pending.pop(next(iter(self._pending)), None)
+            self._pending.setdefault(trace_id, []).append(block)
+
+    def _settle(self, span: ReadableSpan, attributes: Mapping[str, Any], trace_id: int) -> None:
+        """``span`` ended in a trace with pending blocks: for those it encloses (started
+        before them) as their run (an agent span, or the local root), decide."""
+        parent = span.parent
+        root = parent is None or parent.is_remote
+        if not (root or is_agent(span.name, attributes)):
+            return
+        start = span.start_time or 0
+        span_id = span.get_span_context().span_id  # type: ignore[union-attr]
+        with self._lock:
+            blocks = self._pending.get(trace_id, [])
+            mine = [b for b in blocks if b.span_id != span_id and (root or b.start >= start)]
+            if not mine:
+                return
+            rest = [b for b in blocks if b not in mine]
+            if rest:
+                self._pending[trace_id] = rest
+            else:
+                self._pending.pop(trace_id, None)
+        in_flight = isinstance(sys.exc_info()[1], FactBoundaryError)
+        if in_flight or span.status.status_code is StatusCode.ERROR:
+            return  # the refusal propagated through the run: the application saw it
+        for block in mine:
+            labels = {
+                sc.BOUNDARY: block.boundary,
+                sc.MODE: "enforce",
+                sc.FRAMEWORK: block.framework,
+            }
+            self.swallowed.add(1, labels)
+            if block.boundary not in self._warned and len(self._warned) < 64:
+                self._warned.add(block.boundary)
+                logger.warning(
+                    "groundplane: boundary %r blocked an answer, but the exception never reached "
+                    "the application (the run %r ended normally): %s",
+                    block.boundary,
+                    span.name,
+                    block.advice,
+                )
+
+    def shutdown(self) -> None:
+        self._enabled = False
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
