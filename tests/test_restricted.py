@@ -191,3 +191,34 @@ def test_through_a_boundary_with_its_name() -> None:
         boundary(registry(), facts=["wholesale", "catalogue"], checks=[check]) as b,
     ):
         b.submit({"answer": "Harbour Kit at 88"})
+
+
+def test_the_locale_is_the_number_scanner_s() -> None:
+    """locale= takes the scanner's locales (fr reads "1 234,5"); decimal="," is short for
+    locale="de"; a decimal mark contradicting the locale, or an unknown locale, is refused."""
+    claim = leak({"answer": "nous payons 1\u202f234,50"}, locale="fr")
+    assert "column 'cost'" in claim.reason
+    check_no_restricted_values(registry(), {"answer": "nous payons 1\u202f234,50"})
+    assert "column 'cost'" in leak({"answer": "1.234,50"}, locale="de").reason
+    with pytest.raises(ValueError) as caught:
+        no_restricted_values(locale="de", decimal=".")
+    assert str(caught.value) == (
+        "no_restricted_values: decimal='.' contradicts locale='de', whose decimal mark is ','; "
+        "give the locale alone"
+    )
+    with pytest.raises(ValueError, match=r"locale must be one of \['ch', 'de', 'en', 'fr'\]"):
+        no_restricted_values(locale="xx")
+    with pytest.raises(ValueError, match='decimal must be "." or ","'):
+        no_restricted_values(decimal=" ")
+
+
+def test_numbers_follow_the_scanner_s_rules() -> None:
+    """Words past twenty and a magnitude's written digits reveal a value; digits inside an
+    identifier or a date do not (the scanner's rules: they are not numbers)."""
+    reg = FactRegistry()
+    reg.record_table("t", [{"k": "x", "n": 88, "m": 1.2, "d": 12}], key="k", restricted=True)
+    for text in ("eighty-eight units", "revenue was $1.2M", "12 of them"):
+        with pytest.raises(UnsupportedClaim):
+            check_no_restricted_values(reg, {"a": text})
+    for text in ("order SKU-88 and #12", "due 2026-12-01", "the 12th", "v1.2.0"):
+        check_no_restricted_values(reg, {"a": text})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -10,19 +10,27 @@ from groundplane_otel.errors import MISSING, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [
+    "Answer",
     "Check",
     "NamedCheck",
     "Path",
     "as_path",
     "check_name",
+    "dotted_leaves",
     "field_value",
     "missing_field",
     "path_text",
+    "require_json",
     "require_name",
     "step_into",
     "walk_path",
     "walk_steps",
 ]
+
+
+Answer = Mapping[str, Any] | str
+"""What a check reads: a JSON answer's fields (a mapping), or the whole answer text (a ``str``:
+a guarded boundary declared with ``answer: text`` hands the raw text to its checks)."""
 
 
 @runtime_checkable
@@ -37,15 +45,19 @@ class NamedCheck:
     """A check with a stable, readable name (what a Report lists).
 
     ``family`` (``superlative``, ``ranking_prefix`` … or ``custom``) and ``facts`` (the fact
-    names it reads) feed telemetry and fail-closed decisions; they do not affect equality.
+    names it reads) feed telemetry and fail-closed decisions; ``text`` says the check, as
+    configured, reads a whole answer text (a ``str`` output: the prose families with their
+    field arguments saying "the whole answer"); they do not affect equality. A check whose
+    ``text`` is False raises TypeError on a ``str`` output.
     """
 
     name: str
-    fn: Callable[[FactRegistry, Mapping[str, Any]], None]
+    fn: Callable[[FactRegistry, Any], None]
     family: str = field(default="custom", compare=False)
     facts: tuple[str, ...] = field(default=(), compare=False)
+    text: bool = field(default=False, compare=False)
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
         self.fn(registry, output)
 
     def __str__(self) -> str:
@@ -76,6 +88,17 @@ def missing_field(field_name: str) -> UnsupportedClaim:
         reason=f"the output declared no field {field_name!r}",
         code="field_missing",
     )
+
+
+def require_json(builder: str, output: Answer, hint: str = "") -> Mapping[str, Any]:
+    """The output as a JSON object's fields; the whole answer text (a ``str``) is a TypeError
+    naming the family (a check reading fields cannot read prose; ``hint`` says what can)."""
+    if isinstance(output, str):
+        raise TypeError(
+            f"{builder}: this check reads JSON fields; declare the boundary with answer: json "
+            f"(it was given the whole answer text, a str){hint}"
+        )
+    return output
 
 
 def field_value(output: Mapping[str, Any], field_name: str) -> Any:
@@ -152,6 +175,21 @@ def walk_steps(value: Any, steps: Path) -> tuple[bool, Any, int]:
         if not found:
             return False, None, depth
     return True, current, len(steps)
+
+
+def dotted_leaves(
+    value: Any, keep: Callable[[Any], bool], path: str = ""
+) -> Iterator[tuple[str, Any]]:
+    """Every leaf ``keep`` accepts inside a plain value (through mappings, lists and tuples),
+    in order, with its dotted path (``path`` itself, ``""`` by default, for the value)."""
+    if keep(value):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from dotted_leaves(item, keep, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            yield from dotted_leaves(item, keep, f"{path}.{position}" if path else str(position))
 
 
 def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:

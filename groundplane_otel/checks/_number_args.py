@@ -2,16 +2,18 @@
 
 ``field`` is None (the whole answer: a str, or every string inside a mapping, under the field
 name ``*``), a dotted path (``report.summary``, list indices allowed) or a list of keys (for
-keys containing dots). A missing field is ``field_missing``; a non-str one is ``not_text``.
+keys containing dots). A missing field is ``field_missing``; a non-str one is ``not_text``;
+a named field of a ``str`` answer (the whole text, which has no fields) is a TypeError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
-from groundplane_otel.checks._base import missing_field, require_name, walk_steps
+from groundplane_otel.checks._base import missing_field, require_json, require_name, walk_steps
+from groundplane_otel.checks._output_text import WHOLE, strings_in
 from groundplane_otel.errors import UnsupportedClaim
 
 __all__ = [
@@ -25,8 +27,6 @@ __all__ = [
 ]
 
 _BUILDER = "numbers_recorded"
-WHOLE = "*"
-"""The field name a claim carries when the whole answer (every string in it) was scanned."""
 
 
 def shifted(value: Decimal, power: int) -> Decimal:
@@ -85,14 +85,15 @@ def field_label(field: str | tuple[str, ...] | None) -> str:
 
 
 def read_texts(output: Any, field: str | tuple[str, ...] | None) -> Iterator[tuple[str, str]]:
-    """(where, text) of each text to scan; a missing or non-text field is a claim."""
+    """(where, text) of each text to scan; a missing or non-text field is a claim; a field of
+    a ``str`` answer (the whole text: it has no fields) is a TypeError."""
     label = field_label(field)
     if field is None:
-        if isinstance(output, str):
-            yield WHOLE, output
-        else:
-            yield from _strings(output, "")
+        yield from strings_in(output)
         return
+    output = require_json(
+        f"{_BUILDER}(field={label!r})", output, "; or read the whole answer text with field=None"
+    )
     found, current, _ = walk_steps(
         output, tuple(field.split(".")) if isinstance(field, str) else field
     )
@@ -107,15 +108,3 @@ def read_texts(output: Any, field: str | tuple[str, ...] | None) -> Iterator[tup
             code="not_text",
         )
     yield label, current
-
-
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string inside the output, with its dotted path (keys included as written)."""
-    if isinstance(value, str):
-        yield path or WHOLE, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for position, item in enumerate(value):
-            yield from _strings(item, f"{path}.{position}" if path else str(position))

@@ -18,7 +18,7 @@ from groundplane_otel.checks._numeral_words import (
     NumberLocale,
 )
 
-__all__ = ["CURRENCY_CODES", "JOINERS", "MINUS", "RANGE", "pattern"]
+__all__ = ["CURRENCY_CODES", "JOINERS", "MINUS", "RANGE", "ordinal_suffix", "pattern"]
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
@@ -39,6 +39,18 @@ _MARKER = r"^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))(?=[ \t])"
 _WORD = "|".join(sorted([*WORD_VALUES, *SCALE_WORDS], key=len, reverse=True))
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
 _ORDINAL_WORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+# The letters a word-led token can start with (a month: J F M A S O N D, case-sensitive; a
+# number or ordinal word, either case): every other word start fails on one character.
+_WORD_START = "".join(
+    sorted(
+        {
+            case
+            for word in (*WORD_VALUES, *SCALE_WORDS, *ORDINAL_WORDS)
+            for case in (word[0], word[0].upper())
+        }
+        | set("JFMASOND")
+    )
+)
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
 )
@@ -54,6 +66,16 @@ def _alternatives(words: list[str]) -> str:
 
 def pattern(locale: NumberLocale) -> re.Pattern[str]:
     return _compiled(locale.name)
+
+
+def ordinal_suffix(locale: NumberLocale) -> re.Pattern[str]:
+    """The locale's ordinal suffixes (``st``, ``nd`` …), matched right after the digits."""
+    return _suffixes(locale.name)
+
+
+@lru_cache(maxsize=len(LOCALES))
+def _suffixes(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?:" + "|".join(LOCALES[name].ordinal_suffixes) + r")(?![\w])")
 
 
 @lru_cache(maxsize=len(LOCALES))
@@ -81,7 +103,7 @@ def _compiled(name: str) -> re.Pattern[str]:
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
-        rf"|\b(?=[A-Za-z])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
         rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
         re.MULTILINE,

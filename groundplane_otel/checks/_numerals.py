@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Literal
+from functools import lru_cache
+from typing import Final, Literal
 
 from groundplane_otel.checks._number_args import shifted
 from groundplane_otel.checks._numeral_patterns import (
@@ -31,6 +32,7 @@ from groundplane_otel.checks._numeral_patterns import (
     JOINERS,
     MINUS,
     RANGE,
+    ordinal_suffix,
     pattern,
 )
 from groundplane_otel.checks._numeral_words import LOCALES, SCALE_WORDS, NumberLocale, parse_words
@@ -49,7 +51,8 @@ class Numeral:
 
     ``quantum`` is the unit of the last digit written (``1.20`` → 0.01, ``1.2M`` → 100000,
     ``three billion`` → 10**9); ``percent`` marks ``%``/``percent`` (the value stays as
-    written: ``4.5%`` is 4.5).
+    written: ``4.5%`` is 4.5); ``magnitude`` is the power of ten of a magnitude written after
+    the digits (``1.2M`` → 6, ``three billion`` → 9; 0 without one).
     """
 
     text: str
@@ -58,6 +61,7 @@ class Numeral:
     value: Decimal
     quantum: Decimal
     percent: bool = False
+    magnitude: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,15 @@ class Skipped:
 class Scan:
     numerals: tuple[Numeral, ...]
     skipped: tuple[Skipped, ...]
+
+
+_WORD_RUN: Final = re.compile(r"(?:[\w]|[-./](?=\w))*")
+
+
+@lru_cache(maxsize=64)
+def _quantum(exponent: int) -> Decimal:
+    """The unit of a last digit written at ``exponent`` (10**exponent), exactly."""
+    return Decimal((0, (1,), exponent))
 
 
 def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
@@ -103,7 +116,6 @@ class _Scanner:
         self.numerals: list[Numeral] = []
         self.skipped: list[Skipped] = []
         self.last: Numeral | Skipped | None = None
-        self.powers: list[int] = []  # the magnitude written after each numeral (0: none)
         self.resume = 0  # an identifier ran on past its match: ignore matches inside it
 
     def run(self) -> Scan:
@@ -164,11 +176,9 @@ class _Scanner:
             self.resume = self._word_end(end)
             self._skip(start, self.resume, "identifier")
             return
-        suffix = re.match(
-            r"(?:" + "|".join(self.locale.ordinal_suffixes) + r")(?![\w])", text[end:]
-        )
+        suffix = ordinal_suffix(self.locale).match(text, end)
         if suffix and not (match.group("pct") or match.group("magt") or match.group("magw")):
-            self._skip(start, end + suffix.end(), "ordinal")
+            self._skip(start, suffix.end(), "ordinal")
             return
         whole, fraction = _digits(match, self.locale)
         exponent = -len(fraction) + int(match.group("exp") or 0)
@@ -183,16 +193,15 @@ class _Scanner:
         ):
             self._skip(start, end, "year")
             return
-        digits = tuple(int(d) for d in (whole + fraction).lstrip("0") or "0")
-        value = Decimal((1 if negative else 0, digits, exponent + power))
-        quantum = Decimal((0, (1,), exponent + power))
-        numeral = Numeral(text[start:end], start, end, value, quantum, percent)
-        self._append(numeral, power)
+        value = Decimal(f"{'-' if negative else ''}{whole}{fraction}E{exponent + power}")
+        quantum = _quantum(exponent + power)
+        numeral = Numeral(text[start:end], start, end, value, quantum, percent, power)
+        self._append(numeral)
 
     def _word_end(self, end: int) -> int:
         """The end of an identifier: it runs on through letters, digits and inner joiners."""
-        found = re.match(r"(?:[\w]|[-./](?=\w))*", self.text[end:])
-        return end + (found.end() if found else 0)
+        found = _WORD_RUN.match(self.text, end)
+        return found.end() if found else end
 
     def _words(self, match: re.Match[str]) -> None:
         words = [w for w in re.finditer(r"[A-Za-z]+", match.group()) if w.group().lower() != "and"]
@@ -206,29 +215,31 @@ class _Scanner:
             power = 0
             if lowered[last] in SCALE_WORDS and lowered[last] != "hundred":
                 power = SCALE_WORDS[lowered[last]]
-            self._append(Numeral(self.text[start:end], start, end, value, quantum), power)
+            self._append(Numeral(self.text[start:end], start, end, value, quantum, False, power))
 
-    def _append(self, numeral: Numeral, power: int) -> None:
+    def _append(self, numeral: Numeral) -> None:
         """Record a numeral; the first end of a range takes the suffix of the second."""
         previous = self.last
         if isinstance(previous, Numeral) and RANGE.fullmatch(
             self.text[previous.end : numeral.start]
         ):
-            self._share_suffix(numeral, power)
+            self._share_suffix(numeral)
         self.numerals.append(numeral)
-        self.powers.append(power)
         self.last = numeral
 
-    def _share_suffix(self, second: Numeral, power: int) -> None:
+    def _share_suffix(self, second: Numeral) -> None:
         """``10-12%``: 10 is a percent too; ``1-2 million``: 1 is a million too."""
         first = changed = self.numerals[-1]
         if second.percent and not first.percent:
             changed = replace(changed, percent=True)
-        if power and not self.powers[-1]:
+        power = second.magnitude
+        if power and not first.magnitude:
             changed = replace(
-                changed, value=shifted(first.value, power), quantum=shifted(first.quantum, power)
+                changed,
+                value=shifted(first.value, power),
+                quantum=shifted(first.quantum, power),
+                magnitude=power,
             )
-            self.powers[-1] = power
         self.numerals[-1] = changed
 
 

@@ -26,6 +26,7 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOpe
 from itertools import chain, repeat
 from typing import Any, Final, Literal
 
+from groundplane_otel.checks._base import dotted_leaves
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
@@ -39,8 +40,14 @@ _FAST, _SORTED = "numbers_recorded.values", "numbers_recorded.sorted"
 
 
 def as_decimal(value: int | float) -> Decimal:
-    """What a recorded number reads as: an int exactly, a float by its shortest repr."""
-    return Decimal(value) if type(value) is int else Decimal(repr(value))
+    """What a recorded number reads as: an int exactly, a float by its shortest repr (an int
+    or float subclass as its int or float value)."""
+    kind = type(value)
+    if kind is int:
+        return Decimal(value)
+    if kind is float:
+        return Decimal(repr(value))
+    return Decimal(int(value)) if isinstance(value, int) else Decimal(repr(float(value)))
 
 
 def rounds_to(value: Decimal, target: Decimal, quantum: Decimal, mode: Rounding) -> bool:
@@ -70,16 +77,9 @@ def _is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, int | float]]:
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     """Every number inside a plain value, with its dotted path."""
-    if _is_number(value):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _walk(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for position, item in enumerate(value):
-            yield from _walk(item, f"{path}.{position}" if path else str(position))
+    return dotted_leaves(value, _is_number, path)
 
 
 def _located(fact: Fact) -> Iterator[tuple[int | float, Hashable | None, str | None]]:

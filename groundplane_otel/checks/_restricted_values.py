@@ -7,6 +7,13 @@ members, a Documents' ids and contents, and everything inside a plain value, its
 included (a ``{name: score}`` object holds names). Bools and None are not values. A string that
 is exactly one number ("4.20") is also that number.
 
+Numbers in a text are found by the one prose-number scanner (``_numerals.scan_numbers``: its
+locales, number words, ranges and its rules for dates, times, ordinals, list markers,
+references and identifiers, which are never numbers). What is restricted-specific is only what
+a number *may reveal* (``readings``): its value, and also the digits as written before a
+magnitude (``1.2M`` reveals 1,200,000 and 1.2) and the ratio a percent spells (``4.55%``
+reveals 4.55 and 0.0455) — a leak by any reading is a leak.
+
 A locator says where a value sits *without* showing it ("row 3, column 'cost'"): findings and
 telemetry name the place, never the value.
 """
@@ -20,13 +27,22 @@ from decimal import Decimal
 from typing import Any
 
 from groundplane_otel._numbers import is_number
-from groundplane_otel.checks._prose_numbers import decimal_of, numeric_values_in
+from groundplane_otel.checks._number_args import shifted
+from groundplane_otel.checks._numerals import Numeral, scan_numbers
+from groundplane_otel.checks._recorded_numbers import as_decimal
 from groundplane_otel.checks._text import PhraseIndex, normalize
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Ranking, Table
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["Leak", "RestrictedIndex", "Where", "restricted_index", "restricted_indexes"]
+__all__ = [
+    "Leak",
+    "RestrictedIndex",
+    "Where",
+    "readings",
+    "restricted_index",
+    "restricted_indexes",
+]
 
 # A string that may be exactly one number ("4.20", "$1,234.5", "12%", "1.2M"): only these are
 # read by the number scanner (a cheap gate: most strings are names).
@@ -52,6 +68,28 @@ class Leak:
     start: int
     end: int
     how: str  # "as text" | "as a number"
+
+
+def readings(numeral: Numeral) -> tuple[Decimal, ...]:
+    """Every value a number in text may reveal: its value first, then the digits as written
+    before a magnitude (``1.2M``: 1.2), then the ratio a percent spells (``4.55%``: 0.0455)."""
+    found = [numeral.value]
+    if numeral.magnitude:
+        found.append(shifted(numeral.value, -numeral.magnitude))
+    if numeral.percent:
+        found.append(shifted(numeral.value, -2))
+    return tuple(found)
+
+
+def _whole_number(text: str) -> Decimal | None:
+    """The value of a string that is exactly one number ("4.20", "$1,234.5", "12%")."""
+    if not _NUMBERISH.fullmatch(text):
+        return None
+    scan = scan_numbers(text)
+    if len(scan.numerals) != 1 or scan.skipped:
+        return None
+    numeral = scan.numerals[0]
+    return numeral.value if (numeral.start, numeral.end) == (0, len(text)) else None
 
 
 def _leaves(value: Any, at: str) -> Iterator[tuple[Any, str]]:
@@ -102,24 +140,23 @@ class RestrictedIndex:
             where = Where(fact, locator)
             if isinstance(leaf, str):
                 phrases.append((leaf, where))
-                if not _NUMBERISH.fullmatch(leaf.strip()):
-                    continue
-                whole = list(numeric_values_in(leaf.strip()))
-                if len(whole) == 1 and whole[0].start == 0 and whole[0].end == len(leaf.strip()):
-                    numbers.setdefault(whole[0].values[0], where)
+                number = _whole_number(leaf.strip())
+                if number is not None:
+                    numbers.setdefault(number, where)
             else:
-                numbers.setdefault(decimal_of(leaf), where)
+                numbers.setdefault(as_decimal(leaf), where)
         self.phrases: PhraseIndex[Where] = PhraseIndex(phrases)
         self.numbers = numbers
 
     def number(self, value: int | float) -> Where | None:
         """The restricted value equal to ``value``, if any (bools are never numbers)."""
-        return self.numbers.get(decimal_of(value)) if is_number(value) else None
+        return self.numbers.get(as_decimal(value)) if is_number(value) else None
 
-    def in_text(self, text: str, *, decimal: str = ".") -> Leak | None:
+    def in_text(self, text: str, *, locale: str = "en") -> Leak | None:
         """The first restricted value ``text`` reveals: as a phrase (case-folded, word-bounded,
         whitespace-normalised; also read with hyphenated line breaks joined, and with every
-        line break joined), or as a number equal by value."""
+        line break joined), or as a number equal by value in any of its ``readings`` (numbers
+        found by ``scan_numbers`` in ``locale``)."""
         if self.phrases:
             variants = [normalize(text)]
             if "\n" in text or "\r" in text:
@@ -130,11 +167,11 @@ class RestrictedIndex:
                     start, end = folded.span(hit.start, hit.end)
                     return Leak(hit.payload, start, end, "as text")
         if self.numbers:
-            for written in numeric_values_in(text, decimal=decimal):
-                for candidate in written.values:
+            for numeral in scan_numbers(text, locale).numerals:
+                for candidate in readings(numeral):
                     where = self.numbers.get(candidate)
                     if where is not None:
-                        return Leak(where, written.start, written.end, "as a number")
+                        return Leak(where, numeral.start, numeral.end, "as a number")
         return None
 
 

@@ -50,7 +50,7 @@ from groundplane_otel.checks._aggregate_filter import (
 )
 from groundplane_otel.checks._aggregate_math import Cells, exact_result, plural
 from groundplane_otel.checks._aggregate_math import read_cells as _read_cells  # tests patch it here
-from groundplane_otel.checks._base import NamedCheck, describe, field_value
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numeric import offset_text, represent, show
 from groundplane_otel.checks._resolve import resolve_table
@@ -97,7 +97,8 @@ class _Aggregate:
     token: Hashable | None  # memo key of a mapping filter; None: a callable or unhashable one
     result_key: Hashable | None  # memo key of the computed result; None: never memoised
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         table, stored = resolve_table(registry, self.fact)
         if self.result_key is not None:
             # Seen this fact before: every column existed, the table is exhaustive and the

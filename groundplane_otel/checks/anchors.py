@@ -14,6 +14,11 @@ id — exactly otherwise: case, punctuation and wording count. One typographic a
 final ``.``, ``,``, ``;`` or ``:`` inside the closing quote mark may be absent from the source.
 When the passage occurs in another retrieved document, the finding says which
 (``quote_misattributed``); otherwise it is ``quote_not_in_source``.
+
+The whole answer: ``text_fields=["*"]`` reads the quotes of the whole answer — the output may
+then be a ``str`` (the whole answer text, reported as field ``*``) or a mapping (every string
+in it, each under its path). ``field``, and any named text field, read a JSON answer: a
+``str`` output is then a TypeError.
 """
 
 from __future__ import annotations
@@ -21,9 +26,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from groundplane_otel.checks._base import NamedCheck, describe, field_value, require_name
+from groundplane_otel.checks._base import (
+    Answer,
+    NamedCheck,
+    describe,
+    field_value,
+    require_name,
+)
 from groundplane_otel.checks._cited import (
     DEFAULT_MARKER,
     Evidence,
@@ -34,7 +44,12 @@ from groundplane_otel.checks._cited import (
     evidence,
     require_documents_arg,
 )
-from groundplane_otel.checks._output_text import require_fields, text_of
+from groundplane_otel.checks._output_text import (
+    WHOLE,
+    require_fields,
+    texts_of,
+    whole_or_fields,
+)
 from groundplane_otel.checks._text import squeeze
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
@@ -62,14 +77,17 @@ class _QuotesAnchored:
     id_key: str
     quote_key: str
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        if not (self.field is None and self.text_fields == (WHOLE,)):
+            whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         for quote in self._quotes(output):
             self._check(known, quote)
 
-    def _quotes(self, output: Mapping[str, Any]) -> Iterator[_Quote]:
+    def _quotes(self, output: Answer) -> Iterator[_Quote]:
         if self.field is not None:
-            value = field_value(output, self.field)
+            fields = whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
+            value = field_value(fields, self.field)
             items = value if isinstance(value, list) else [value]
             for position, item in enumerate(items):
                 label = self.field if not isinstance(value, list) else f"{self.field}[{position}]"
@@ -86,18 +104,9 @@ class _QuotesAnchored:
                     )
                 yield _Quote(label, (doc_id,), passage)
         pattern = compile_marker(_BUILDER, self.marker)
-        for name in self.text_fields or ():
-            text = text_of(output, name)
-            for found in _QUOTE.finditer(text):
-                after = found.end()
-                while after < len(text) and text[after] in " \t":
-                    after += 1
-                marker = pattern.match(text, after)
-                if marker is None:
-                    continue  # a quotation not attributed to a document: not an anchor
-                ids = tuple(c.doc_id for c in citations_in(marker.group(0), pattern, name))
-                if ids:
-                    yield _Quote(name, ids, found.group(1) or found.group(2) or "")
+        for field_name in self.text_fields or ():
+            for name, text in texts_of(output, field_name):
+                yield from _quoted(text, pattern, name)
 
     def _check(self, known: Evidence, quote: _Quote) -> None:
         passage = squeeze(quote.passage)
@@ -142,6 +151,20 @@ class _QuotesAnchored:
         )  # fmt: skip
 
 
+def _quoted(text: str, pattern: re.Pattern[str], name: str) -> Iterator[_Quote]:
+    """Every quoted passage of ``text`` directly followed by a citation marker."""
+    for found in _QUOTE.finditer(text):
+        after = found.end()
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        marker = pattern.match(text, after)
+        if marker is None:
+            continue  # a quotation not attributed to a document: not an anchor
+        ids = tuple(c.doc_id for c in citations_in(marker.group(0), pattern, name))
+        if ids:
+            yield _Quote(name, ids, found.group(1) or found.group(2) or "")
+
+
 def _variants(passage: str) -> tuple[str, ...]:
     if len(passage) > 1 and passage[-1] in _TRAILING:
         return passage, passage[:-1].rstrip()
@@ -182,7 +205,7 @@ def _spec(
     quote_key: object,
 ) -> _QuotesAnchored:
     require_name(_BUILDER, "field", field, optional=True)
-    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True)
+    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True, whole=True)
     if field is None and prose is None:
         raise ValueError(
             f"{_BUILDER}: give field (a list of {{id, quote}} objects) and/or text_fields "
@@ -212,7 +235,8 @@ def quotes_anchored(
 ) -> NamedCheck:
     """Every quoted passage in ``field`` / ``text_fields`` occurs in the document it cites.
 
-    See the module docstring for the rules. Arguments are validated here.
+    ``text_fields=["*"]`` reads the whole answer (a ``str`` output, or every string of a
+    mapping). See the module docstring for the rules. Arguments are validated here.
     """
     spec = _spec(field, text_fields, marker, documents, id_key, quote_key)
     name = describe(
@@ -220,12 +244,13 @@ def quotes_anchored(
         field=field,
         text_fields=None if spec.text_fields is None else list(spec.text_fields),
     )
-    return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or ())
+    text = spec.field is None and spec.text_fields == (WHOLE,)
+    return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 
 def check_quotes_anchored(
     registry: FactRegistry,
-    output: Mapping[str, Any],
+    output: Answer,
     field: str | None = None,
     *,
     text_fields: Sequence[str] | None = None,

@@ -9,6 +9,11 @@ default every Documents fact the boundary sees, restricted ones excepted — cit
 document is its own failure (``citation_restricted``), and its id is never repeated.
 ``min_citations=1`` also requires at least one citation per answer.
 
+The whole answer: ``text_fields=["*"]`` reads the markers of the whole answer — the output may
+then be a ``str`` (the whole answer text, reported as field ``*``) or a mapping (every string
+in it, each under its path). ``fields``, and any named text field, read a JSON answer: a
+``str`` output is then a TypeError.
+
 It catches a fabricated source id, a source retrieved for another request or in an earlier
 session, a document the model remembers from training, and an answer with no source at all.
 
@@ -19,11 +24,10 @@ declared fields present → each citation, in order (fields first, then text fie
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from groundplane_otel.checks._base import NamedCheck, describe, field_value
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value
 from groundplane_otel.checks._cited import (
     DEFAULT_MARKER,
     Cited,
@@ -36,7 +40,12 @@ from groundplane_otel.checks._cited import (
     require_documents_arg,
     restricted_holder,
 )
-from groundplane_otel.checks._output_text import require_fields, text_of
+from groundplane_otel.checks._output_text import (
+    WHOLE,
+    require_fields,
+    texts_of,
+    whole_or_fields,
+)
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
@@ -53,7 +62,9 @@ class _CitationsRetrieved:
     documents: tuple[str, ...] | None
     min_citations: int
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        if not (self.fields is None and self.text_fields == (WHOLE,)):
+            whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         count = 0
         for cited in self._citations(output):
@@ -73,10 +84,10 @@ class _CitationsRetrieved:
                 code="no_citation",
             )
 
-    def _citations(self, output: Mapping[str, Any]) -> list[Cited]:
+    def _citations(self, output: Answer) -> list[Cited]:
         found: list[Cited] = []
         for name in self.fields or ():
-            value = field_value(output, name)
+            value = field_value(whole_or_fields(_BUILDER, 'text_fields=["*"]', output), name)
             items = value if isinstance(value, list) else [value]
             for position, item in enumerate(items):
                 label = name if not isinstance(value, list) else f"{name}[{position}]"
@@ -91,8 +102,9 @@ class _CitationsRetrieved:
                     )
                 found.append(Cited(doc_id, label))
         pattern = compile_marker(_BUILDER, self.marker)
-        for name in self.text_fields or ():
-            found.extend(citations_in(text_of(output, name), pattern, name))
+        for field_name in self.text_fields or ():
+            for name, text in texts_of(output, field_name):
+                found.extend(citations_in(text, pattern, name))
         return found
 
     def _check(self, registry: FactRegistry, known: Evidence, cited: Cited) -> None:
@@ -127,7 +139,7 @@ def _spec(
     fields: object, text_fields: object, marker: object, documents: object, min_citations: object
 ) -> _CitationsRetrieved:
     chosen = require_fields(_BUILDER, "fields", fields, optional=True)
-    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True)
+    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True, whole=True)
     if chosen is None and prose is None:
         raise ValueError(
             f"{_BUILDER}: give fields (citation ids) and/or text_fields (prose with citation "
@@ -151,7 +163,8 @@ def citations_retrieved(
 ) -> NamedCheck:
     """Every citation in ``fields`` / the markers of ``text_fields`` names a retrieved document.
 
-    See the module docstring for the rules. Arguments are validated here.
+    ``text_fields=["*"]`` reads the whole answer (a ``str`` output, or every string of a
+    mapping). See the module docstring for the rules. Arguments are validated here.
     """
     spec = _spec(fields, text_fields, marker, documents, min_citations)
     name = describe(
@@ -159,12 +172,13 @@ def citations_retrieved(
         fields=None if spec.fields is None else list(spec.fields),
         text_fields=None if spec.text_fields is None else list(spec.text_fields),
     )
-    return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or ())
+    text = spec.fields is None and spec.text_fields == (WHOLE,)
+    return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 
 def check_citations_retrieved(
     registry: FactRegistry,
-    output: Mapping[str, Any],
+    output: Answer,
     fields: Sequence[str] | None = None,
     *,
     text_fields: Sequence[str] | None = None,

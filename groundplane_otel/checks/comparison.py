@@ -24,7 +24,7 @@ from typing import Any, Literal, NamedTuple, cast, get_args
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel._numbers import equals_exact, is_number, matches, validate_tolerances
-from groundplane_otel.checks._base import NamedCheck, describe, field_value
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._names import name_index
 from groundplane_otel.checks._numeric import offset_text, represent, require_name, show
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
@@ -131,7 +131,8 @@ class _Comparison:
     tolerance: int | float
     rel_tolerance: int | float | None
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         stored = registry.peek(self.fact)
         on = self._measure(stored)
         a = field_value(output, self.a_field)

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from groundplane_otel.checks._base import (
+    Answer,
     NamedCheck,
     Path,
     as_path,
     describe,
     field_value,
     path_text,
+    require_json,
     walk_steps,
 )
 from groundplane_otel.checks._memo import derived
@@ -67,7 +69,8 @@ class _EntitiesRecorded:
         require_bool(_BUILDER, "allow_empty", self.allow_empty)
         require_bool(_BUILDER, "case_sensitive", self.case_sensitive)
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         stored = names_fact(registry, self.fact)
         if not self.path and self._all_recorded(stored.value, output):
             return

@@ -20,12 +20,14 @@ from typing import Any, cast
 from groundplane_otel._keys import strict_key, value_equal
 from groundplane_otel._numbers import is_number
 from groundplane_otel.checks._base import (
+    Answer,
     NamedCheck,
     Path,
     as_path,
     describe,
     field_value,
     path_text,
+    require_json,
     walk_steps,
 )
 from groundplane_otel.checks._names import kind_of
@@ -52,7 +54,8 @@ class _FieldMatchesFact:
         require_name(_BUILDER, "fact", self.fact)
         object.__setattr__(self, "path", as_path(_BUILDER, self.path))
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         stored = registry.peek(self.fact)
         expected = self._expected(stored.value)
         claimed = field_value(output, self.field)

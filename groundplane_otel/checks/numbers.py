@@ -16,6 +16,10 @@ Declared options, never implied (all off by default):
   support: an echo no fact records fails with ``number_echo_only``.
 - ``years="skip"``: a bare four-digit integer 1900 to 2100 is a year, not checked.
 
+The whole answer: with ``field=None`` (the default) the output may be the whole answer text (a
+``str``: claims carry the field ``*``) or a mapping (every string in it, each under its path);
+a named ``field`` reads a JSON answer, so a ``str`` output is a TypeError.
+
 Evaluation order: the field must be present and a str → scan it → each numeral, in text order,
 must be recorded (either form when ``percent_as_ratio``; a rounding when ``rounding``). Every
 unrecorded numeral gets a receipt; the claim (``UnrecordedNumbers``) carries them all.
@@ -223,7 +227,8 @@ def numbers_recorded(
 
     ``fact`` is one fact name or a list of them (the facts the text may draw on: Table cells,
     Ranking scores, numbers in a value, the tool's arguments). ``field`` is a dotted path or a
-    list of keys into the output; None scans the whole answer (a str, or every string in it).
+    list of keys into the output; None scans the whole answer (a str, or every string in it;
+    a named field of a str output is a TypeError).
     ``locale`` (``en``/``de``/``fr``/``ch``) names the separators. ``percent_as_ratio``,
     ``rounding``, ``question_fact`` and ``years`` are declared options, off by default (see
     the module docstring). Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
@@ -232,7 +237,7 @@ def numbers_recorded(
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
     needs = spec.facts + ((question_fact,) if question_fact else ())
-    return NamedCheck(name, spec, family=_BUILDER, facts=needs)
+    return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=spec.field is None)
 
 
 def check_numbers_recorded(

@@ -21,7 +21,7 @@ from typing import Any
 
 from groundplane_otel._keys import strict_key, value_equal
 from groundplane_otel._numbers import as_fraction, is_number, matches, validate_tolerances
-from groundplane_otel.checks._base import NamedCheck, describe, field_value
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._names import kind_of, name_index
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
@@ -66,7 +66,8 @@ class _RowIntegrity:
         require_name(_BUILDER, "key_field", self.key_field)
         validate_tolerances(self.tolerance, self.rel_tolerance, where=_BUILDER)
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         table, stored = resolve_table(registry, self.fact)
         mapped = self._mapped(table, output)
         claimed_key = field_value(output, self.key_field)

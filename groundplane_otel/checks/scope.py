@@ -17,21 +17,31 @@ Two ways to find the names an output uses:
   prose: that is what a closed vocabulary means (``entities_recorded`` on a declared field, or
   ``no_restricted_values``, cover the rest).
 
+The whole answer: ``text_fields=["*"]`` scans the whole answer — the output may then be a
+``str`` (the whole answer text, reported as field ``*``) or a mapping (every string in it,
+each under its path). ``fields``, and any named text field, read a JSON answer: a ``str``
+output is then a TypeError.
+
 A name that belongs to a restricted fact fails as ``restricted_entity`` and is never repeated
 in the finding; any other unapproved name is ``out_of_scope``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel._keys import strict_key
-from groundplane_otel.checks._base import NamedCheck, describe, field_value, require_name
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_name
 from groundplane_otel.checks._cited import cap
 from groundplane_otel.checks._memo import derived
-from groundplane_otel.checks._output_text import require_fields, text_of
+from groundplane_otel.checks._output_text import (
+    WHOLE,
+    require_fields,
+    texts_of,
+    whole_or_fields,
+)
 from groundplane_otel.checks._text import PhraseIndex, normalize
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
@@ -86,10 +96,12 @@ class _EntitiesInScope:
     approved: tuple[str, ...] | None
     case_sensitive: bool
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        whole = self.fields is None and self.text_fields == (WHOLE,)
+        fields = {} if whole else whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         scope = self._scope(registry)
         for name in self.fields or ():
-            value = field_value(output, name)
+            value = field_value(fields, name)
             items = value if isinstance(value, list) else [value]
             for position, item in enumerate(items):
                 label = name if not isinstance(value, list) else f"{name}[{position}]"
@@ -100,23 +112,32 @@ class _EntitiesInScope:
         vocabulary = _typed(registry, self.vocabulary)
         indexes = [_phrases(vocabulary.value)]
         indexes += [_phrases(registry.peek(n).value) for n in self._restricted_names(registry)]
-        for name in self.text_fields or ():
-            text = text_of(output, name)
-            folded = normalize(text)
-            hits = sorted(
-                (hit for index in indexes for hit in index.find(folded.text)),
-                key=lambda hit: (hit.start, -hit.end),
-            )
-            covered = 0
-            for hit in hits:
-                if hit.start < covered:
-                    continue  # inside a longer name already read
-                covered = hit.end
-                if not scope.holds(hit.payload, case_sensitive=False):
-                    start, end = folded.span(hit.start, hit.end)
-                    raise self._fail(
-                        registry, scope, name, text[start:end], (start, end), hit.payload
-                    )
+        for field_name in self.text_fields or ():
+            for name, text in texts_of(output, field_name):
+                self._scan(registry, scope, indexes, name, text)
+
+    def _scan(
+        self,
+        registry: FactRegistry,
+        scope: _Scope,
+        indexes: list[PhraseIndex[str]],
+        name: str,
+        text: str,
+    ) -> None:
+        """Every vocabulary (or restricted) name found in ``text`` must be approved."""
+        folded = normalize(text)
+        hits = sorted(
+            (hit for index in indexes for hit in index.find(folded.text)),
+            key=lambda hit: (hit.start, -hit.end),
+        )
+        covered = 0
+        for hit in hits:
+            if hit.start < covered:
+                continue  # inside a longer name already read
+            covered = hit.end
+            if not scope.holds(hit.payload, case_sensitive=False):
+                start, end = folded.span(hit.start, hit.end)
+                raise self._fail(registry, scope, name, text[start:end], (start, end), hit.payload)
 
     def _restricted_names(self, registry: FactRegistry) -> list[str]:
         return [n for n in registry.restricted_names() if isinstance(registry.peek(n).value, Names)]
@@ -195,7 +216,7 @@ def _spec(
     fields: object, text_fields: object, vocabulary: object, approved: object, case: object
 ) -> _EntitiesInScope:
     chosen = require_fields(_BUILDER, "fields", fields, optional=True)
-    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True)
+    prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True, whole=True)
     require_name(_BUILDER, "vocabulary", vocabulary, optional=True)
     listed = require_fields(_BUILDER, "approved", approved, optional=True)
     if chosen is None and prose is None:
@@ -226,7 +247,8 @@ def entities_in_scope(
 ) -> NamedCheck:
     """Every name in ``fields``, and every ``vocabulary`` name in ``text_fields``, is approved.
 
-    See the module docstring for the rules. Arguments are validated here.
+    ``text_fields=["*"]`` scans the whole answer (a ``str`` output, or every string of a
+    mapping). See the module docstring for the rules. Arguments are validated here.
     """
     spec = _spec(fields, text_fields, vocabulary, approved, case_sensitive)
     name = describe(
@@ -236,12 +258,13 @@ def entities_in_scope(
         vocabulary=vocabulary,
     )
     needs = (spec.approved or ()) + ((vocabulary,) if vocabulary else ())
-    return NamedCheck(name, spec, family=_BUILDER, facts=needs)
+    text = spec.fields is None and spec.text_fields == (WHOLE,)
+    return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=text)
 
 
 def check_entities_in_scope(
     registry: FactRegistry,
-    output: Mapping[str, Any],
+    output: Answer,
     fields: Sequence[str] | None = None,
     *,
     text_fields: Sequence[str] | None = None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel._numbers import is_number, matches, validate_tolerances
-from groundplane_otel.checks._base import NamedCheck, describe, field_value
+from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._ranked import (
     extreme,
     near_miss,
@@ -67,7 +67,8 @@ class _Superlative:
         require_bool(_BUILDER, "allow_tie_pick", self.allow_tie_pick)
         validate_ranking_args(_BUILDER, self.column, self.higher_is_better, self.on_missing)
 
-    def __call__(self, registry: FactRegistry, output: Mapping[str, Any]) -> None:
+    def __call__(self, registry: FactRegistry, output: Answer) -> None:
+        output = require_json(_BUILDER, output)
         ranking, stored = resolve_ranking(
             registry, self.fact, self.column, self.higher_is_better, self.on_missing
         )

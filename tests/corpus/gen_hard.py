@@ -113,7 +113,7 @@ LIMITS: tuple[tuple[str, Case], ...] = (
     ("letters spaced out", _leak(101, "limit", "P r o j e c t  F a l c o n")),
     ("words joined", _leak(102, "limit", "ProjectFalcon")),
     ("paraphrase / word order", _leak(103, "limit", "the falcon project")),
-    ("number spelled out past twenty",
+    ("a fraction spelled out in words",
      _leak(104, "limit", "one thousand two hundred thirty-four and a half")),
     ("thin-space or French grouping", _leak(105, "limit", "1 234,5")),
     ("a rounded restricted number", _leak(106, "limit", "about 1,235")),
