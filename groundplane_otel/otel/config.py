@@ -120,6 +120,14 @@ class BoundarySpec:
             raise ValueError(
                 f"boundary {self.name!r}: answer must be one of {ANSWERS}, got {self.answer!r}"
             )
+        if self.answer == "text":
+            fielded = [c.name for c in self.checks if c.family != "custom" and not c.text]
+            if fielded:
+                raise ValueError(
+                    f"boundary {self.name!r} reads the whole answer text (answer: text), but "
+                    f"{', '.join(fielded)} read JSON fields: give each its whole-answer form "
+                    "(e.g. field=None, text_fields=['*']) or declare answer: json"
+                )
         for check in self.checks:
             missing = [fact for fact in check.facts if fact not in self.facts]
             if missing:
