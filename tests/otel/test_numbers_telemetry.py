@@ -130,8 +130,9 @@ def test_with_content_capture_the_event_carries_the_receipts(otel: Harness) -> N
     span = guarded(otel)
     (event,) = guardrail_events(span)
     (evaluation,) = [e for e in span.events if e.name == EVALUATION]
-    assert evaluation.attributes["gen_ai.evaluation.explanation"] == (
-        event.attributes["groundplane.message"]
+    assert (
+        evaluation.attributes["gen_ai.evaluation.explanation"]
+        == (event.attributes["groundplane.message"])
     )
     assert json.loads(str(event.attributes["groundplane.claimed"])) == [
         {
