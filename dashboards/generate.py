@@ -21,8 +21,11 @@ JOB = 'job=~"$job"'
 BOUNDARY = 'groundplane_boundary=~"$boundary"'
 CHECK = 'groundplane_check=~"$check"'
 MODE = 'groundplane_mode=~"$mode"'
-CLAIMS = f"{JOB}, {BOUNDARY}, {CHECK}, {MODE}"
-OUTPUTS = f"{JOB}, {BOUNDARY}, {MODE}"
+# gen_ai.agent.name: written only for boundaries matched by agent name (values bounded by the
+# policy); the All value ".*" also matches series without the label.
+AGENT = 'gen_ai_agent_name=~"$agent"'
+CLAIMS = f"{JOB}, {AGENT}, {BOUNDARY}, {CHECK}, {MODE}"
+OUTPUTS = f"{JOB}, {AGENT}, {BOUNDARY}, {MODE}"
 UNSUPPORTED = f'groundplane_claims_total{{{CLAIMS}, groundplane_verdict="unsupported"}}'
 ALL_CLAIMS = f"groundplane_claims_total{{{CLAIMS}}}"
 
@@ -101,14 +104,20 @@ def templating() -> dict[str, Any]:
             datasource,
             variable("job", "Service", "label_values(groundplane_outputs_total, job)"),
             variable(
+                "agent",
+                "Agent",
+                'label_values(groundplane_outputs_total{job=~"$job"}, gen_ai_agent_name)',
+            ),
+            variable(
                 "boundary",
                 "Boundary",
-                'label_values(groundplane_outputs_total{job=~"$job"}, groundplane_boundary)',
+                f"label_values(groundplane_outputs_total{{{JOB}, {AGENT}}}, groundplane_boundary)",
             ),
             variable(
                 "check",
                 "Check family",
-                f"label_values(groundplane_claims_total{{{JOB}, {BOUNDARY}}}, groundplane_check)",
+                f"label_values(groundplane_claims_total{{{JOB}, {AGENT}, {BOUNDARY}}}, "
+                "groundplane_check)",
             ),
             variable(
                 "mode",
@@ -220,7 +229,7 @@ def panels() -> list[dict[str, Any]]:
             [
                 target(
                     f"histogram_quantile({q}, sum by (le, groundplane_boundary) "
-                    f"(rate(groundplane_check_duration_seconds_bucket{{{JOB}, {BOUNDARY}}}"
+                    f"(rate(groundplane_check_duration_seconds_bucket{{{JOB}, {AGENT}, {BOUNDARY}}}"
                     "[$__rate_interval])))",
                     f"p{int(q * 100)} {{{{groundplane_boundary}}}}", ref=ref,
                 )
@@ -273,6 +282,32 @@ def panels() -> list[dict[str, Any]]:
                 ),
             ],
             grid=(12, 30, 12, 8),
+        ),
+        panel(
+            "timeseries", "Outputs per agent by outcome",
+            "Guarded outputs per second, by agent (gen_ai_agent_name, from the boundary's "
+            "configured match) and outcome. Outputs of boundaries not matched by agent name have "
+            "no agent.",
+            "cps",
+            [target(
+                "sum by (gen_ai_agent_name, groundplane_outcome) (rate(groundplane_outputs_total"
+                f"{{{OUTPUTS}}}[$__rate_interval]))",
+                "{{gen_ai_agent_name}} {{groundplane_outcome}}",
+            )],
+            grid=(0, 38, 12, 8),
+        ),
+        panel(
+            "timeseries", "Unsupported-claim ratio per agent",
+            "unsupported / all claims per agent, rate over $__rate_interval (0 for an agent "
+            "with no unsupported claim).",
+            "percentunit",
+            [target(
+                f"(sum by (gen_ai_agent_name) (rate({UNSUPPORTED}[$__rate_interval]))\n"
+                f"or\n0 * sum by (gen_ai_agent_name) (rate({ALL_CLAIMS}[$__rate_interval])))\n"
+                f"/\nsum by (gen_ai_agent_name) (rate({ALL_CLAIMS}[$__rate_interval]))",
+                "{{gen_ai_agent_name}}",
+            )],
+            grid=(12, 38, 12, 8),
         ),
     ]
 

@@ -124,9 +124,13 @@ def main() -> int:
     for span in blocked:
         print(f"  exported span {span.name!r}: status {span.status.status_code.name}")
         for event in span.events:
-            reason = (
-                event.attributes.get("gen_ai.guardrail.result.reason") if event.attributes else None
-            )
+            attributes = event.attributes or {}
+            if event.name == "gen_ai.evaluation.result":
+                name = attributes.get("gen_ai.evaluation.name")
+                label = attributes.get("gen_ai.evaluation.score.label")
+                print(f"    event {event.name}: {name} {label} (no explanation: capture is off)")
+                continue
+            reason = attributes.get("gen_ai.guardrail.result.reason")
             print(f"    event {event.name}: reason {reason} (no content: capture is off)")
     tracer_provider.shutdown()
     meter_provider.shutdown()

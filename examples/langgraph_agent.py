@@ -104,10 +104,15 @@ def main() -> None:
 
     for span in exporter.get_finished_spans():
         attributes = span.attributes or {}
+        events = [(e.name, e.attributes or {}) for e in span.events]
         reasons = [
-            e.attributes["gen_ai.guardrail.result.reason"] for e in span.events if e.attributes
+            a["gen_ai.guardrail.result.reason"] for n, a in events if n.endswith("guardrail.result")
         ]
-        print(f"span:   {span.name} outcome={attributes['groundplane.outcome']} events={reasons}")
+        labels = [
+            a["gen_ai.evaluation.score.label"] for n, a in events if n.endswith("evaluation.result")
+        ]
+        outcome = attributes["groundplane.outcome"]
+        print(f"span:   {span.name} outcome={outcome} events={reasons} evaluations={labels}")
     data = reader.get_metrics_data()
     for resource in data.resource_metrics if data else ():
         for scope in resource.scope_metrics:

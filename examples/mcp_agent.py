@@ -121,7 +121,11 @@ def main() -> None:
     asyncio.run(agent(tracer_provider.get_tracer("mcp_agent")))
     for span in exporter.get_finished_spans():
         if span.name == "chat scripted":
-            events = [e.attributes for e in span.events if e.attributes]
+            events = [
+                e.attributes
+                for e in span.events
+                if e.name == "gen_ai.guardrail.result" and e.attributes
+            ]
             fact_span = events[0]["groundplane.fact.span_id"] if events else "-"
             tool_spans = {
                 f"{s.context.span_id:016x}"

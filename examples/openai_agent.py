@@ -108,10 +108,20 @@ def main() -> None:
     for span in exporter.get_finished_spans():
         outcome = (span.attributes or {}).get("groundplane.outcome")
         if outcome is not None:
-            reasons = [e.attributes.get("gen_ai.guardrail.result.reason") for e in span.events]
+            events = [(e.name, e.attributes or {}) for e in span.events]
+            reasons = [
+                a["gen_ai.guardrail.result.reason"]
+                for n, a in events
+                if n.endswith("guardrail.result")
+            ]
+            labels = [
+                a["gen_ai.evaluation.score.label"]
+                for n, a in events
+                if n.endswith("evaluation.result")
+            ]
             print(
                 f"span:   {span.name} outcome={outcome} status={span.status.status_code.name} "
-                f"events={reasons}"
+                f"events={reasons} evaluations={labels}"
             )
     OpenAIInstrumentor().uninstrument()
     guard.uninstall()

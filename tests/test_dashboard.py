@@ -20,7 +20,7 @@ DS_VAR = "${datasource}"
 RANGES = ("[$__rate_interval]", "[$__range]")
 # Counter series (and the cumulative series of a histogram) must only appear inside rate/increase.
 COUNTER = re.compile(r"\b\w+(_total|_bucket|_count|_sum)\b")
-REQUIRED_VARIABLES = {"job", "boundary", "check", "mode"}
+REQUIRED_VARIABLES = {"job", "agent", "boundary", "check", "mode"}
 
 
 def _calls(expr: str, names: tuple[str, ...] = ("rate", "increase")) -> list[tuple[int, int]]:
@@ -131,12 +131,31 @@ def test_required_panels_present() -> None:
         "Check latency p50 / p99",
         "Facts by outcome",
         "Live traces",
+        "Outputs per agent by outcome",
+        "Unsupported-claim ratio per agent",
     } <= titles
     kinds = {p["type"] for p in _board()["panels"]}
     assert {"stat", "timeseries", "table"} <= kinds
     exprs = " ".join(t["expr"] for p in _board()["panels"] for t in p["targets"])
     assert "histogram_quantile(0.99" in exprs
     assert "topk(" in exprs
+    assert "sum by (gen_ai_agent_name" in exprs
+
+
+def test_every_guard_query_filters_by_the_agent_variable() -> None:
+    """The agent variable reads gen_ai_agent_name and every claims/outputs/duration query of a
+    panel honours it (the facts and live-trace gauges carry no agent)."""
+    board = _board()
+    (agent,) = [v for v in board["templating"]["list"] if v["name"] == "agent"]
+    assert agent["query"]["query"] == (
+        'label_values(groundplane_outputs_total{job=~"$job"}, gen_ai_agent_name)'
+    )
+    for p in board["panels"]:
+        for t in p["targets"]:
+            for series in re.findall(
+                r"groundplane_(?:claims|outputs|check_duration)\w*\{[^}]*\}", t["expr"]
+            ):
+                assert 'gen_ai_agent_name=~"$agent"' in series, (p["title"], series)
 
 
 def test_stat_and_table_panels_use_range() -> None:

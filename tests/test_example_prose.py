@@ -29,7 +29,8 @@ RECEIPTS = [
 
 
 def test_demo_prose_blocks_the_wrong_number_and_prints_its_receipts() -> None:
-    """As a subprocess: pass, block with three receipts, ERROR span with the reason code only."""
+    """As a subprocess: pass, block with three receipts, ERROR span with the reason code only
+    and the check's evaluation label."""
     result = subprocess.run(
         [sys.executable, str(SCRIPT)],
         capture_output=True,
@@ -43,10 +44,12 @@ def test_demo_prose_blocks_the_wrong_number_and_prints_its_receipts() -> None:
     assert "  PASSED: every number in the summary is recorded" in lines
     blocked = lines.index("  BLOCKED: UnrecordedNumbers, reason number_scale_mismatch")
     assert lines[blocked + 1 : blocked + 4] == RECEIPTS
-    assert lines[-2:] == [
+    assert lines[-3:] == [
         "  exported span 'chat scripted-assistant-1': status ERROR",
         "    event gen_ai.guardrail.result: reason number_scale_mismatch (no content: capture "
         "is off)",
+        "    event gen_ai.evaluation.result: numbers_recorded unsupported (no explanation: "
+        "capture is off)",
     ]
 
 

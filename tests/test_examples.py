@@ -27,14 +27,15 @@ def run(script: str, *args: str) -> list[str]:
         text=True,
         check=False,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},  # this checkout's package
     )
     assert (result.returncode, result.stderr) == (0, "")
     return result.stdout.splitlines()
 
 
 def claims_line(check: str, mode: str, verdict: str) -> str:
-    labels = f'groundplane_boundary="campaign_report",groundplane_check="{check}",'
+    labels = 'gen_ai_agent_name="campaign-analyst",'  # the boundary's configured agent
+    labels += f'groundplane_boundary="campaign_report",groundplane_check="{check}",'
     labels += f'groundplane_mode="{mode}",groundplane_verdict="{verdict}",{SCOPE}'
     return f"  groundplane_claims_total{{{labels}}} 1.0"
 
@@ -51,6 +52,8 @@ def test_demo_passes_blocks_flags_and_prints_prometheus_metrics(tmp_path: Path) 
         "(1 finding(s))"
     )
     assert lines.count("    event gen_ai.guardrail.result") == 2
+    assert lines.count("    event gen_ai.evaluation.result") == 3 + 3  # one per check, twice
+    assert lines.count("      gen_ai.guardrail.result.type      verdict") == 2
     assert lines.count("      gen_ai.guardrail.result.reason    wrong_winner") == 2
     assert (
         lines.count(
@@ -90,7 +93,8 @@ def exported_chat_spans(path: Path) -> list[dict[str, Any]]:
 
 def test_demo_span_file_holds_every_chat_span_with_its_outcome(tmp_path: Path) -> None:
     """The exported JSON-lines file has the tool-request turns (unchecked) and the three answers:
-    passed, blocked with ERROR and the event, flagged with the event and no error."""
+    passed, blocked with ERROR and the event, flagged with the event and no error; every
+    answer carries one evaluation event per check."""
     spans_file = tmp_path / "spans.jsonl"
     run("demo_agent.py", "--spans", str(spans_file))
     chats = exported_chat_spans(spans_file)
@@ -102,13 +106,14 @@ def test_demo_span_file_holds_every_chat_span_with_its_outcome(tmp_path: Path) -
         )
         for span in chats
     ]
+    evaluations = ["gen_ai.evaluation.result"] * 3  # one per check of the policy
     assert summary == [
         (None, "UNSET", []),
-        ("passed", "UNSET", []),
+        ("passed", "UNSET", evaluations),
         (None, "UNSET", []),
-        ("blocked", "ERROR", ["gen_ai.guardrail.result"]),
+        ("blocked", "ERROR", ["gen_ai.guardrail.result", *evaluations]),
         (None, "UNSET", []),
-        ("flagged", "UNSET", ["gen_ai.guardrail.result"]),
+        ("flagged", "UNSET", ["gen_ai.guardrail.result", *evaluations]),
     ]
 
 

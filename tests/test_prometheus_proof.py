@@ -467,6 +467,20 @@ def test_dashboard_query_returns_the_guards_data(proof: Proof, expr: str) -> Non
     assert any(math.isfinite(v) for v in values), (substitute(expr), values)
 
 
+def test_agent_queries_split_by_the_configured_agent(proof: Proof) -> None:
+    """The agent variable and the per-agent panels return the agent of the demo policy's
+    boundary match (gen_ai_agent_name after the exporter's translation), not an empty label."""
+    proof.finished()
+    agent_queries = [
+        expr for expr in dashboard_exprs() + variable_queries() if "by (gen_ai_agent_name" in expr
+    ]
+    assert len(agent_queries) == 3  # the variable and the two per-agent panels
+    for expr in agent_queries:
+        result = proof.bad.server.query(substitute(expr))
+        agents = {item["metric"].get("gen_ai_agent_name") for item in result}
+        assert agents == {"campaign-analyst"}, (substitute(expr), result)
+
+
 # -- the alert rules ------------------------------------------------------------------------------
 
 

@@ -120,6 +120,14 @@ class BoundarySpec:
             raise ValueError(
                 f"boundary {self.name!r}: answer must be one of {ANSWERS}, got {self.answer!r}"
             )
+        if self.answer == "text":
+            fielded = [c.name for c in self.checks if c.family != "custom" and not c.text]
+            if fielded:
+                raise ValueError(
+                    f"boundary {self.name!r} reads the whole answer text (answer: text), but "
+                    f"{', '.join(fielded)} read JSON fields: give each its whole-answer form "
+                    "(e.g. field=None, text_fields=['*']) or declare answer: json"
+                )
         for check in self.checks:
             missing = [fact for fact in check.facts if fact not in self.facts]
             if missing:
@@ -181,6 +189,11 @@ class GuardConfig:
     mode: Mode = "enforce"
     capture_content: bool = False
     limits: Limits = field(default_factory=Limits)
+    # ``gen_ai.guardrail.policy.version`` on every guardrail event (a policy file's ``version``
+    # plus a hash of its text: which policy text produced a finding); None: not written.
+    policy_version: str | None = None
+    # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
+    evaluation_events: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

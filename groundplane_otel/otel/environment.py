@@ -20,6 +20,7 @@ from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 __all__ = [
     "GROUNDPLANE_CAPTURE_CONTENT",
     "GROUNDPLANE_MODE",
+    "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
     "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
@@ -66,6 +67,12 @@ guard re-raises instead of being logged and counted. Anything else is ignored wi
 For the guard's own tests and debugging only; production keeps the default (off), so a guard bug
 never breaks the application's spans or export. Read by ``guard.GroundplaneSpanProcessor``
 (through ``raise_internal_errors_from_env``) when ``install`` is not given the flag.
+"""
+
+GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): also write one
+``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
+``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
 """
 
 _TRUE: Final = ("true", "1", "yes", "on")
@@ -136,11 +143,15 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
 
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
-    """``config`` with the ``GROUNDPLANE_MODE`` and content-capture overrides applied."""
+    """``config`` with the ``GROUNDPLANE_MODE``, content-capture and evaluation-event
+    overrides applied."""
     mode = mode_from_env(environ)
     if mode is not None:
         config = dataclasses.replace(config, mode=mode)
     capture = capture_content_from_env(environ)
     if capture is not None:
         config = dataclasses.replace(config, capture_content=capture)
+    evaluations = _switch(GROUNDPLANE_OTEL_EVALUATION_EVENTS, environ)
+    if evaluations is not None:
+        config = dataclasses.replace(config, evaluation_events=evaluations)
     return config

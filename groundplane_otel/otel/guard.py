@@ -77,6 +77,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             raise_internal_errors = raise_internal_errors_from_env()
         self.config = config
         self.telemetry = telemetry
+        telemetry.configure(config)
         self.length_limit = length_limit
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0

@@ -21,6 +21,8 @@ the line, the key path and the fix::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
@@ -46,7 +48,15 @@ from groundplane_otel.otel.config import (
 __all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
 
 POLICY_VERSION: Final = 1
-_TOP: Final = ("version", "mode", "capture_content", "limits", "facts", "boundaries")
+_TOP: Final = (
+    "version",
+    "mode",
+    "capture_content",
+    "evaluation_events",
+    "limits",
+    "facts",
+    "boundaries",
+)
 _LIMITS: Final = tuple(field.name for field in dataclasses.fields(Limits))
 _FACT: Final = (
     "tool",
@@ -70,15 +80,18 @@ def load_policy(path: str | os.PathLike[str]) -> GuardConfig:
     """Read and validate a YAML policy file; a PolicyError names the file, line, key and fix."""
     source = os.fspath(path)
     data, root = read_yaml(source)
-    return _read(Reader(source, root), data)
+    with open(source, "rb") as text:
+        digest = hashlib.sha256(text.read()).hexdigest()
+    return _read(Reader(source, root), data, digest)
 
 
 def policy_from_mapping(data: Mapping[str, Any], source: str = "<mapping>") -> GuardConfig:
     """Validate an already-parsed policy (e.g. from JSON or a settings system)."""
-    return _read(Reader(source), data)
+    canonical = json.dumps(data, sort_keys=True, default=repr).encode("utf-8")
+    return _read(Reader(source), data, hashlib.sha256(canonical).hexdigest())
 
 
-def _read(reader: Reader, data: object) -> GuardConfig:
+def _read(reader: Reader, data: object, digest: str) -> GuardConfig:
     top = reader.mapping((), data, _TOP, required=("boundaries",), example=" starting `version: 1`")
     if "version" not in top:
         reader.fail((), "missing required key 'version'", "add `version: 1` as the first line")
@@ -91,6 +104,7 @@ def _read(reader: Reader, data: object) -> GuardConfig:
         )
     mode = cast(Mode, reader.choice(("mode",), top.get("mode", "enforce"), MODES))
     capture = reader.boolean(("capture_content",), top.get("capture_content", False))
+    evaluations = reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
     limits = _limits(reader, top.get("limits", {}))
     facts = [
         _fact(reader, name, spec)
@@ -107,7 +121,15 @@ def _read(reader: Reader, data: object) -> GuardConfig:
             "the policy declares no boundaries, so it checks nothing",
             "add `boundaries: {<name>: {facts: [...], checks: [...]}}`",
         )
-    return GuardConfig(tuple(facts), tuple(boundaries), mode, capture, limits)
+    return GuardConfig(
+        tuple(facts),
+        tuple(boundaries),
+        mode,
+        capture,
+        limits,
+        policy_version=f"{version}+sha256:{digest[:12]}",
+        evaluation_events=evaluations,
+    )
 
 
 def _limits(reader: Reader, raw: object) -> Limits:

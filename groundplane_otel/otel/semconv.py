@@ -77,18 +77,35 @@ CLAIMED: Final = "groundplane.claimed"  # content capture only
 SUPPORTED: Final = "groundplane.supported"  # content capture only
 MESSAGE: Final = "groundplane.message"  # content capture only
 
-# -- the guardrail event (GenAI semconv) --------------------------------------------------------
+# -- the guardrail event ------------------------------------------------------------------------
+# Source: the open proposal open-telemetry/semantic-conventions-genai PR #427 (status
+# Development, revised through autumn 2026; not merged, not in the Python semconv package).
+# Latest revision: ``result.type`` is conditionally required whenever ``result.value`` is set;
+# ``policy.version`` whenever the policy has one; ``result.reason`` low-cardinality, no content.
 GUARDRAIL_EVENT: Final = "gen_ai.guardrail.result"
 GUARDRAIL_COMPONENT_NAME: Final = "gen_ai.guardrail.component.name"
 GUARDRAIL_POLICY_ID: Final = "gen_ai.guardrail.policy.id"
+GUARDRAIL_POLICY_VERSION: Final = "gen_ai.guardrail.policy.version"
 GUARDRAIL_POLICY_RULE_ID: Final = "gen_ai.guardrail.policy.rule.id"
+GUARDRAIL_RESULT_TYPE: Final = "gen_ai.guardrail.result.type"
 GUARDRAIL_RESULT_VALUE: Final = "gen_ai.guardrail.result.value"
 GUARDRAIL_RESULT_REASON: Final = "gen_ai.guardrail.result.reason"
 GUARDRAIL_SOURCE: Final = "gen_ai.guardrail.source"
 COMPONENT: Final = "groundplane"
+RESULT_TYPE_VERDICT: Final = "verdict"  # the native name of our result field
 SOURCE_MODEL_RESPONSE: Final = "model_response"
 RESULT_UNSUPPORTED: Final = "unsupported"
 RESULT_ERROR: Final = "error"
+
+# -- the evaluation event -----------------------------------------------------------------------
+# Source: the merged GenAI convention ``gen_ai.evaluation.result`` (semantic-conventions, status
+# Development like every GenAI name): ``evaluation.name`` required, ``score.label`` when
+# applicable, ``explanation`` recommended; SHOULD be parented to the evaluated operation's span.
+EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
+EVALUATION_NAME: Final = "gen_ai.evaluation.name"  # the check family
+EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"  # supported/unsupported/error
+EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"  # content capture only
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 
 # -- metrics (name, unit) -----------------------------------------------------------------------
 METER_NAME: Final = "groundplane_otel"

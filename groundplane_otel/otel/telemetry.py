@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -19,6 +19,7 @@ from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlag
 
 from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
 __all__ = ["Telemetry"]
@@ -131,6 +132,9 @@ class Telemetry:
         self._shared = _shared_for(meter_provider, meter)
         self.count_fact = self._shared.count_fact
         self._attributes: dict[tuple[str, ...], dict[str, str]] = {}  # built once per label set
+        self._agents: dict[str, str] = {}  # boundary -> its configured agent name
+        self.policy_version: str | None = None
+        self.evaluation_events = True
         self._logger = None
         if logger_provider is not None:
             self._logger = logger_provider.get_logger(sc.METER_NAME)
@@ -147,15 +151,32 @@ class Telemetry:
                 ref for ref in self._shared.stores if ref() not in (store, None)
             ]
 
+    def configure(self, config: GuardConfig) -> None:
+        """What the guard's configuration decides about its telemetry: the agent of each
+        boundary (``gen_ai.agent.name`` on its metrics — from the boundary's configured match,
+        never from span values, so cardinality stays bounded by the policy), the policy
+        version on guardrail events, and the evaluation-event switch."""
+        self._agents = {
+            spec.name: spec.match.agent_name for spec in config.boundaries if spec.match.agent_name
+        }
+        self.policy_version = config.policy_version
+        self.evaluation_events = config.evaluation_events
+        self._attributes.clear()
+
     def _labels(self, *key: str) -> dict[str, str]:
         """The attribute dict of a claims point (check, verdict, boundary, mode), built once."""
         labels = self._attributes.get(key)
         if labels is None:
             family, verdict, boundary, mode = key
             labels = {sc.CHECK: family, sc.VERDICT: verdict, sc.BOUNDARY: boundary, sc.MODE: mode}
+            labels.update(self._agent(boundary))
             if len(self._attributes) < 4096:  # bounded: names come from configuration
                 self._attributes[key] = labels
         return labels
+
+    def _agent(self, boundary: str) -> dict[str, str]:
+        agent = self._agents.get(boundary)
+        return {} if agent is None else {sc.GEN_AI_AGENT_NAME: agent}
 
     # -- one guarded output ------------------------------------------------------------------
 
@@ -169,18 +190,29 @@ class Telemetry:
         for (family, verdict), count in per_label.items():
             labels = self._labels(family, verdict, boundary, mode)
             self.claims.add(count, labels, context=context)
-        output_attributes = {sc.BOUNDARY: boundary, sc.OUTCOME: evaluation.outcome, sc.MODE: mode}
+        agent = self._agent(boundary)
+        output_attributes = {
+            sc.BOUNDARY: boundary,
+            sc.OUTCOME: evaluation.outcome,
+            sc.MODE: mode,
+            **agent,
+        }
         if evaluation.skip_reason is not None:
             output_attributes[sc.SKIP_REASON] = evaluation.skip_reason
         self.outputs.add(1, output_attributes, context=context)
         if evaluation.outcome != "skipped":
-            self.duration.record(evaluation.duration, {sc.BOUNDARY: boundary}, context=context)
+            duration_attributes = {sc.BOUNDARY: boundary, **agent}
+            self.duration.record(evaluation.duration, duration_attributes, context=context)
         if self._logger is not None:
             for finding in evaluation.findings:
                 self._logger.emit(
                     event_name=sc.GUARDRAIL_EVENT,
                     attributes=self.event_attributes(evaluation, finding),
                     context=context,
+                )
+            for attributes in self.evaluation_attributes(span, evaluation):
+                self._logger.emit(
+                    event_name=sc.EVALUATION_EVENT, attributes=attributes, context=context
                 )
 
     def annotate(self, span: Span, evaluation: Evaluation) -> None:
@@ -197,6 +229,8 @@ class Telemetry:
         )
         for finding in evaluation.findings:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
+        for attributes in self.evaluation_attributes(span, evaluation):
+            span.add_event(sc.EVALUATION_EVENT, attributes)
         if _withheld.reveals_restricted(evaluation.findings):
             _withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
@@ -213,10 +247,13 @@ class Telemetry:
         attributes: dict[str, Any] = {
             sc.GUARDRAIL_COMPONENT_NAME: sc.COMPONENT,
             sc.GUARDRAIL_POLICY_ID: evaluation.boundary,
+            sc.GUARDRAIL_RESULT_TYPE: sc.RESULT_TYPE_VERDICT,
             sc.GUARDRAIL_RESULT_VALUE: finding.result,
             sc.GUARDRAIL_RESULT_REASON: finding.reason,
             sc.GUARDRAIL_SOURCE: sc.SOURCE_MODEL_RESPONSE,
         }
+        if self.policy_version is not None:
+            attributes[sc.GUARDRAIL_POLICY_VERSION] = self.policy_version
         if finding.check is not None:
             attributes[sc.GUARDRAIL_POLICY_RULE_ID] = finding.check
         if finding.family is not None:
@@ -239,6 +276,33 @@ class Telemetry:
                 attributes[sc.SUPPORTED] = _content(finding.claim.supported)
             attributes[sc.MESSAGE] = str(finding.claim)
         return attributes
+
+    def evaluation_attributes(self, span: Span, evaluation: Evaluation) -> list[dict[str, Any]]:
+        """One ``gen_ai.evaluation.result`` per evaluated check (none when switched off): the
+        check family, its verdict as the score label, the explanation (the claim's message)
+        only with content capture on and never for a withheld (restricted) finding."""
+        if not self.evaluation_events:
+            return []
+        explained = iter([finding for finding in evaluation.findings if finding.check is not None])
+        on_span = getattr(span, "attributes", None)  # SDK spans (and replayed records)
+        response_id = on_span.get(sc.GEN_AI_RESPONSE_ID) if isinstance(on_span, Mapping) else None
+        found: list[dict[str, Any]] = []
+        for family, verdict in evaluation.verdicts:
+            attributes: dict[str, Any] = {
+                sc.EVALUATION_NAME: family,
+                sc.EVALUATION_SCORE_LABEL: verdict,
+            }
+            if isinstance(response_id, str):
+                attributes[sc.GEN_AI_RESPONSE_ID] = response_id
+            finding = next(explained, None) if verdict != "supported" else None
+            if (
+                finding is not None
+                and self.capture_content
+                and not _withheld.is_withheld(finding.claim)
+            ):
+                attributes[sc.EVALUATION_EXPLANATION] = str(finding.claim)
+            found.append(attributes)
+        return found
 
     @staticmethod
     def _link(span: Span, evaluation: Evaluation) -> None:

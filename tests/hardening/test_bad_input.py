@@ -23,7 +23,7 @@ from hardening_kit import Pipeline, install_guard, metric_points, tally
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode, Tracer
-from otel_harness import SALES_ROWS, Harness, answer, sales_config
+from otel_harness import SALES_ROWS, Harness, answer, evaluations, guardrail_events, sales_config
 
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import active_guard, submit_output, tool
@@ -204,9 +204,10 @@ def assert_exported_and_counted(otel: Harness, case: Case, guard: Any) -> None:
     (chat,) = otel.spans("chat gpt-test")
     assert chat.attributes["groundplane.outcome"] == case.outcome
     assert chat.status.status_code is StatusCode.ERROR
-    (event,) = chat.events
-    assert event.name == "gen_ai.guardrail.result"
+    (event,) = guardrail_events(chat)
     assert event.attributes["gen_ai.guardrail.result.reason"] == case.code
+    assert evaluations(chat) == ([("superlative", case.verdict)] if case.verdict else [])
+    assert len(chat.events) == 1 + len(evaluations(chat))
     result = "unsupported" if case.outcome == "blocked" else "error"
     assert event.attributes["gen_ai.guardrail.result.value"] == result
     points = otel.metrics()

@@ -76,6 +76,7 @@ def guardrail_event(fact_span_id: int, trace_id: int) -> dict[str, Any]:
         "name": "gen_ai.guardrail.result",
         "gen_ai.guardrail.component.name": "groundplane",
         "gen_ai.guardrail.policy.id": BOUNDARY,
+        "gen_ai.guardrail.result.type": "verdict",
         "gen_ai.guardrail.result.value": "unsupported",
         "gen_ai.guardrail.result.reason": "wrong_winner",
         "gen_ai.guardrail.source": "model_response",

@@ -53,7 +53,7 @@ def test_plain_wrong_winner_raises_from_the_client_call() -> None:
     assert (report["raised"], report["answer"]) == ("UnsupportedClaim", None)
     final = final_chat(report)
     assert (final["outcome"], final["status"]) == ("blocked", "ERROR")
-    assert final["events"] == ["gen_ai.guardrail.result"]
+    assert final["events"] == ["gen_ai.guardrail.result", "gen_ai.evaluation.result"]
     assert report["outputs"] == [["blocked", 1]]
     assert report["swallowed"] == []
 

@@ -19,6 +19,8 @@ CLAIM = (
 def run(script: str, *args: str) -> list[str]:
     """Run an example with this interpreter; it must exit 0 and print nothing on stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GROUNDPLANE_"))}
+    # This checkout's package, not whichever copy the interpreter has installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / script), *args],
         capture_output=True,
@@ -43,8 +45,9 @@ def test_langgraph_agent_takes_the_reask_edge() -> None:
         'model:  {"winner": "harbour", "ctr": 0.0455}',
         'answer: {"winner": "harbour", "ctr": 0.0455}',
         "path:   tool -> violation -> reask -> model",
-        "span:   guarded_node model outcome=blocked events=['wrong_winner']",
-        "span:   guarded_node model outcome=passed events=[]",
+        "span:   guarded_node model outcome=blocked events=['wrong_winner'] "
+        "evaluations=['unsupported']",
+        "span:   guarded_node model outcome=passed events=[] evaluations=['supported']",
         "metric: groundplane.claims verdict=unsupported 1",
         "metric: groundplane.claims verdict=supported 1",
     ]
@@ -83,8 +86,9 @@ def test_openai_agent_raises_from_the_client_call() -> None:
     assert run("openai_agent.py") == [
         'answer: {"winner": "harbour", "ctr": 0.0455}',
         f"blocked: {claim}",
-        "span:   chat gpt-fake-1 outcome=passed status=UNSET events=[]",
-        "span:   chat gpt-fake-1 outcome=blocked status=ERROR events=['wrong_winner']",
+        "span:   chat gpt-fake-1 outcome=passed status=UNSET events=[] evaluations=['supported']",
+        "span:   chat gpt-fake-1 outcome=blocked status=ERROR events=['wrong_winner'] "
+        "evaluations=['unsupported']",
     ]
 
 

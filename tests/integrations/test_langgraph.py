@@ -327,6 +327,14 @@ def _labels(verdict: str) -> dict[str, str]:
     }
 
 
+def _evaluation(verdict: str) -> dict[str, str]:
+    return {
+        "name": "gen_ai.evaluation.result",
+        "gen_ai.evaluation.name": "superlative",
+        "gen_ai.evaluation.score.label": verdict,
+    }
+
+
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_guard_records_every_check_of_a_guarded_node(otel: Otel, use_async: bool) -> None:
     """Each node call gets a guarded_node span with the guard's summary, one guardrail event per
@@ -349,6 +357,7 @@ def test_guard_records_every_check_of_a_guarded_node(otel: Otel, use_async: bool
             "name": "gen_ai.guardrail.result",
             "gen_ai.guardrail.component.name": "groundplane",
             "gen_ai.guardrail.policy.id": "campaign_answer",
+            "gen_ai.guardrail.result.type": "verdict",
             "gen_ai.guardrail.result.value": "unsupported",
             "gen_ai.guardrail.result.reason": "wrong_winner",
             "gen_ai.guardrail.source": "model_response",
@@ -357,10 +366,14 @@ def test_guard_records_every_check_of_a_guarded_node(otel: Otel, use_async: bool
             "groundplane.field": "winner",
             "groundplane.fact": "campaign_ctr",
             "groundplane.fact.tool": "warehouse.query",
-        }
+        },
+        _evaluation("unsupported"),
     ]
     assert (passed.attributes or {})["groundplane.outcome"] == "passed"
-    assert (passed.status.status_code, events(passed)) == (StatusCode.UNSET, [])
+    assert (passed.status.status_code, events(passed)) == (
+        StatusCode.UNSET,
+        [_evaluation("supported")],
+    )
     metrics = otel.metrics()
     assert metrics["groundplane.claims"] == [(_labels("supported"), 1), (_labels("unsupported"), 1)]
     assert metrics["groundplane.outputs"] == [
@@ -390,7 +403,8 @@ def test_guard_counts_a_misconfigured_check_as_error_and_it_still_propagates(ote
         app.invoke({})
     span = otel.span("guarded_node model")
     assert (span.attributes or {})["groundplane.outcome"] == "error"
-    (event,) = events(span)
+    event, evaluation = events(span)
+    assert evaluation == _evaluation("error")
     assert (event["gen_ai.guardrail.result.value"], event["gen_ai.guardrail.result.reason"]) == (
         "error",
         "check_error",
@@ -441,7 +455,8 @@ def test_state_facts_reach_span_end_boundaries(otel: Otel) -> None:
         graph.compile().invoke({})
     assert (caught.value.claimed, caught.value.supported) == ("north", "harbour")
     chat = otel.span("chat scripted")
-    (event,) = events(chat)
+    event, evaluation = events(chat)
+    assert evaluation == _evaluation("unsupported")
     assert (event["groundplane.fact"], event["groundplane.fact.tool"]) == (
         "campaign_ctr",
         "warehouse.query",

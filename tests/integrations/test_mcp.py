@@ -596,7 +596,11 @@ def test_guard_checks_an_answer_against_the_mcp_fact(client: _Client, otel: Otel
         "gen_ai.tool.call.id": "call_7",
         "groundplane.fact.source": "mcp",
     }
-    (event,) = events(otel.span("chat scripted"))
+    event, evaluation = events(otel.span("chat scripted"))
+    assert (evaluation["name"], evaluation["gen_ai.evaluation.score.label"]) == (
+        "gen_ai.evaluation.result",
+        "unsupported",
+    )
     assert {key: event[key] for key in ("groundplane.fact.tool", "groundplane.fact.span_id")} == {
         "groundplane.fact.tool": "campaign_ctr",
         "groundplane.fact.span_id": format_span_id(tool_span.context.span_id),

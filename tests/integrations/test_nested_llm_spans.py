@@ -34,7 +34,11 @@ RIGHT = {"winner": "harbour", "ctr": 0.0455}
 WRONG = {"winner": "north", "ctr": 0.0412}
 AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign-analyst"}
 GENAI, OPENINFERENCE, FRAMEWORK = "chat gpt-fake-1", "ChatCompletion", "framework LLM"
-LABELS = {"groundplane.boundary": "campaign_answer", "groundplane.mode": "enforce"}
+LABELS = {
+    "groundplane.boundary": "campaign_answer",
+    "groundplane.mode": "enforce",
+    "gen_ai.agent.name": "campaign-analyst",  # the boundary's configured match
+}
 # nesting -> (inner span name, outer span name)
 NESTINGS = {"openinference-inside": (OPENINFERENCE, GENAI), "genai-inside": (GENAI, FRAMEWORK)}
 
@@ -156,7 +160,10 @@ def test_wrong_answer_checked_once_at_the_inner_span_and_raised_to_the_app(
     assert guarded(otel) == [inner]
     assert (inner.attributes or {})["groundplane.outcome"] == "blocked"
     assert inner.status.status_code is StatusCode.ERROR
-    assert [event.name for event in inner.events] == ["gen_ai.guardrail.result"]
+    assert [event.name for event in inner.events] == [
+        "gen_ai.guardrail.result",
+        "gen_ai.evaluation.result",
+    ]
     assert [event.name for event in outer.events if event.name != "exception"] == []
     metrics = otel.metrics()
     assert metrics["groundplane.claims"] == [

@@ -131,11 +131,24 @@ def chat_spans(otel: Otel) -> list[ReadableSpan]:
     return otel.spans("chat gpt-fake-1")
 
 
+def evaluation_event(span: ReadableSpan, label: str) -> dict[str, Any]:
+    """The superlative check's gen_ai.evaluation.result, with the chat span's response id."""
+    response_id = (span.attributes or {})["gen_ai.response.id"]
+    assert str(response_id).startswith("chatcmpl-fake-")  # the fake server's completion id
+    return {
+        "name": "gen_ai.evaluation.result",
+        "gen_ai.evaluation.name": "superlative",
+        "gen_ai.evaluation.score.label": label,
+        "gen_ai.response.id": response_id,
+    }
+
+
 def guardrail_event(span: ReadableSpan, tool_span: ReadableSpan) -> dict[str, Any]:
     return {
         "name": "gen_ai.guardrail.result",
         "gen_ai.guardrail.component.name": "groundplane",
         "gen_ai.guardrail.policy.id": "campaign_answer",
+        "gen_ai.guardrail.result.type": "verdict",
         "gen_ai.guardrail.result.value": "unsupported",
         "gen_ai.guardrail.result.reason": "wrong_winner",
         "gen_ai.guardrail.source": "model_response",
@@ -174,7 +187,10 @@ def test_agent_loop_right_answer_passes(
     ask, final = chat_spans(otel)
     assert "groundplane.outcome" not in (ask.attributes or {})
     assert (final.attributes or {})["groundplane.outcome"] == "passed"
-    assert (final.status.status_code, events(final)) == (StatusCode.UNSET, [])
+    assert (final.status.status_code, events(final)) == (
+        StatusCode.UNSET,
+        [evaluation_event(final, "supported")],
+    )
     source = "genai" if manual_tool_span else "code"
     assert otel.metrics()["groundplane.facts"] == [
         (
@@ -209,7 +225,10 @@ def test_agent_loop_wrong_answer_raises_from_the_client_call(
         "groundplane.facts": ("campaign_ctr",),
         "groundplane.mode": "enforce",
     }
-    assert events(final) == [guardrail_event(final, tool_span)]
+    assert events(final) == [
+        guardrail_event(final, tool_span),
+        evaluation_event(final, "unsupported"),
+    ]
     assert [link.context.span_id for link in final.links] == [tool_span.context.span_id]
     assert otel.metrics()["groundplane.outputs"] == [
         (
@@ -217,6 +236,7 @@ def test_agent_loop_wrong_answer_raises_from_the_client_call(
                 "groundplane.boundary": "campaign_answer",
                 "groundplane.outcome": "blocked",
                 "groundplane.mode": "enforce",
+                "gen_ai.agent.name": "campaign-analyst",
             },
             1,
         )
@@ -233,7 +253,9 @@ def test_observe_mode_flags_without_raising(otel: Otel, instrument: Callable[[st
     _, final = chat_spans(otel)
     assert final.status.status_code is StatusCode.UNSET
     assert (final.attributes or {})["groundplane.outcome"] == "flagged"
-    assert [event["gen_ai.guardrail.result.reason"] for event in events(final)] == ["wrong_winner"]
+    guardrail, evaluation = events(final)
+    assert guardrail["gen_ai.guardrail.result.reason"] == "wrong_winner"
+    assert evaluation == evaluation_event(final, "unsupported")
     assert otel.metrics()["groundplane.claims"] == [
         (
             {
@@ -241,6 +263,7 @@ def test_observe_mode_flags_without_raising(otel: Otel, instrument: Callable[[st
                 "groundplane.verdict": "unsupported",
                 "groundplane.boundary": "campaign_answer",
                 "groundplane.mode": "observe",
+                "gen_ai.agent.name": "campaign-analyst",
             },
             1,
         )

@@ -136,7 +136,11 @@ def test_wrong_answer_raises_from_the_enforce_scope(
     assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == []
     _, final = llm_spans(otel)
     tool_span = otel.span("warehouse_query")
-    (event,) = events(final)
+    event, evaluation = events(final)
+    assert (evaluation["name"], evaluation["gen_ai.evaluation.score.label"]) == (
+        "gen_ai.evaluation.result",
+        "unsupported",
+    )
     keys = ("gen_ai.guardrail.result.reason", "groundplane.fact.tool", "groundplane.fact.span_id")
     assert {key: event[key] for key in keys} == {
         "gen_ai.guardrail.result.reason": "wrong_winner",
@@ -175,7 +179,10 @@ def test_observe_mode_flags(otel: Otel, instrumented: None) -> None:
         assert run_agent(api, otel.tracer) == WRONG
     _, final = llm_spans(otel)
     assert (final.attributes or {})["groundplane.outcome"] == "flagged"
-    assert [e["gen_ai.guardrail.result.value"] for e in events(final)] == ["unsupported"]
+    assert [(e["name"], e.get("gen_ai.guardrail.result.value")) for e in events(final)] == [
+        ("gen_ai.guardrail.result", "unsupported"),
+        ("gen_ai.evaluation.result", None),
+    ]
 
 
 def _stream(api: FakeOpenAI, tracer: Any, chunks: list[str]) -> None:

@@ -20,6 +20,7 @@ from fake_openai import FakeOpenAI, Turn, answer_turn, tool_call_turn
 from test_zero_code_openai import points
 
 HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = HERE / "apps" / "framework_app.py"
 POLICY = HERE / "openai_policy.yaml"
 INSTRUMENT = Path(sys.executable).parent / "opentelemetry-instrument"
@@ -40,6 +41,8 @@ def run_app(framework: str, answer: dict[str, Any], tmp_path: Path) -> tuple[str
     with FakeOpenAI(script) as api:
         env = {
             **clean,
+            # This checkout's package, not whichever copy the interpreter has installed.
+            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), clean.get("PYTHONPATH")))),
             "OPENAI_BASE_URL": api.base_url,
             "GROUNDPLANE_POLICY": str(POLICY),
             "OTEL_TRACES_SAMPLER": "groundplane_parentbased_traceidratio",
@@ -53,7 +56,11 @@ def run_app(framework: str, answer: dict[str, Any], tmp_path: Path) -> tuple[str
     return result.stdout, result.stderr
 
 
-LABELS = {"groundplane.boundary": "campaign_answer", "groundplane.mode": "enforce"}
+LABELS = {
+    "groundplane.boundary": "campaign_answer",
+    "groundplane.mode": "enforce",
+    "gen_ai.agent.name": "campaign-analyst",  # the boundary's configured match
+}
 FRAMEWORKS = ["langchain", "openai_agents", "pydantic_ai"]
 
 

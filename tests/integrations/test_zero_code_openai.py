@@ -22,6 +22,7 @@ from typing import Any
 from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 
 HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = HERE / "apps" / "openai_app.py"
 POLICY = HERE / "openai_policy.yaml"
 INSTRUMENT = Path(sys.executable).parent / "opentelemetry-instrument"
@@ -39,6 +40,8 @@ def run_app(answer: dict[str, Any], tmp_path: Path) -> tuple[subprocess.Complete
     with FakeOpenAI(script) as api:
         env = {
             **clean,
+            # This checkout's package, not whichever copy the interpreter has installed.
+            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), clean.get("PYTHONPATH")))),
             "OPENAI_BASE_URL": api.base_url,
             "GROUNDPLANE_POLICY": str(POLICY),
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
@@ -107,7 +110,22 @@ def guarded(exported: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s for s in exported if any(k.startswith("groundplane.") for k in s["attributes"])]
 
 
-LABELS = {"groundplane.boundary": "campaign_answer", "groundplane.mode": "enforce"}
+def evaluation(span: dict[str, Any], label: str, explanation: str | None = None) -> dict[str, Any]:
+    """The exported gen_ai.evaluation.result of the superlative check on ``span`` (with the
+    span's response id when it has one, and the explanation: content capture is on)."""
+    attributes = {"gen_ai.evaluation.name": "superlative", "gen_ai.evaluation.score.label": label}
+    if explanation is not None:
+        attributes["gen_ai.evaluation.explanation"] = explanation
+    if "gen_ai.response.id" in span["attributes"]:
+        attributes["gen_ai.response.id"] = span["attributes"]["gen_ai.response.id"]
+    return {"name": "gen_ai.evaluation.result", "attributes": attributes}
+
+
+LABELS = {
+    "groundplane.boundary": "campaign_answer",
+    "groundplane.mode": "enforce",
+    "gen_ai.agent.name": "campaign-analyst",  # the boundary's configured match
+}
 
 
 def test_wrong_answer_raises_in_the_app_and_is_checked_once_at_the_inner_llm_span(
@@ -126,8 +144,12 @@ def test_wrong_answer_raises_in_the_app_and_is_checked_once_at_the_inner_llm_spa
     assert [outer["events"] for outer in outers] == [[] for _ in outers]
     assert inner["status"]["status_code"] == "ERROR"
     assert inner["attributes"]["groundplane.outcome"] == "blocked"
-    (event,) = inner["events"]
+    event, evaluated = inner["events"]
     assert event["name"] == "gen_ai.guardrail.result"
+    message = event["attributes"]["groundplane.message"]
+    assert {k: evaluated[k] for k in ("name", "attributes")} == evaluation(
+        inner, "unsupported", message
+    )
     assert {
         k: event["attributes"][k] for k in ("groundplane.fact", "groundplane.fact.span_id")
     } == {
@@ -144,7 +166,7 @@ def test_wrong_answer_raises_in_the_app_and_is_checked_once_at_the_inner_llm_spa
 
 def test_right_answer_is_accepted_and_passes_once(tmp_path: Path) -> None:
     """The right answer reaches the app; only the inner LLM span of the final call is checked
-    (passed, no event): one output, one supported claim."""
+    (passed, no guardrail event, one supported evaluation): one output, one supported claim."""
     result, _ = run_app({"winner": "harbour", "ctr": 0.0455}, tmp_path)
     assert result.stdout.splitlines()[0] == (
         'APP: answer accepted {"winner": "harbour", "ctr": 0.0455}'
@@ -152,7 +174,10 @@ def test_right_answer_is_accepted_and_passes_once(tmp_path: Path) -> None:
     exported = spans(result.stdout)
     inner, _ = final_call(exported)
     assert guarded(exported) == [inner]
-    assert (inner["attributes"]["groundplane.outcome"], inner["events"]) == ("passed", [])
+    assert inner["attributes"]["groundplane.outcome"] == "passed"
+    assert [{k: e[k] for k in ("name", "attributes")} for e in inner["events"]] == [
+        evaluation(inner, "supported")
+    ]
     assert points(result.stdout, "groundplane.claims") == [
         ({"groundplane.check": "superlative", "groundplane.verdict": "supported", **LABELS}, 1)
     ]

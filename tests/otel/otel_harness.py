@@ -24,6 +24,39 @@ from groundplane_otel.otel import (
 )
 
 SALES_ROWS = {"rows": [{"region": "EU", "total": 10}, {"region": "US", "total": 7}]}
+AGENT = {"gen_ai.agent.name": "analyst"}  # the metric label of a boundary matched by agent name
+GUARDRAIL = "gen_ai.guardrail.result"
+EVALUATION = "gen_ai.evaluation.result"
+
+
+def guardrail_events(span: Any) -> list[Any]:
+    """The ``gen_ai.guardrail.result`` events of ``span`` (an SDK span or exported JSON dict)."""
+    return [event for event in _events(span) if _name(event) == GUARDRAIL]
+
+
+def evaluations(span: Any) -> list[tuple[str, str]]:
+    """(``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.label``) of each
+    ``gen_ai.evaluation.result`` event of ``span``, in order."""
+    found = []
+    for event in _events(span):
+        if _name(event) == EVALUATION:
+            attributes = _attributes(event)
+            found.append(
+                (attributes["gen_ai.evaluation.name"], attributes["gen_ai.evaluation.score.label"])
+            )
+    return found
+
+
+def _events(span: Any) -> list[Any]:
+    return list(span["events"] if isinstance(span, dict) else span.events)
+
+
+def _name(event: Any) -> str:
+    return str(event["name"] if isinstance(event, dict) else event.name)
+
+
+def _attributes(event: Any) -> dict[str, Any]:
+    return dict((event["attributes"] if isinstance(event, dict) else event.attributes) or {})
 
 
 def answer(obj: Any) -> str:
@@ -152,4 +185,15 @@ class Harness:
         self.meter_provider.shutdown()
 
 
-__all__ = ["SALES_ROWS", "Harness", "answer", "sales_config", "tool_call_turn"]
+__all__ = [
+    "AGENT",
+    "EVALUATION",
+    "GUARDRAIL",
+    "SALES_ROWS",
+    "Harness",
+    "answer",
+    "evaluations",
+    "guardrail_events",
+    "sales_config",
+    "tool_call_turn",
+]

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import Status, StatusCode
-from otel_harness import SALES_ROWS, Harness, answer, sales_config, tool_call_turn
+from otel_harness import (
+    SALES_ROWS,
+    Harness,
+    answer,
+    guardrail_events,
+    sales_config,
+    tool_call_turn,
+)
 
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import OutputUnchecked
@@ -23,7 +30,8 @@ def outputs(otel: Harness) -> list[tuple[str, Any, int]]:
 
 
 def reasons(span: Any) -> list[str]:
-    return [event.attributes["gen_ai.guardrail.result.reason"] for event in span.events]
+    """The reason of each guardrail event on ``span`` (evaluation events are pinned elsewhere)."""
+    return [event.attributes["gen_ai.guardrail.result.reason"] for event in guardrail_events(span)]
 
 
 def run_agent(otel: Harness, final: dict[str, Any]) -> None:

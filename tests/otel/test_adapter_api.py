@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from otel_harness import SALES_ROWS, Harness, answer
+from otel_harness import SALES_ROWS, Harness, answer, evaluations, guardrail_events
 
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import Evaluation, Guard
@@ -46,8 +46,10 @@ def test_a_wrong_answer_text_returns_the_error_to_raise(otel: Harness) -> None:
     assert evaluation.outcome == "blocked"
     assert isinstance(evaluation.error, ClaimsUnsupported)
     (agent,) = otel.spans("invoke_agent analyst")
-    (event,) = agent.events
+    (event,) = guardrail_events(agent)
     assert event.attributes["gen_ai.guardrail.result.reason"] == "wrong_winner"
+    assert evaluations(agent) == [("superlative", "unsupported")]
+    assert len(agent.events) == 2
     assert outputs(otel) == [("blocked", 1)]
 
 

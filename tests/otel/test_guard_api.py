@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from otel_harness import Harness, sales_config
+from otel_harness import Harness, evaluations, guardrail_events, sales_config
 
 from groundplane_otel.boundary import boundary
 from groundplane_otel.checks._base import NamedCheck
@@ -95,6 +95,12 @@ def claims(otel: Harness) -> list[tuple[str, str, int]]:
 
 
 WRONG = {"winner": "US", "top": ["EU", "US"], "last": "EU"}
+# One gen_ai.evaluation.result per check of three_checks() on WRONG, in check order.
+EVALUATIONS = [
+    ("ranking_prefix", "supported"),
+    ("superlative", "unsupported"),
+    ("custom", "unsupported"),
+]
 
 
 class TestRecordEvaluation:
@@ -113,8 +119,13 @@ class TestRecordEvaluation:
         (node,) = otel.spans("node")
         assert node.attributes["groundplane.outcome"] == "blocked"  # type: ignore[index]
         assert node.status.status_code is StatusCode.ERROR
-        reasons = [event.attributes["gen_ai.guardrail.result.reason"] for event in node.events]  # type: ignore[index]
+        reasons = [
+            event.attributes["gen_ai.guardrail.result.reason"]  # type: ignore[index]
+            for event in guardrail_events(node)
+        ]
         assert reasons == ["wrong_winner", "wrong_last"]
+        assert evaluations(node) == EVALUATIONS
+        assert len(node.events) == 2 + 3
 
     def test_a_full_report_is_used_as_is(self, otel: Harness) -> None:
         """Mode all: the Report accounts for every check, nothing is run again."""
@@ -129,11 +140,14 @@ class TestRecordEvaluation:
             ("superlative", "unsupported", 1),
         ]
         (node,) = otel.spans("node")
-        (first, _) = node.events
+        (first, _) = guardrail_events(node)
+        assert evaluations(node) == EVALUATIONS
+        assert len(node.events) == 2 + 3
         assert dict(first.attributes or {}) == {
             "gen_ai.guardrail.component.name": "groundplane",
             "gen_ai.guardrail.policy.id": "node",
             "gen_ai.guardrail.policy.rule.id": WINNER_RULE,
+            "gen_ai.guardrail.result.type": "verdict",
             "gen_ai.guardrail.result.value": "unsupported",
             "gen_ai.guardrail.result.reason": "wrong_winner",
             "gen_ai.guardrail.source": "model_response",

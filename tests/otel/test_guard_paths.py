@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from otel_harness import SALES_ROWS, Harness, answer, sales_config, tool_call_turn
+from otel_harness import (
+    AGENT,
+    GUARDRAIL,
+    SALES_ROWS,
+    Harness,
+    answer,
+    evaluations,
+    guardrail_events,
+    sales_config,
+    tool_call_turn,
+)
 
 from groundplane_otel.checks._base import NamedCheck
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
@@ -66,7 +76,9 @@ class TestPass:
             "groundplane.mode": "enforce",
         }
         assert type(chat.attributes["groundplane.violations"]) is int
-        assert chat.events == ()
+        assert guardrail_events(chat) == []
+        assert evaluations(chat) == [("superlative", "supported")]
+        assert [event.name for event in chat.events] == ["gen_ai.evaluation.result"]
         assert chat.status.status_code is StatusCode.UNSET
         tool = otel.spans("execute_tool top_sales")[0]
         assert [(link.context.span_id, dict(link.attributes)) for link in chat.links] == [
@@ -80,6 +92,7 @@ class TestPass:
                     "groundplane.verdict": "supported",
                     "groundplane.boundary": "answer",
                     "groundplane.mode": "enforce",
+                    **AGENT,
                 },
                 1,
             )
@@ -90,11 +103,14 @@ class TestPass:
                     "groundplane.boundary": "answer",
                     "groundplane.outcome": "passed",
                     "groundplane.mode": "enforce",
+                    **AGENT,
                 },
                 1,
             )
         ]
-        assert metrics["groundplane.check.duration"] == [({"groundplane.boundary": "answer"}, 1)]
+        assert metrics["groundplane.check.duration"] == [
+            ({"groundplane.boundary": "answer", **AGENT}, 1)
+        ]
         assert metrics["groundplane.facts"] == [
             (
                 {
@@ -158,12 +174,13 @@ class TestBlock:
         assert chat.attributes["groundplane.outcome"] == "blocked"
         assert chat.attributes["groundplane.violations"] == 1
         trace_id, span_id = fact_ids(otel)
-        (event,) = chat.events
-        assert event.name == "gen_ai.guardrail.result"
+        assert [event.name for event in chat.events] == [GUARDRAIL, "gen_ai.evaluation.result"]
+        (event,) = guardrail_events(chat)
         assert dict(event.attributes) == {
             "gen_ai.guardrail.component.name": "groundplane",
             "gen_ai.guardrail.policy.id": "answer",
             "gen_ai.guardrail.policy.rule.id": RULE,
+            "gen_ai.guardrail.result.type": "verdict",
             "gen_ai.guardrail.result.value": "unsupported",
             "gen_ai.guardrail.result.reason": "wrong_winner",
             "gen_ai.guardrail.source": "model_response",
@@ -174,6 +191,7 @@ class TestBlock:
             "groundplane.fact.trace_id": trace_id,
             "groundplane.fact.span_id": span_id,
         }
+        assert evaluations(chat) == [("superlative", "unsupported")]
         metrics = otel.metrics()
         assert [value for attrs, value in metrics["groundplane.claims"]] == [1]
         assert metrics["groundplane.claims"][0][0]["groundplane.verdict"] == "unsupported"
@@ -209,7 +227,10 @@ class TestBlock:
         with pytest.raises(ClaimsUnsupported):
             run_agent(otel, "US")
         (chat,) = final_chat(otel)
-        assert [event.name for event in chat.events] == ["gen_ai.guardrail.result"]
+        assert [event.name for event in chat.events] == [
+            "gen_ai.guardrail.result",
+            "gen_ai.evaluation.result",
+        ]
         assert chat.status.status_code is StatusCode.ERROR
 
     def test_content_capture_adds_claimed_supported_and_message(self, otel: Harness) -> None:
@@ -217,12 +238,14 @@ class TestBlock:
         otel.install(sales_config(capture_content=True))
         with pytest.raises(ClaimsUnsupported):
             run_agent(otel, "US")
-        (event,) = final_chat(otel)[0].events
+        (chat,) = final_chat(otel)
+        (event,) = guardrail_events(chat)
         assert event.attributes["groundplane.claimed"] == '"US"'
         assert event.attributes["groundplane.supported"] == '"EU"'
-        assert str(event.attributes["groundplane.message"]).startswith(
-            "unsupported claim in field 'winner'"
-        )
+        message = str(event.attributes["groundplane.message"])
+        assert message.startswith("unsupported claim in field 'winner'")
+        (evaluation,) = [event for event in chat.events if event.name != GUARDRAIL]
+        assert evaluation.attributes["gen_ai.evaluation.explanation"] == message
 
 
 class TestFlag:
@@ -234,9 +257,10 @@ class TestFlag:
         assert chat.status.status_code is StatusCode.UNSET
         assert chat.attributes["groundplane.outcome"] == "flagged"
         assert chat.attributes["groundplane.mode"] == "observe"
-        assert [event.attributes["gen_ai.guardrail.result.reason"] for event in chat.events] == [
-            "wrong_winner"
-        ]
+        assert [
+            event.attributes["gen_ai.guardrail.result.reason"] for event in guardrail_events(chat)
+        ] == ["wrong_winner"]
+        assert evaluations(chat) == [("superlative", "unsupported")]
         metrics = otel.metrics()
         assert metrics["groundplane.outputs"] == [
             (
@@ -244,6 +268,7 @@ class TestFlag:
                     "groundplane.boundary": "answer",
                     "groundplane.outcome": "flagged",
                     "groundplane.mode": "observe",
+                    **AGENT,
                 },
                 1,
             )
@@ -277,6 +302,7 @@ class TestSkip:
                     "groundplane.outcome": "skipped",
                     "groundplane.mode": "enforce",
                     "groundplane.skip_reason": "refusal",
+                    **AGENT,
                 },
                 1,
             )
@@ -318,10 +344,11 @@ class TestError:
         assert unchecked.code == "output_unreadable"
         (chat,) = final_chat(otel)
         assert chat.status.status_code is StatusCode.ERROR
-        (event,) = chat.events
+        (event,) = chat.events  # no check ran: no evaluation event
         assert dict(event.attributes) == {
             "gen_ai.guardrail.component.name": "groundplane",
             "gen_ai.guardrail.policy.id": "answer",
+            "gen_ai.guardrail.result.type": "verdict",
             "gen_ai.guardrail.result.value": "error",
             "gen_ai.guardrail.result.reason": "output_unreadable",
             "gen_ai.guardrail.source": "model_response",
@@ -353,11 +380,14 @@ class TestError:
         with pytest.raises(OutputUnchecked) as raised:
             run_agent(otel, "EU", facts=results)
         assert raised.value.code == reason
-        (event,) = final_chat(otel)[0].events
+        (chat,) = final_chat(otel)
+        (event,) = guardrail_events(chat)
+        assert evaluations(chat) == [("superlative", "error")]
         assert dict(event.attributes) == {
             "gen_ai.guardrail.component.name": "groundplane",
             "gen_ai.guardrail.policy.id": "answer",
             "gen_ai.guardrail.policy.rule.id": RULE,
+            "gen_ai.guardrail.result.type": "verdict",
             "gen_ai.guardrail.result.value": "error",
             "gen_ai.guardrail.result.reason": reason,
             "gen_ai.guardrail.source": "model_response",
@@ -488,7 +518,7 @@ class TestAgentLoop:
         assert claim.code == "no_output"
         (agent,) = otel.spans("invoke_agent analyst")
         assert agent.attributes["groundplane.outcome"] == "error"
-        (event,) = agent.events
+        (event,) = agent.events  # no check ran: no evaluation event
         assert event.attributes["gen_ai.guardrail.result.reason"] == "no_output"
         assert otel.metrics()["groundplane.outputs"] == [
             (
@@ -496,6 +526,7 @@ class TestAgentLoop:
                     "groundplane.boundary": "answer",
                     "groundplane.outcome": "error",
                     "groundplane.mode": "enforce",
+                    **AGENT,
                 },
                 1,
             )
@@ -591,11 +622,13 @@ def test_guardrail_events_also_go_to_the_logger_provider(otel: Harness) -> None:
         )
     )
     run_agent(otel, "US")
-    (record,) = [data.log_record for data in logs.get_finished_logs()]
+    records = [data.log_record for data in logs.get_finished_logs()]
     (chat,) = final_chat(otel)
-    assert record.event_name == "gen_ai.guardrail.result"
-    assert record.trace_id == chat.context.trace_id
-    assert dict(record.attributes or {}) == dict(chat.events[0].attributes)
+    assert [record.event_name for record in records] == [event.name for event in chat.events]
+    assert [record.event_name for record in records] == [GUARDRAIL, "gen_ai.evaluation.result"]
+    for record, event in zip(records, chat.events, strict=True):
+        assert record.trace_id == chat.context.trace_id
+        assert dict(record.attributes or {}) == dict(event.attributes or {})
 
 
 class TestInstallation:
@@ -611,7 +644,8 @@ class TestInstallation:
             for attrs, value in otel.metrics()["groundplane.outputs"]
         ] == [("observe", "flagged", 1)]
         (chat,) = final_chat(otel)
-        assert len(chat.events) == 1
+        assert len(guardrail_events(chat)) == 1
+        assert evaluations(chat) == [("superlative", "unsupported")]
         first.uninstall()
         otel.install()  # once the first is uninstalled, a new guard is welcome
 
@@ -712,7 +746,7 @@ class TestEveryCheckCounted:
         expected = UnsupportedClaim if report_mode == "first" else ClaimsUnsupported
         with pytest.raises(expected):
             run_agent(otel, "US", final=answer({"winner": "US", "top": ["EU", "US"]}))
-        labels = {"groundplane.boundary": "answer", "groundplane.mode": "enforce"}
+        labels = {"groundplane.boundary": "answer", "groundplane.mode": "enforce", **AGENT}
         assert otel.metrics()["groundplane.claims"] == [
             (
                 {
@@ -733,9 +767,13 @@ class TestEveryCheckCounted:
             ({"groundplane.check": "custom", "groundplane.verdict": "unsupported", **labels}, 1),
         ]
         (chat,) = final_chat(otel)
-        assert [event.attributes["gen_ai.guardrail.result.reason"] for event in chat.events] == [
-            "wrong_winner",
-            "custom_reason",
+        assert [
+            event.attributes["gen_ai.guardrail.result.reason"] for event in guardrail_events(chat)
+        ] == ["wrong_winner", "custom_reason"]
+        assert evaluations(chat) == [
+            ("ranking_prefix", "supported"),
+            ("superlative", "unsupported"),
+            ("custom", "unsupported"),
         ]
         assert chat.attributes["groundplane.violations"] == 2
 

@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
-from otel_harness import Harness, answer, tool_call_turn
+from otel_harness import (
+    AGENT,
+    EVALUATION,
+    Harness,
+    answer,
+    evaluations,
+    guardrail_events,
+    tool_call_turn,
+)
 
 from groundplane_otel.checks.numbers import UnrecordedNumbers, numbers_recorded
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
@@ -43,11 +51,14 @@ def guarded(otel: Harness) -> Any:
 
 
 def test_a_right_number_passes_and_counts_one_supported_claim(otel: Harness) -> None:
-    """Every number recorded: passed, no event, one supported claim for the family."""
+    """Every number recorded: passed, no guardrail event, one supported evaluation and one
+    supported claim for the family."""
     otel.install(config())
     run(otel, RIGHT)
     span = guarded(otel)
-    assert (span.attributes["groundplane.outcome"], list(span.events)) == ("passed", [])
+    assert (span.attributes["groundplane.outcome"], guardrail_events(span)) == ("passed", [])
+    assert evaluations(span) == [("numbers_recorded", "supported")]
+    assert len(span.events) == 1
     assert otel.metrics()["groundplane.claims"] == [
         (
             {
@@ -55,6 +66,7 @@ def test_a_right_number_passes_and_counts_one_supported_claim(otel: Harness) -> 
                 "groundplane.verdict": "supported",
                 "groundplane.boundary": "invoice_summary",
                 "groundplane.mode": "enforce",
+                **AGENT,
             },
             1,
         )
@@ -70,10 +82,16 @@ def test_a_wrong_number_is_blocked_with_its_reason_code_and_no_content(otel: Har
     assert raised.value.receipts[0].text == "1,000"  # the application still gets everything
     span = guarded(otel)
     assert span.status.status_code is StatusCode.ERROR
-    (event,) = span.events
+    (event,) = guardrail_events(span)
+    (evaluation,) = [e for e in span.events if e.name == EVALUATION]
+    assert dict(evaluation.attributes) == {  # no explanation: content capture is off
+        "gen_ai.evaluation.name": "numbers_recorded",
+        "gen_ai.evaluation.score.label": "unsupported",
+    }
     assert dict(event.attributes) == {
         "gen_ai.guardrail.component.name": "groundplane",
         "gen_ai.guardrail.policy.id": "invoice_summary",
+        "gen_ai.guardrail.result.type": "verdict",
         "gen_ai.guardrail.result.value": "unsupported",
         "gen_ai.guardrail.result.reason": "number_scale_mismatch",
         "gen_ai.guardrail.source": "model_response",
@@ -109,7 +127,13 @@ def test_with_content_capture_the_event_carries_the_receipts(otel: Harness) -> N
     otel.install(config(capture_content=True))
     with pytest.raises(UnrecordedNumbers):
         run(otel, WRONG)
-    (event,) = guarded(otel).events
+    span = guarded(otel)
+    (event,) = guardrail_events(span)
+    (evaluation,) = [e for e in span.events if e.name == EVALUATION]
+    assert (
+        evaluation.attributes["gen_ai.evaluation.explanation"]
+        == (event.attributes["groundplane.message"])
+    )
     assert json.loads(str(event.attributes["groundplane.claimed"])) == [
         {
             "text": "1,000",
@@ -136,9 +160,10 @@ def test_observe_mode_flags_the_wrong_number(otel: Harness) -> None:
     run(otel, WRONG)
     span = guarded(otel)
     assert span.attributes["groundplane.outcome"] == "flagged"
-    assert [e.attributes["gen_ai.guardrail.result.reason"] for e in span.events] == [
+    assert [e.attributes["gen_ai.guardrail.result.reason"] for e in guardrail_events(span)] == [
         "number_scale_mismatch"
     ]
+    assert evaluations(span) == [("numbers_recorded", "unsupported")]
 
 
 def test_the_question_recorded_in_code_makes_an_echo(otel: Harness) -> None:
@@ -171,5 +196,7 @@ def test_the_question_recorded_in_code_makes_an_echo(otel: Harness) -> None:
     assert [(r.text, r.code, r.echo) for r in raised.value.receipts] == [
         ("12,500", "number_echo_only", True)
     ]
-    (event,) = guarded(otel).events
+    span = guarded(otel)
+    (event,) = guardrail_events(span)
     assert event.attributes["gen_ai.guardrail.result.reason"] == "number_echo_only"
+    assert evaluations(span) == [("numbers_recorded", "unsupported")]

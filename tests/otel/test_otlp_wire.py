@@ -84,9 +84,14 @@ def test_events_links_and_status_survive_otlp_grpc(
     assert summary["groundplane.outcome"] == ("string_value", "blocked")
     assert summary["groundplane.violations"] == ("int_value", 1)
     assert summary["groundplane.facts"] == ("array_value", ["sales"])
-    (event,) = chat.events
-    assert event.name == "gen_ai.guardrail.result"
+    event, evaluation = chat.events
+    assert (event.name, evaluation.name) == ("gen_ai.guardrail.result", "gen_ai.evaluation.result")
+    assert attributes(evaluation.attributes) == {
+        "gen_ai.evaluation.name": ("string_value", "superlative"),
+        "gen_ai.evaluation.score.label": ("string_value", "unsupported"),
+    }
     event_attributes = attributes(event.attributes)
+    assert event_attributes["gen_ai.guardrail.result.type"] == ("string_value", "verdict")
     assert event_attributes["gen_ai.guardrail.result.value"] == ("string_value", "unsupported")
     assert event_attributes["gen_ai.guardrail.result.reason"] == ("string_value", "wrong_winner")
     assert event_attributes["groundplane.fact.span_id"] == ("string_value", tool.span_id.hex())

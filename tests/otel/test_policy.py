@@ -3,6 +3,9 @@ a message naming the file, line, key path and fix; no YAML tag ever constructs a
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -73,11 +76,23 @@ def test_example_policy_loads_into_the_exact_config() -> None:
 
 
 def test_mapping_and_file_give_the_same_config(tmp_path: Path) -> None:
-    """policy_from_mapping on the parsed YAML equals load_policy on the file."""
-    data = yaml.safe_load(BASE + "mode: observe\ncapture_content: true\n")
-    from_file = load_policy(write(tmp_path, BASE + "mode: observe\ncapture_content: true\n"))
-    assert policy_from_mapping(data) == from_file
+    """policy_from_mapping on the parsed YAML equals load_policy on the file, except the
+    policy version: the file's hashes its text, the mapping's its canonical JSON."""
+    text = BASE + "mode: observe\ncapture_content: true\n"
+    data = yaml.safe_load(text)
+    from_file = load_policy(write(tmp_path, text))
+    from_mapping = policy_from_mapping(data)
+    assert dataclasses.replace(from_mapping, policy_version=None) == dataclasses.replace(
+        from_file, policy_version=None
+    )
     assert (from_file.mode, from_file.capture_content) == ("observe", True)
+    file_digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    canonical = json.dumps(data, sort_keys=True, default=repr).encode()
+    mapping_digest = hashlib.sha256(canonical).hexdigest()[:12]
+    assert (from_file.policy_version, from_mapping.policy_version) == (
+        f"1+sha256:{file_digest}",
+        f"1+sha256:{mapping_digest}",
+    )
 
 
 def test_boundary_mode_match_and_report_mode_are_read() -> None:

@@ -115,7 +115,9 @@ def test_no_exported_span_or_log_holds_a_restricted_value(otel: Harness, mode: s
     for form in FORMS:
         assert form not in exported
         assert form not in records
-    assert len(logs.get_finished_logs()) == 3
+    assert [data.log_record.event_name for data in logs.get_finished_logs()] == [
+        "gen_ai.guardrail.result"
+    ] * 3 + ["gen_ai.evaluation.result"] * 3
 
 
 def test_restricted_findings_lose_their_content_and_others_keep_it(otel: Harness) -> None:
@@ -133,6 +135,13 @@ def test_restricted_findings_lose_their_content_and_others_keep_it(otel: Harness
         )
     assert plain["groundplane.claimed"] == '"Sprocket"'
     assert "groundplane.message" in plain
+    (chat,) = otel.spans("chat gpt-test")
+    explanations = [
+        (e.attributes or {}).get("gen_ai.evaluation.explanation")
+        for e in chat.events
+        if e.name == "gen_ai.evaluation.result"
+    ]
+    assert explanations == [None, None, plain["groundplane.message"]]
     assert error is not None
     assert SECRET in error.diagnosis  # the application still gets the full message
     assert SECRET not in str(error) + repr(error)  # withheld: redacted, like capture off

@@ -306,13 +306,21 @@ def run_turns(sampler: Sampler, count: int) -> tuple[int, InMemorySpanExporter, 
 
 def output(outcome: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The key of a groundplane.outputs point for ``outcome`` in run_turns' counts."""
-    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    labels = {
+        "groundplane.boundary": "campaign_report",
+        "groundplane.mode": "enforce",
+        "gen_ai.agent.name": "campaign-analyst",  # the boundary's configured match
+    }
     return "groundplane.outputs", tuple(sorted({**labels, "groundplane.outcome": outcome}.items()))
 
 
 def claim(check: str, verdict: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The key of a groundplane.claims point for ``check`` and ``verdict``."""
-    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    labels = {
+        "groundplane.boundary": "campaign_report",
+        "groundplane.mode": "enforce",
+        "gen_ai.agent.name": "campaign-analyst",  # the boundary's configured match
+    }
     labels |= {"groundplane.check": check, "groundplane.verdict": verdict}
     return "groundplane.claims", tuple(sorted(labels.items()))
 

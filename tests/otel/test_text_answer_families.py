@@ -1,5 +1,5 @@
 """Under the guard, a boundary declared ``answer: text`` hands the prose families the raw answer
-text; a structured family there fails closed (check_error), never passes."""
+text; a structured family there is refused when the configuration is built, never run."""
 
 from __future__ import annotations
 
@@ -46,14 +46,14 @@ def test_a_restricted_value_in_a_text_answer_is_blocked(otel: Harness) -> None:
     assert (claim.code, claim.field) == ("restricted_value", "<output>")
 
 
-def test_a_structured_family_on_a_text_boundary_fails_closed(otel: Harness) -> None:
-    """superlative cannot read prose: its TypeError is a check_error finding (blocked as an
-    error in enforce), whatever the text says."""
-    otel.install(config(superlative("sales", "winner")))
-    with pytest.raises(ClaimsUnsupported) as raised:
-        run(otel, "EU is the winner.")
-    (claim,) = raised.value.report.violations
-    assert claim.code == "check_error"
-    cause = getattr(claim, "check_error", None)
-    assert isinstance(cause, TypeError)
-    assert str(cause).startswith("superlative: this check reads JSON fields")
+def test_a_structured_family_on_a_text_boundary_is_refused_at_configuration() -> None:
+    """superlative cannot read prose: a text boundary holding it is a ValueError when the
+    configuration is built, naming the boundary, the check and both ways out (so it can never
+    reach a request, where it would only fail closed as check_error)."""
+    with pytest.raises(ValueError) as raised:
+        config(superlative("sales", "winner"))
+    assert str(raised.value) == (
+        "boundary 'answer' reads the whole answer text (answer: text), but "
+        "superlative(fact='sales', field='winner') read JSON fields: give each its "
+        "whole-answer form (e.g. field=None, text_fields=['*']) or declare answer: json"
+    )

@@ -107,3 +107,17 @@ def test_a_bad_answer_kind_in_code_is_a_value_error() -> None:
     """BoundarySpec refuses an answer kind it does not know, naming the allowed ones."""
     with pytest.raises(ValueError, match=r"answer must be one of \('json', 'text'\), got 'prose'"):
         BoundarySpec("b", ("sales",), TEXT.checks, answer="prose")  # type: ignore[arg-type]
+
+
+def test_a_text_boundary_refuses_checks_that_read_fields() -> None:
+    """answer: text with a field-reading check is a configuration error, not a request-time
+    check_error: the message names the check and the two ways out."""
+    from groundplane_otel.checks.superlative import superlative
+
+    with pytest.raises(ValueError, match=r"reads the whole answer text \(answer: text\), but "):
+        BoundarySpec(
+            "b",
+            ("sales",),
+            (superlative(fact="sales", winner_field="winner"),),
+            answer="text",
+        )

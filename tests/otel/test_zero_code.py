@@ -4,6 +4,7 @@ provider each behave as documented."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -45,6 +46,13 @@ SAMPLER_WARNING = (
     "fraction to export); every span is then recorded for the guard and only the sampled ones "
     "are exported"
 )
+AGENT = {"gen_ai.agent.name": "campaign-analyst"}  # examples/policy.yaml's match
+POLICY_VERSION = f"1+sha256:{hashlib.sha256(POLICY.read_bytes()).hexdigest()[:12]}"
+CHECKED_WRONG = (  # (check family, verdict) of the policy's checks on the wrong answer
+    ("superlative", "unsupported"),
+    ("ranking_prefix", "supported"),
+    ("aggregate_reconciles", "supported"),
+)
 NO_POLICY_WARNING = (
     "groundplane: GROUNDPLANE_POLICY is not set, so no guard is installed and no output is "
     "checked. Set GROUNDPLANE_POLICY=/path/to/policy.yaml, or silence this with "
@@ -63,6 +71,8 @@ def run_app(tmp_path: Path, which: str, **env: str) -> subprocess.CompletedProce
     command += ["--logs_exporter", "none", sys.executable, str(APP), which]
     # The openai instrumentors are installed too; they only slow the start-up down here.
     clean["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "openai"
+    # This checkout's package, not whichever copy the interpreter has installed.
+    clean["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), clean.get("PYTHONPATH"))))
     return subprocess.run(
         command,
         cwd=tmp_path,
@@ -112,13 +122,22 @@ def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
     chat, tool = exported["chat scripted-model"], exported["execute_tool warehouse.query"]
     assert chat["status"]["status_code"] == "ERROR"
     assert chat["attributes"]["groundplane.outcome"] == "blocked"
-    (event,) = chat["events"]
+    event, *evaluated = chat["events"]
     assert event["name"] == "gen_ai.guardrail.result"
+    assert [(e["name"], e["attributes"]) for e in evaluated] == [
+        (
+            "gen_ai.evaluation.result",
+            {"gen_ai.evaluation.name": check, "gen_ai.evaluation.score.label": verdict},
+        )
+        for check, verdict in CHECKED_WRONG
+    ]
     contract = {key: event["attributes"].get(key) for key in CONTRACT}
     assert contract == {
         "gen_ai.guardrail.component.name": "groundplane",
         "gen_ai.guardrail.policy.id": "campaign_report",
+        "gen_ai.guardrail.policy.version": POLICY_VERSION,
         "gen_ai.guardrail.policy.rule.id": "superlative(fact='campaign_ctr', field='winner')",
+        "gen_ai.guardrail.result.type": "verdict",
         "gen_ai.guardrail.result.value": "unsupported",
         "gen_ai.guardrail.source": "model_response",
         "groundplane.check": "superlative",
@@ -128,14 +147,10 @@ def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
         "groundplane.fact.trace_id": tool["context"]["trace_id"].removeprefix("0x"),
         "groundplane.fact.span_id": tool["context"]["span_id"].removeprefix("0x"),
     }
-    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce"}
+    labels = {"groundplane.boundary": "campaign_report", "groundplane.mode": "enforce", **AGENT}
     assert points(result.stdout, "groundplane.claims") == [  # every check, report mode "first"
         ({"groundplane.check": check, "groundplane.verdict": verdict, **labels}, 1)
-        for check, verdict in (
-            ("superlative", "unsupported"),
-            ("ranking_prefix", "supported"),
-            ("aggregate_reconciles", "supported"),
-        )
+        for check, verdict in CHECKED_WRONG
     ]
     assert result.stderr.splitlines() == [SAMPLER_WARNING]
 
@@ -143,7 +158,9 @@ def test_wrong_winner_raises_in_the_app_and_the_exported_span_carries_the_event(
 CONTRACT = (
     "gen_ai.guardrail.component.name",
     "gen_ai.guardrail.policy.id",
+    "gen_ai.guardrail.policy.version",
     "gen_ai.guardrail.policy.rule.id",
+    "gen_ai.guardrail.result.type",
     "gen_ai.guardrail.result.value",
     "gen_ai.guardrail.source",
     "groundplane.check",
@@ -160,7 +177,14 @@ def test_right_answer_passes_and_is_counted(tmp_path: Path) -> None:
     result = run_app(tmp_path, "right", GROUNDPLANE_POLICY=str(POLICY))
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     chat = spans(result.stdout)["chat scripted-model"]
-    assert (chat["status"]["status_code"], chat["events"]) == ("UNSET", [])
+    assert chat["status"]["status_code"] == "UNSET"
+    assert [(e["name"], e["attributes"]) for e in chat["events"]] == [
+        (
+            "gen_ai.evaluation.result",
+            {"gen_ai.evaluation.name": check, "gen_ai.evaluation.score.label": "supported"},
+        )
+        for check, _ in CHECKED_WRONG
+    ]
     assert chat["attributes"]["groundplane.outcome"] == "passed"
     assert points(result.stdout, "groundplane.outputs") == [
         (
@@ -168,6 +192,7 @@ def test_right_answer_passes_and_is_counted(tmp_path: Path) -> None:
                 "groundplane.boundary": "campaign_report",
                 "groundplane.outcome": "passed",
                 "groundplane.mode": "enforce",
+                **AGENT,
             },
             1,
         )

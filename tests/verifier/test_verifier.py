@@ -123,16 +123,23 @@ def test_a_tool_in_one_service_and_the_answer_in_another_are_checked(
     outputs = sink.sums("groundplane.outputs")
     assert outputs == {
         (
+            ("gen_ai.agent.name", "analyst"),
             ("groundplane.boundary", "answer"),
             ("groundplane.mode", "verifier"),
             ("groundplane.outcome", "flagged"),
         ): 1,
         (
+            ("gen_ai.agent.name", "analyst"),
             ("groundplane.boundary", "answer"),
             ("groundplane.mode", "verifier"),
             ("groundplane.outcome", "passed"),
         ): 1,
     }
+    evaluated = [log for log in sink.logs if log.event_name == "gen_ai.evaluation.result"]
+    assert sorted(tuple(kv.value.string_value for kv in log.attributes) for log in evaluated) == [
+        ("superlative", "supported"),
+        ("superlative", "unsupported"),
+    ]
     (record,) = [log for log in sink.logs if log.event_name == "gen_ai.guardrail.result"]
     assert record.trace_id.hex() == f"{wrong.trace_id:032x}"
     assert record.span_id.hex() == f"{wrong.span_id:016x}"
