@@ -113,10 +113,16 @@ class Accounting(Lineage):
             vars(span).pop(HELD_ATTR, None)
         if not delegated:
             read = self._read(span, attributes)
-            if read.status != "not_output" and not self._left_above(span, chain, spec, read):
+            if read.status != "not_output" and not self._left_above(
+                span, chain, spec, read, agent=agent
+            ):
                 evaluations += self._once(span, spec, read, _failed(span), chain, itself=agent)
-        outer = any(self._agent_matches(ancestor, spec) for ancestor in chain[1:])
-        if agent and not evaluations and not self._covered(span, spec) and not outer:
+        if (
+            agent
+            and not evaluations
+            and not self._covered(span, spec)
+            and not any(self._agent_matches(ancestor, spec) for ancestor in chain[1:])
+        ):  # an unanswered run, unless an enclosing agent span is the run and accounts for it
             evaluations.append(self._unanswered(span, spec, chain))
         return evaluations
 
@@ -137,13 +143,19 @@ class Accounting(Lineage):
             return OutputRead("unreadable", problem=problem)
 
     def _left_above(
-        self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec, read: OutputRead
+        self,
+        span: Span,
+        chain: tuple[Any, ...],
+        spec: BoundarySpec,
+        read: OutputRead,
+        *,
+        agent: bool,
     ) -> bool:
         """Is nothing to check here because an enclosing span reads it? An absent answer (or one
         whose content this instrumentation did not capture) is read by an enclosing LLM span
         of the same call that matches too; an absent one also by a matched agent span."""
         if read.status == "absent":
-            if is_agent(span.name, span_attributes(span)):
+            if agent:
                 return True  # the agent's accounting below decides
             return self._guarded_above(span, chain, spec) or any(
                 self._agent_matches(ancestor, spec) for ancestor in chain if ancestor is not span

@@ -27,7 +27,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from groundplane_otel.checks._restricted_values import restricted_indexes
+from groundplane_otel.checks._restricted_values import RestrictedIndex, restricted_indexes
 from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError
 from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
@@ -56,10 +56,9 @@ def _text(value: Any) -> str:
         return repr(value)
 
 
-def _reveals(finding: Finding, registry: FactRegistry) -> bool:
+def _reveals(finding: Finding, indexes: Sequence[RestrictedIndex]) -> bool:
     if finding.family in RESTRICTED_FAMILIES or finding.reason in RESTRICTED_CODES:
         return True
-    indexes = restricted_indexes(registry)
     if not indexes:
         return False
     claim = finding.claim
@@ -80,7 +79,8 @@ def withhold_restricted(
     its content-free summary."""
     if not findings:
         return
-    withheld = [finding for finding in findings if _reveals(finding, registry)]
+    indexes = restricted_indexes(registry)  # once per evaluation, not per finding
+    withheld = [finding for finding in findings if _reveals(finding, indexes)]
     for finding in withheld:
         line = redaction.claim_summary(
             finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
