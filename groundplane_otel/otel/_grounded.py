@@ -8,8 +8,9 @@ value is capped (200 characters + an ellipsis) and at most ``MAX_LISTED`` findin
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
+
+from groundplane_otel.otel.metric_counts import SeenFinding
 
 __all__ = ["FAILING", "MAX_LISTED", "Counts", "SeenFinding", "cap", "failure_text", "outcome_table"]
 
@@ -20,26 +21,6 @@ _ORDER: Final = ("passed", "blocked", "flagged", "error", "skipped")
 
 Counts = Mapping[tuple[str, str, str | None], int]
 """``groundplane.outputs`` as counted: (boundary, outcome, skip reason or None) -> count."""
-
-
-@dataclass(frozen=True, slots=True)
-class SeenFinding:
-    """One ``gen_ai.guardrail.result`` the guard emitted during the test: where (boundary,
-    trace/span ids, the span's name once it ended), what (result, reason code, check, field,
-    fact), and — with content capture on only — the claimed/supported values and message."""
-
-    boundary: str
-    result: str  # "unsupported" | "error"
-    reason: str
-    trace_id: str
-    span_id: str
-    span_name: str | None = None
-    check: str | None = None
-    field: str | None = None
-    fact: str | None = None
-    claimed: str | None = None
-    supported: str | None = None
-    message: str | None = None
 
 
 def cap(text: str) -> str:

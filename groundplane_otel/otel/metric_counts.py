@@ -1,16 +1,63 @@
-"""Reading the guard's own counters back from a metric reader (replay reports, grounded tests).
+"""Reading the guard's own telemetry back: counters from a metric reader, findings from its
+``gen_ai.guardrail.result`` events (replay reports, grounded tests).
 
-One place for it: the replay report and the pytest plugin's ``outcomes()`` count the same
-``groundplane.outputs`` points the same way.
+One place for it: the replay report and the pytest plugin count the same ``groundplane.outputs``
+points the same way, and read a finding from the same event attributes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel.otel import semconv as sc
 
-__all__ = ["counter_totals"]
+__all__ = ["SeenFinding", "counter_totals", "seen_finding"]
+
+
+@dataclass(frozen=True, slots=True)
+class SeenFinding:
+    """One ``gen_ai.guardrail.result`` the guard emitted: where (boundary, trace/span ids, the
+    span's name once known), what (result, reason code, check, field, fact), and — with content
+    capture on only — the claimed/supported values and message."""
+
+    boundary: str
+    result: str  # "unsupported" | "error"
+    reason: str
+    trace_id: str
+    span_id: str
+    span_name: str | None = None
+    check: str | None = None
+    field: str | None = None
+    fact: str | None = None
+    claimed: str | None = None
+    supported: str | None = None
+    message: str | None = None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def seen_finding(
+    attributes: Mapping[str, Any], trace_id: int, span_id: int, span_name: str | None = None
+) -> SeenFinding:
+    """The finding a guardrail event's attributes describe, on the span ``span_id``."""
+    return SeenFinding(
+        boundary=str(attributes.get(sc.GUARDRAIL_POLICY_ID, "?")),
+        result=str(attributes.get(sc.GUARDRAIL_RESULT_VALUE, "?")),
+        reason=str(attributes.get(sc.GUARDRAIL_RESULT_REASON, "?")),
+        trace_id=f"{trace_id:032x}",
+        span_id=f"{span_id:016x}",
+        span_name=span_name,
+        check=_text(attributes.get(sc.GUARDRAIL_POLICY_RULE_ID)),
+        field=_text(attributes.get(sc.FIELD)),
+        fact=_text(attributes.get(sc.FACT)),
+        claimed=_text(attributes.get(sc.CLAIMED)),
+        supported=_text(attributes.get(sc.SUPPORTED)),
+        message=_text(attributes.get(sc.MESSAGE)),
+    )
 
 
 def counter_totals(reader: Any, metric: str, *labels: str) -> dict[tuple[str, ...], int]:

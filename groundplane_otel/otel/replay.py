@@ -27,25 +27,11 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.guard import GroundplaneSpanProcessor
-from groundplane_otel.otel.metric_counts import counter_totals
+from groundplane_otel.otel.metric_counts import SeenFinding, counter_totals, seen_finding
 from groundplane_otel.otel.records import SpanRecord, attributes_of
 from groundplane_otel.otel.telemetry import Telemetry
 
-__all__ = ["ReplayFinding", "ReplayStats", "Replayer"]
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayFinding:
-    """One ``gen_ai.guardrail.result`` the guard wrote while replaying."""
-
-    trace_id: str
-    span_id: str
-    boundary: str
-    check: str
-    result: str
-    reason: str
-    claimed: str | None = None
-    supported: str | None = None
+__all__ = ["ReplayStats", "Replayer"]
 
 
 @dataclass(slots=True)
@@ -58,7 +44,7 @@ class ReplayStats:
     incomplete_traces: int = 0  # decided early (buffer full), or that lost spans
     orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
     dropped_spans: int = 0  # over max_spans_per_trace
-    findings: list[ReplayFinding] = field(default_factory=list)
+    findings: list[SeenFinding] = field(default_factory=list)
     findings_dropped: int = 0  # over max_findings (counted in the metrics all the same)
 
 
@@ -207,16 +193,7 @@ class Replayer:
                 self.stats.findings_dropped += 1
                 continue
             self.stats.findings.append(
-                ReplayFinding(
-                    f"{context.trace_id:032x}",
-                    f"{context.span_id:016x}",
-                    str(attributes.get(sc.GUARDRAIL_POLICY_ID, "")),
-                    str(attributes.get(sc.GUARDRAIL_POLICY_RULE_ID, "<output>")),
-                    str(attributes.get(sc.GUARDRAIL_RESULT_VALUE, "")),
-                    str(attributes.get(sc.GUARDRAIL_RESULT_REASON, "")),
-                    attributes.get(sc.CLAIMED),
-                    attributes.get(sc.SUPPORTED),
-                )
+                seen_finding(attributes, context.trace_id, context.span_id, record.name)
             )
 
     # -- results -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel.otel.otlp_files import BadInput
@@ -51,10 +51,16 @@ def build_report(
     rate = unsupported / total_claims if total_claims else 0.0
     findings = []
     for finding in stats.findings:
-        item = asdict(finding)
-        if not capture_content:
-            item.pop("claimed")
-            item.pop("supported")
+        item: dict[str, Any] = {
+            "trace_id": finding.trace_id,
+            "span_id": finding.span_id,
+            "boundary": finding.boundary,
+            "check": finding.check or "<output>",
+            "result": finding.result,
+            "reason": finding.reason,
+        }
+        if capture_content:
+            item["claimed"], item["supported"] = finding.claimed, finding.supported
         findings.append(item)
     failures = []
     if gate.max_unsupported_rate is not None and rate > gate.max_unsupported_rate:

@@ -37,7 +37,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._grounded import Counts, SeenFinding, cap, failure_text, outcome_table
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.install import Guard, install
-from groundplane_otel.otel.metric_counts import counter_totals
+from groundplane_otel.otel.metric_counts import counter_totals, seen_finding
 from groundplane_otel.otel.policy import load_policy
 
 __all__ = ["CaptureGroundplane", "SeenFinding"]
@@ -136,22 +136,7 @@ class CaptureGroundplane:
                 continue
             attributes = dict(record.attributes or {})
             span_id = record.span_id or 0
-            seen.append(
-                SeenFinding(
-                    boundary=str(attributes.get(sc.GUARDRAIL_POLICY_ID, "?")),
-                    result=str(attributes.get(sc.GUARDRAIL_RESULT_VALUE, "?")),
-                    reason=str(attributes.get(sc.GUARDRAIL_RESULT_REASON, "?")),
-                    trace_id=f"{record.trace_id or 0:032x}",
-                    span_id=f"{span_id:016x}",
-                    span_name=names.get(span_id),
-                    check=_text(attributes.get(sc.GUARDRAIL_POLICY_RULE_ID)),
-                    field=_text(attributes.get(sc.FIELD)),
-                    fact=_text(attributes.get(sc.FACT)),
-                    claimed=_text(attributes.get(sc.CLAIMED)),
-                    supported=_text(attributes.get(sc.SUPPORTED)),
-                    message=_text(attributes.get(sc.MESSAGE)),
-                )
-            )
+            seen.append(seen_finding(attributes, record.trace_id or 0, span_id, names.get(span_id)))
         return tuple(seen)
 
     def assert_grounded(
