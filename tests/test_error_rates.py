@@ -83,7 +83,8 @@ KNOWN_LIMITS = {
     "numbers_recorded/hard/wrong_date": ("unsupported", "supported"),
     "numbers_recorded/hard/en_dash_as_minus": ("supported", "unsupported"),
 }
-"""The published misses (docs/measured.md, "The checker's own error rates"): case id → (label, what the checker says)."""
+"""The published misses (docs/measured.md, "The checker's own error rates"): case id →
+(label, what the checker says)."""
 
 
 def test_known_limits_are_exactly_the_published_ones(result: Result, cases: list[Case]) -> None:
@@ -96,6 +97,7 @@ def test_known_limits_are_exactly_the_published_ones(result: Result, cases: list
 
 
 def test_numbers_recorded_rates_are_the_published_ones(result: Result) -> None:
-    """The prose family's false passes / rejects are exactly its known limits (docs/measured.md table)."""
+    """The prose family's false passes / rejects are exactly its known limits (the table in
+    docs/measured.md)."""
     tally = result.by_family["numbers_recorded"]
     assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (5, 2, 0, 0)
