@@ -59,7 +59,7 @@ class Block:
 def read_blocks(page: Path) -> list[Block]:
     """The fenced blocks of one markdown page, in order; an unclosed fence is a ValueError."""
     lines = page.read_text(encoding="utf-8").splitlines()
-    name = page.relative_to(ROOT).as_posix()
+    name = page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else page.name
     found: list[tuple[Block, int]] = []  # (block, index of the line after its closing fence)
     index = 0
     while index < len(lines):
@@ -254,3 +254,32 @@ def test_expected_output_matching_is_exact_but_for_whitespace_and_ellipsis() -> 
     assert not matches(shown, "UnsupportedClaim: model said 'delta', registered facts | x")
     assert not matches("a b", "a b c")
     assert not matches("ab", "a b")
+
+
+def test_blocks_pair_with_the_output_shown_right_after_them(tmp_path: Path) -> None:
+    """A text block directly after a Python block is its expected output; one after prose is
+    not, and an unclosed fence is an error naming the page and line."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n```python\nprint(1)\n```\n\n```text\n1\n```\n\nProse.\n\n"
+        '```text\nshown\n```\n\n```yaml title="p.yaml"\nversion: 1\n```\n'
+    )
+    blocks = read_blocks(page)
+    assert [(b.language, b.line, b.title, b.expected) for b in blocks] == [
+        ("python", 4, None, "1"),
+        ("text", 8, None, None),
+        ("text", 14, None, None),
+        ("yaml", 18, "p.yaml", None),
+    ]
+    page.write_text("```python\nprint(1)\n")
+    with pytest.raises(ValueError, match=r"^page.md:1: fence ``` never closed$"):
+        read_blocks(page)
+
+
+def test_the_framework_policy_on_the_integrations_page_is_the_examples_one() -> None:
+    """The policy the integrations page shows is examples/frameworks_policy.yaml (no drift)."""
+    import yaml
+
+    (shown,) = [b for b in ALL_BLOCKS["docs/integrations.md"] if b.title == "policy.yaml"]
+    example = ROOT / "examples" / "frameworks_policy.yaml"
+    assert yaml.safe_load(shown.code) == yaml.safe_load(example.read_text(encoding="utf-8"))
