@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := dev,prometheus,langgraph,mcp,openai,openinference,langchain,openai-agents,pydantic-ai,openinference-frameworks,traceloop,docs,dashboards
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo quickstart test unit lint typecheck wheel-check bench bench-smoke system-deps clean
+.PHONY: demo quickstart docs test unit lint typecheck wheel-check bench bench-smoke system-deps clean
 
 demo: $(STAMP)
 	$(PY) examples/demo_agent.py
@@ -13,8 +13,12 @@ demo: $(STAMP)
 quickstart: $(STAMP)
 	$(PY) examples/quickstart.py
 
-test: $(STAMP) system-deps lint typecheck wheel-check
+test: $(STAMP) system-deps lint typecheck wheel-check docs
 	$(PY) -m pytest
+
+# The docs site (docs/, mkdocs.yml): strict, so a broken link or anchor fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -f mkdocs.yml -d build/site
 
 unit: $(STAMP)
 	$(PY) -m pytest -x -q --ignore=tests/integrations

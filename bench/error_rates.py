@@ -1,8 +1,8 @@
 """The checker's own false-pass / false-reject rates, per family (``python -m bench.error_rates``).
 
 Generates the labelled corpus (``tests/corpus``, fixed seed 20261129) in memory, submits every
-case through a boundary, and prints the per-family table in markdown, for the README. Also part
-of ``python -m bench`` (with a small corpus under ``--smoke``).
+case through a boundary, and prints the per-family table in markdown, for docs/measured.md. Also
+part of ``python -m bench`` (with a small corpus under ``--smoke``).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _measure(smoke: bool) -> tuple[Section, int]:
     )
     if result.limits:
         section.notes.append(
-            f"{len(result.limits)} of the misses are known limits, by design (README, Limits): "
+            f"{len(result.limits)} of the misses are known limits, by design (docs/measured.md): "
             + ", ".join(case.id for case, _ in result.limits)
             + "."
         )

@@ -2,7 +2,8 @@
 examples/frameworks_policy.yaml, the fake OpenAI server, and a printout of what was exported.
 
 A real app gets all of this from ``opentelemetry-instrument`` + ``GROUNDPLANE_POLICY`` (see the
-README's framework matrix); the examples wire it by hand so they print what the guard wrote.
+framework matrix in docs/integrations.md); the examples wire it by hand so they print what the
+guard wrote.
 """
 
 from __future__ import annotations

@@ -325,7 +325,8 @@ def test_a_tuple_claim_is_a_sequence_of_names_unless_the_keys_are_tuples() -> No
 
 
 def test_a_negative_weight_is_still_refused() -> None:
-    """A deliberate divergence (README): a weighted mean with a negative weight is a ValueError."""
+    """A deliberate divergence (docs/checks.md): a negative weight in a weighted mean is a
+    ValueError."""
     registry = gp.FactRegistry()
     registry.record_table("t", [{"id": "a", "v": 1, "w": 2}, {"id": "b", "v": 3, "w": -1}], "id")
     with pytest.raises(ValueError) as info:
@@ -415,7 +416,8 @@ def test_adapter_signatures_match_the_reference() -> None:
 
 
 def test_non_finite_numbers_are_refused_with_a_hint_to_drop_or_replace_the_cell() -> None:
-    """A deliberate divergence (README): NaN/inf never become facts; the error says what to do."""
+    """A deliberate divergence (docs/checks.md): NaN/inf never become facts; the error says
+    what to do."""
     with pytest.raises(ValueError) as info:
         gp.FactRegistry().record_table("t", [{"id": "a", "v": float("nan")}], key="id")
     assert str(info.value) == (

@@ -1,7 +1,7 @@
 """The benchmarks never rot: ``python -m bench --smoke`` runs every one and prints every row.
 
 No timing is asserted (a loaded CI machine must not fail the build); only that each benchmark
-ran and reported the rows the README quotes.
+ran and reported the rows docs/measured.md quotes.
 """
 
 from __future__ import annotations

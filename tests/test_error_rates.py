@@ -66,7 +66,7 @@ def test_rejections_carry_the_expected_reason_code(result: Result) -> None:
 
 def test_known_limits_are_still_what_the_readme_says() -> None:
     """Each published limit (tests/corpus/gen_hard.py LIMITS) is still misjudged: when one gets
-    fixed, this fails, and the README's limits table must be updated with it."""
+    fixed, this fails, and the limits table in docs/measured.md must be updated with it."""
     from corpus.gen_hard import LIMITS
     from corpus.model import evaluate
 
@@ -83,19 +83,21 @@ KNOWN_LIMITS = {
     "numbers_recorded/hard/wrong_date": ("unsupported", "supported"),
     "numbers_recorded/hard/en_dash_as_minus": ("supported", "unsupported"),
 }
-"""The published misses (README "Limits"): case id → (label, what the checker says)."""
+"""The published misses (docs/measured.md, "The checker's own error rates"): case id →
+(label, what the checker says)."""
 
 
 def test_known_limits_are_exactly_the_published_ones(result: Result, cases: list[Case]) -> None:
-    """Each documented limit still misses the way the README says; no other case is one."""
+    """Each documented limit still misses the way docs/measured.md says; no other case is one."""
     assert {case.id for case in cases if case.known_limit} == set(KNOWN_LIMITS)
-    assert not result.fixed_limits, "a known limit is now classified right: update the README"
+    assert not result.fixed_limits, "a known limit is now classified right: update docs/measured.md"
     assert {case.id: (case.label, outcome.verdict) for case, outcome in result.limits} == (
         KNOWN_LIMITS
     )
 
 
 def test_numbers_recorded_rates_are_the_published_ones(result: Result) -> None:
-    """The prose family's false passes / rejects are exactly its known limits (README table)."""
+    """The prose family's false passes / rejects are exactly its known limits (the table in
+    docs/measured.md)."""
     tally = result.by_family["numbers_recorded"]
     assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (5, 2, 0, 0)

@@ -235,8 +235,8 @@ def test_the_marker_is_registered(suite: pytest.Pytester) -> None:
 def test_the_example_suite_passes_once_and_fails_once(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``examples/test_demo_agent.py`` (the README's example) runs as documented: the right
-    answer passes, the regression fails with the demo's wrong-winner finding."""
+    """``examples/test_demo_agent.py`` (the example of docs/pytest-plugin.md) runs as documented:
+    the right answer passes, the regression fails with the demo's wrong-winner finding."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     result = pytester.runpytest(*PLUGIN, str(ROOT / "examples" / "test_demo_agent.py"))
     result.assert_outcomes(passed=1, failed=1)

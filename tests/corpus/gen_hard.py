@@ -1,8 +1,8 @@
 """Hand-written hard cases for the evidence families, each filed under the failure class it
 probes (``HARD``), and the known limits (``LIMITS``): outputs a deterministic matcher gets
 wrong by design. ``HARD`` is part of the corpus (zero misses asserted); ``LIMITS`` is measured
-separately and published in the README (false passes, and one false reject);
-``tests/test_error_rates.py`` pins that each one is still misjudged, so the README stays true
+separately and published in docs/measured.md (false passes, and one false reject);
+``tests/test_error_rates.py`` pins that each one is still misjudged, so docs/measured.md stays true
 when one is fixed."""
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 to the wrong entity; fractions and "one" in words; dates, which are never checked; digits or
 dashes a rule cannot tell apart). They are
 published as false passes / false rejects, and ``tests/test_error_rates.py`` fails if one of
-them stops failing (the README's limits would then be out of date) or if any other case misses.
+them stops failing (the limits in docs/measured.md would then be out of date) or if any other
+case misses.
 """
 
 from __future__ import annotations

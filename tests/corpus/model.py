@@ -6,8 +6,8 @@ data, recorder keywords), the check (builder name and keywords), the model's out
 supported cases), and the reason code a rejection is expected to carry. A wrong output that no
 claim could make right (the exact result has no int or float form) is refused by the checker
 with a developer error instead: ``expect_error`` names its type, and only that counts as
-rejecting it. ``known_limit`` marks a case the checker gets wrong by design (the README lists
-it).
+rejecting it. ``known_limit`` marks a case the checker gets wrong by design (docs/measured.md
+lists it).
 
 The oracle (``truly_matches``) is an independent restatement of the numeric rule (exact
 rationals; an int or float claim may equal in value the float nearest to a non-integral exact

@@ -83,7 +83,7 @@ def _rate(count: int, of: int) -> str:
 
 
 def markdown(result: Result) -> str:
-    """The per-family false-pass / false-reject table, in markdown (for the README)."""
+    """The per-family false-pass / false-reject table, in markdown (for docs/measured.md)."""
     lines = [
         "| family | failure classes | wrong outputs | false passes | correct outputs "
         "| false rejects | errors | other reason code |",
