@@ -96,7 +96,7 @@ def series(
         .calcs([])
     )
     tooltip = cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE)
-    style = cm.GraphTresholdsStyleMode.LINE if slo else cm.GraphTresholdsStyleMode.OFF
+    style = cm.GraphThresholdsStyleMode.LINE if slo else cm.GraphThresholdsStyleMode.OFF
     p = (
         timeseries.Panel()
         .legend(legend)
@@ -109,8 +109,13 @@ def series(
 
 
 def top10(title: str, description: str, target: Query, grid: Grid) -> table.Panel:
-    """A table of an instant topk() query, the time column hidden."""
-    p = table.Panel().show_header(True).with_transformation(HIDE_TIME)
+    """A table of an instant topk() query, the time column hidden, cells aligned by Grafana."""
+    p = (
+        table.Panel()
+        .show_header(True)
+        .align(cm.FieldTextAlignment.AUTO)
+        .with_transformation(HIDE_TIME)
+    )
     return framed(p, title, description, "short", [target], grid)
 
 
@@ -130,7 +135,6 @@ def variable(name: str, label: str, promql: str) -> db.QueryVariable:
     """A multi-select label_values variable refreshed on time range change, with an All option."""
     return (
         db.QueryVariable(name)
-        .id(name)
         .label(label)
         .datasource(DS)
         .query({"query": promql, "refId": f"var-{name}"})
@@ -148,11 +152,7 @@ def variable(name: str, label: str, promql: str) -> db.QueryVariable:
 def variables() -> list[Builder[dm.VariableModel]]:
     """The Prometheus data source, then job, agent, boundary, check family and mode."""
     datasource = (
-        db.DatasourceVariable("datasource")
-        .id("datasource")
-        .label("Data source")
-        .type("prometheus")
-        .regex("")
+        db.DatasourceVariable("datasource").label("Data source").type("prometheus").regex("")
     )
     return [
         datasource,
