@@ -91,7 +91,10 @@ def _sample(children: Sequence[Any], size: int) -> tuple[Sequence[Any], float]:
 def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = False) -> int:
     """Bytes ``value`` keeps alive (estimated; objects in ``skip`` are not counted). With
     ``exclusive``, a string or number is counted only when ``value`` is all that holds it
-    (its reference count: one container), i.e. not a cell shared with something else."""
+    (its reference count: one container), i.e. not a cell shared with something else.
+
+    Containers go on a stack; their strings and numbers are counted as they are met (most of
+    what a fact holds), without a stack entry each."""
     seen = {id(item) for item in skip}
     total = 0.0
     visits = 0
@@ -110,7 +113,24 @@ def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = Fal
         visits += 1
         total += weight * _getsizeof(item)
         children, scale = _children(item, SAMPLE if visits < BUDGET else 1)
-        stack.extend((child, weight * scale) for child in children)
+        weight *= scale
+        # A child met in a copy (a dict's flattened items, a sample) has one more reference.
+        held = _EXCLUSIVE if children is item else _EXCLUSIVE + 1
+        for child in children:
+            kind = type(child)
+            if kind not in _ATOMS:
+                if kind not in _FREE:
+                    stack.append((child, weight))
+                continue
+            if kind is int and -5 <= child <= 256:
+                continue
+            if exclusive and _refcount(child) > held:
+                continue
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            visits += 1
+            total += weight * _getsizeof(child)
         del children  # a sampled copy must not hold its items while they are counted
     return int(total)
 
