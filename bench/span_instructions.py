@@ -7,7 +7,9 @@ instructions). Each variant runs ``traces`` and ``traces/6`` times under callgri
 is the marginal cost of ``5/6 traces`` traces, so interpreter start-up and imports cancel out.
 
 * unmatched: the plain request trace of ``bench.guard`` (a root and three children, no GenAI
-  attributes), guard vs plain SDK. Goal: ratio <= 1.03.
+  attributes), guard vs plain SDK. Goal: ratio <= 1.03. A third variant installs the guard and
+  uninstalls it (its modules and objects alive, no hook on any span): what the process pays
+  without any per-span work, from a bigger heap and more imports.
 * guarded output: the guarded trace of ``bench.guard`` (a 100-row tool result, a JSON answer,
   six checks) with and without the guard, against the floor (the stdlib ``json.loads`` of both
   payloads, the Table, the six checks called directly). Goal: (guard - plain) / floor <= 1.5.
@@ -31,8 +33,13 @@ from bench.guard import _answer, _config, _floor, _guarded_trace, _sdk, _unmatch
 from bench._scenario import make_output, make_rows
 provider_of, _, _ = _sdk()
 scenario, variant, traces = sys.argv[1], sys.argv[2], int(sys.argv[3])
-guarded = variant == "guard"
-tracer = provider_of(guarded, _config() if guarded else None).get_tracer("bench")
+guarded = variant in ("guard", "inert")
+provider = provider_of(guarded, _config() if guarded else None)
+if variant == "inert":
+    from groundplane_otel.otel import active_guards
+    for guard in active_guards():
+        guard.uninstall()
+tracer = provider.get_tracer("bench")
 rows = make_rows(100)
 result, messages = json.dumps({"rows": rows}), _answer(make_output(rows))
 if scenario == "unmatched":
@@ -82,7 +89,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "run.py"
         script.write_text(_RUN)
-        unmatched = {v: _marginal(script, "unmatched", v, traces) for v in ("plain", "guard")}
+        unmatched = {
+            v: _marginal(script, "unmatched", v, traces) for v in ("plain", "guard", "inert")
+        }
         guarded = {
             v: _marginal(script, "guarded", v, traces // 4) for v in ("plain", "guard", "floor")
         }
@@ -92,6 +101,11 @@ def main(argv: list[str]) -> int:
     print(
         f"| unmatched trace (root + 3 child spans), instructions | {unmatched['plain']:,.0f} | "
         f"{unmatched['guard']:,.0f} | {unmatched['guard'] / unmatched['plain']:.3f}x | ≤ 1.03 |"
+    )
+    print(
+        f"| unmatched trace, the guard installed then uninstalled (no hook) | "
+        f"{unmatched['plain']:,.0f} | {unmatched['inert']:,.0f} | "
+        f"{unmatched['inert'] / unmatched['plain']:.3f}x | — |"
     )
     print(
         f"| added per guarded output vs the floor, instructions | {guarded['floor']:,.0f} | "
