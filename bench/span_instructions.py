@@ -1,15 +1,25 @@
-"""Instructions per unmatched trace, guard vs plain SDK, counted by valgrind (callgrind):
+"""Instructions per trace, guard vs plain SDK, counted by valgrind (callgrind):
 ``python -m bench.span_instructions [traces]``.
 
 Timings on a shared 2-core machine move with load; instruction counts do not (the same binary,
-inputs and environment give the same count). Each variant runs the plain request trace of
-``bench.guard`` (a root and three children, no GenAI attributes) ``traces`` and ``traces/6``
-times under callgrind; the difference is the marginal cost of ``5/6 traces`` traces, so
-interpreter start-up and imports cancel out. Prints; asserts nothing. Needs ``valgrind``.
+inputs and environment — ``PYTHONHASHSEED=0`` — give the same count to within a few hundred
+instructions). Each variant runs ``traces`` and ``traces/6`` times under callgrind; the difference
+is the marginal cost of ``5/6 traces`` traces, so interpreter start-up and imports cancel out.
+
+* unmatched: the plain request trace of ``bench.guard`` (a root and three children, no GenAI
+  attributes), guard vs plain SDK. Goal: ratio <= 1.03. A third variant installs the guard and
+  uninstalls it (its modules and objects alive, no hook on any span): what the process pays
+  without any per-span work, from a bigger heap and more imports.
+* guarded output: the guarded trace of ``bench.guard`` (a 100-row tool result, a JSON answer,
+  six checks) with and without the guard, against the floor (the stdlib ``json.loads`` of both
+  payloads, the Table, the six checks called directly). Goal: (guard - plain) / floor <= 1.5.
+
+Prints; asserts nothing. Needs ``valgrind``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -18,18 +28,32 @@ import tempfile
 from pathlib import Path
 
 _RUN = """
-import sys
-from bench.guard import _config, _sdk, _unmatched_trace
+import json, sys
+from bench.guard import _answer, _config, _floor, _guarded_trace, _sdk, _unmatched_trace
+from bench._scenario import make_output, make_rows
 provider_of, _, _ = _sdk()
-guarded = sys.argv[1] == "guard"
+scenario, variant, traces = sys.argv[1], sys.argv[2], int(sys.argv[3])
+guarded = variant in ("guard", "inert")
 provider = provider_of(guarded, _config() if guarded else None)
-run = _unmatched_trace(provider.get_tracer("bench"))
-for _ in range(int(sys.argv[2])):
+if variant == "inert":
+    import importlib
+    for guard in importlib.import_module("groundplane_otel.otel.install").active_guards():
+        guard.uninstall()
+tracer = provider.get_tracer("bench")
+rows = make_rows(100)
+result, messages = json.dumps({"rows": rows}), _answer(make_output(rows))
+if scenario == "unmatched":
+    run = _unmatched_trace(tracer)
+elif variant == "floor":
+    run = _floor(result, messages)
+else:
+    run = _guarded_trace(tracer, result, messages)
+for _ in range(traces):
     run()
 """
 
 
-def _instructions(variant: str, traces: int, script: Path) -> int:
+def _instructions(script: Path, *args: str) -> int:
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
             [
@@ -38,12 +62,12 @@ def _instructions(variant: str, traces: int, script: Path) -> int:
                 f"--callgrind-out-file={folder}/out",
                 sys.executable,
                 str(script),
-                variant,
-                str(traces),
+                *args,
             ],
             capture_output=True,
             text=True,
             check=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
         )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -51,24 +75,42 @@ def _instructions(variant: str, traces: int, script: Path) -> int:
     return int(found.group(1))
 
 
+def _marginal(script: Path, scenario: str, variant: str, traces: int) -> float:
+    many = _instructions(script, scenario, variant, str(traces))
+    few = _instructions(script, scenario, variant, str(traces // 6))
+    return (many - few) / (traces - traces // 6)
+
+
 def main(argv: list[str]) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)")
         return 1
-    traces = int(argv[0]) if argv else 1200
+    traces = int(argv[0]) if argv else 600
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "run.py"
         script.write_text(_RUN)
-        marginal = {}
-        for variant in ("plain", "guard"):
-            many = _instructions(variant, traces, script)
-            few = _instructions(variant, traces // 6, script)
-            marginal[variant] = (many - few) / (traces - traces // 6)
-    print("| variant | instructions per unmatched trace (root + 3 children) |")
-    print("|---|---|")
-    print(f"| plain SDK | {marginal['plain']:,.0f} |")
-    print(f"| with the guard | {marginal['guard']:,.0f} |")
-    print(f"\nratio: {marginal['guard'] / marginal['plain']:.3f}x (goal <= 1.03)")
+        unmatched = {
+            v: _marginal(script, "unmatched", v, traces) for v in ("plain", "guard", "inert")
+        }
+        guarded = {
+            v: _marginal(script, "guarded", v, traces // 4) for v in ("plain", "guard", "floor")
+        }
+    added = guarded["guard"] - guarded["plain"]
+    print("| measure | plain SDK / floor | with the guard | ratio | goal |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| unmatched trace (root + 3 child spans), instructions | {unmatched['plain']:,.0f} | "
+        f"{unmatched['guard']:,.0f} | {unmatched['guard'] / unmatched['plain']:.3f}x | ≤ 1.03 |"
+    )
+    print(
+        f"| unmatched trace, the guard installed then uninstalled (no hook) | "
+        f"{unmatched['plain']:,.0f} | {unmatched['inert']:,.0f} | "
+        f"{unmatched['inert'] / unmatched['plain']:.3f}x | — |"
+    )
+    print(
+        f"| added per guarded output vs the floor, instructions | {guarded['floor']:,.0f} | "
+        f"{added:,.0f} | {added / guarded['floor']:.3f}x | ≤ 1.5 |"
+    )
     return 0
 
 

@@ -48,6 +48,7 @@ class ScopeState:
 _current: ContextVar[tuple[ScopeState, ...]] = ContextVar("groundplane_enforce", default=())
 _lock = threading.Lock()
 _by_trace: dict[int, list[ScopeState]] = {}
+awaited = _by_trace.keys()  # a live view: is a scope waiting for this trace? (hot path)
 _released: deque[int] = deque()  # ended traces whose entries are released after a delay
 
 

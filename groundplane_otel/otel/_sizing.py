@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Iterable, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 __all__ = ["BUDGET", "SAMPLE", "derived_size", "retained_size"]
 
-SAMPLE = 32
+SAMPLE = 8
 BUDGET = 4096
 _FREE = (type(None), bool)
 _ATOMS = frozenset({str, int, float, bytes, complex})
@@ -29,43 +29,60 @@ _refcount = sys.getrefcount
 _EXCLUSIVE = 3
 
 
+_SLOTS: dict[type, tuple[tuple[Any, type], ...]] = {}  # a class -> its slots' (getter, owner)
+
+
+def _slot_getters(kind: type) -> tuple[tuple[Any, type], ...]:
+    getters = _SLOTS.get(kind)
+    if getters is None:
+        getters = tuple(
+            (getter, cls)
+            for cls in kind.__mro__
+            for name in cls.__dict__.get("__slots__", ())
+            if (getter := getattr(cls.__dict__.get(name), "__get__", None)) is not None
+        )
+        if len(_SLOTS) < 256:  # the slotted classes facts are made of: few
+            _SLOTS[kind] = getters
+    return getters
+
+
 def _slot_values(value: Any) -> list[Any]:
     """The set slots of an object of a slotted class (a slot never set is skipped: reading it
     would run a class's ``__getattr__``, e.g. Ranking's lazy ``items``)."""
     found = []
-    for cls in type(value).__mro__:
-        for name in cls.__dict__.get("__slots__", ()):
-            descriptor = cls.__dict__.get(name)
-            getter = getattr(descriptor, "__get__", None)
-            if getter is None:
-                continue
-            try:
-                found.append(getter(value, cls))
-            except AttributeError:
-                continue
+    for getter, cls in _slot_getters(type(value)):
+        try:
+            found.append(getter(value, cls))
+        except AttributeError:
+            continue
     return found
 
 
-def _children(value: Any, size: int) -> tuple[Iterable[Any], float]:
-    """Up to about ``size`` of the objects ``value`` references (none for an atom), and the
-    factor that scales their sizes to all of them."""
+def _children(value: Any, size: int) -> tuple[Iterable[Any], float, int]:
+    """Up to about ``size`` of the objects ``value`` references (none for an atom), the factor
+    that scales their sizes to all of them, and the references to each that the iterable
+    itself adds (1 for a copy, 0 when it iterates ``value``)."""
     kind = type(value)
     if kind in _ATOMS:
-        return (), 1.0
+        return (), 1.0, 0
     if isinstance(value, dict):
         if len(value) <= size:
-            return [item for pair in value.items() for item in pair], 1.0
+            return chain(value, value.values()), 1.0, 0
         keys, scale = _spaced(value, size)
-        return [item for key in keys for item in (key, value[key])], scale
+        return [item for key in keys for item in (key, value[key])], scale, 1
     if isinstance(value, (list, tuple)):
-        return _sample(value, size)
+        children, scale = _sample(value, size)
+        return children, scale, 0 if children is value else 1
     if isinstance(value, (set, frozenset)):
-        return _spaced(value, size)
+        if len(value) <= size:
+            return value, 1.0, 0
+        members, scale = _spaced(value, size)
+        return members, scale, 1
     found = _slot_values(value) if hasattr(kind, "__slots__") else []
     state = getattr(value, "__dict__", None)
     if isinstance(state, dict):
         found.append(state)
-    return found, 1.0
+    return found, 1.0, 1
 
 
 def _spaced(items: Collection[Any], size: int) -> tuple[list[Any], float]:
@@ -91,8 +108,11 @@ def _sample(children: Sequence[Any], size: int) -> tuple[Sequence[Any], float]:
 def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = False) -> int:
     """Bytes ``value`` keeps alive (estimated; objects in ``skip`` are not counted). With
     ``exclusive``, a string or number is counted only when ``value`` is all that holds it
-    (its reference count: one container), i.e. not a cell shared with something else."""
-    seen = {id(item) for item in skip}
+    (its reference count: one container), i.e. not a cell shared with something else.
+
+    Containers go on a stack; their strings and numbers are counted as they are met (most of
+    what a fact holds), without a stack entry each."""
+    seen = set(map(id, skip))
     total = 0.0
     visits = 0
     stack: list[tuple[Any, float]] = [(value, 1.0)]
@@ -109,8 +129,24 @@ def retained_size(value: Any, *, skip: Iterable[Any] = (), exclusive: bool = Fal
         seen.add(id(item))
         visits += 1
         total += weight * _getsizeof(item)
-        children, scale = _children(item, SAMPLE if visits < BUDGET else 1)
-        stack.extend((child, weight * scale) for child in children)
+        children, scale, copied = _children(item, SAMPLE if visits < BUDGET else 1)
+        weight *= scale
+        held = _EXCLUSIVE + copied  # a child met in a copy (a sample) has one more reference
+        for child in children:
+            kind = type(child)
+            if kind not in _ATOMS:
+                if kind not in _FREE:
+                    stack.append((child, weight))
+                continue
+            if kind is int and -5 <= child <= 256:
+                continue
+            if exclusive and _refcount(child) > held:
+                continue
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            visits += 1
+            total += weight * _getsizeof(child)
         del children  # a sampled copy must not hold its items while they are counted
     return int(total)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from types import MethodType
 from typing import Any
 
 from opentelemetry.context import Context
@@ -102,8 +103,13 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self._unknown_warned: set[str] = set()
         self._delegated: set[str] = set()  # boundaries checked by framework adapters
         self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
-        if _sdk_layout():  # per-instance closures: every span of the app goes through them
-            self.on_start, self.on_end = fast_hooks(self)  # type: ignore[method-assign,assignment]
+        self.fast_hooks = _sdk_layout()
+        self._stop_hooks: Callable[[], None] | None = None
+        self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
+        if self.fast_hooks:  # per-instance closures: every span of the app goes through them
+            on_start, on_end, self._stop_hooks = fast_hooks(self)
+            self.on_start = MethodType(on_start, self)  # type: ignore[method-assign]
+            self.on_end = MethodType(on_end, self)  # type: ignore[method-assign]
 
     # -- SpanProcessor ------------------------------------------------------------------------
 
@@ -215,7 +221,11 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self.telemetry.close(self.store)
         self.store.clear()  # traces in flight: their facts are released, not kept forever
         self._lineage.clear()
-        if "on_start" in vars(self):  # the fast closures (they do not check _enabled)
+        if self._leave_dispatch is not None:  # riding on the provider's dispatch
+            self._leave_dispatch()
+            self._leave_dispatch = None
+        if self._stop_hooks is not None:  # the fast closures (they do not check _enabled)
+            self._stop_hooks()
             self.on_start, self.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

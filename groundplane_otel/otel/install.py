@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._dispatch import ride
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.evaluate import plan_checks
 from groundplane_otel.otel.guard import GroundplaneSpanProcessor
@@ -217,9 +218,11 @@ def install(
     meter provider. One guard per TracerProvider: installing a second one while the first is
     active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
-    No SDK method is patched. With content capture off, the exceptions the guard raises are
-    redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full): whatever records
-    or logs them writes no claimed or supported value. See ``otel/redaction.py``.
+    On the SDK's default dispatcher the guard's hooks *are* the provider's span hooks (see
+    ``otel/_dispatch.py``: no call of its own per span); otherwise it is added as a span
+    processor. No SDK class is patched. With content capture off, the exceptions the guard
+    raises are redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full):
+    whatever records or logs them writes no claimed or supported value. See ``otel/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
@@ -257,7 +260,9 @@ def install(
 
         with _lock:
             _refuse_second(tracer_provider)
-            tracer_provider.add_span_processor(processor)
+            processor._leave_dispatch = ride(processor, tracer_provider)
+            if processor._leave_dispatch is None:
+                tracer_provider.add_span_processor(processor)
             _active.append(guard)
         warn_if_sampler_drops(tracer_provider)
     return guard

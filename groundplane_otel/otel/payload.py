@@ -1,7 +1,8 @@
 """Strict parsing of tool results and model outputs read from span attributes.
 
 A payload is a JSON string (or bytes) or an already structured value. Parsing never raises into
-the application: it returns a :class:`Parsed` whose ``status`` says what happened.
+the application: it returns a :class:`Parsed` whose ``status`` says what happened. ``orjson``
+decodes; the standard library's decoder explains what orjson refused.
 """
 
 from __future__ import annotations
@@ -14,18 +15,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
+import orjson
+
 __all__ = ["Parsed", "ParseStatus", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
 # Every byte but the JSON structure ([]{}:) and string delimiters, deleted by bytes.translate.
 _NOT_STRUCTURE = bytes(byte for byte in range(256) if chr(byte) not in '[]{}":')
 _STRING = re.compile(rb'"[^"]*"')
-# Number literals seen from afar: digits -> 0, e/E -> e, signs dropped, anything else a space.
+# Number literals seen from afar: digits -> 0, e/E -> e, "." kept, signs dropped, anything else
+# a space.
 _NUMBERS = bytes(
-    ord("0") if chr(byte).isdigit() and byte < 128 else ord("e") if chr(byte) in "eE" else ord(" ")
+    ord("0")
+    if chr(byte).isdigit() and byte < 128
+    else ord("e")
+    if chr(byte) in "eE"
+    else ord(".")
+    if byte == ord(".")
+    else ord(" ")
     for byte in range(256)
 )
 _BIG_EXPONENT = b"e000"  # an exponent of 3+ digits
+# An integer literal of 19+ digits, which orjson may turn into a float (it keeps 64-bit integers
+# exact): in the ``_NUMBERS`` translation, 19 digits after a space (a fraction's or an exponent's
+# digits follow "." or "e"), or at the start.
+_LONG_DIGITS = b"0" * 19
+_LONG_INTEGER = b" " + _LONG_DIGITS
 _LONG_MANTISSA = b"0" * 210  # 210+ digits: overflows float even with a 2-digit exponent
 _PAIR = re.compile(rb"\[\]|\{\}")
 
@@ -82,11 +97,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_STRICT = json.JSONDecoder(  # stateless hooks: one decoder for every thread
-    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
-)
-
-
 def _skeleton(data: bytes) -> bytes:
     """The structure of JSON text (UTF-8 bytes): its brackets and key colons, strings removed.
 
@@ -136,17 +146,10 @@ def _text_depth(text: str, limit: int) -> int:
     return _depth(_skeleton(text.encode("utf-8", "surrogatepass")), limit)
 
 
-def _may_overflow(data: bytes) -> bool:
-    """Could a number literal in this text overflow to infinity? (False positives only cost the
-    slower parse that checks every float.)"""
-    numbers = data.translate(_NUMBERS, b"+-")
+def _may_overflow(numbers: bytes) -> bool:
+    """Could a number literal in this text (its ``_NUMBERS`` translation) overflow to infinity?
+    (False positives only cost the slower parse that checks every float.)"""
     return _BIG_EXPONENT in numbers or _LONG_MANTISSA in numbers
-
-
-# Text with at most this many brackets (and no more than the depth limit, so never too deep)
-# is parsed in one pass by a decoder that hooks every float and object; above, the structure
-# is checked on the bytes and the C decoder runs with as few Python hooks as possible.
-_SMALL = 16
 
 
 class _PairCount:
@@ -198,10 +201,12 @@ def parse_payload(
 ) -> Parsed:
     """Parse ``raw`` strictly: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
-    Text is parsed once by the C decoder in the common case: the structure check (depth, key
-    colons) is a few C-speed byte passes, a float is checked one by one only when a literal
-    could overflow, and a repeated key is looked for (and named) only when the decoded objects
-    hold fewer keys than the text has key colons.
+    Text is parsed once by ``orjson`` in the common case: the structure check (depth, key
+    colons) is a few C-speed byte passes; ``orjson`` refuses NaN, infinity and invalid text;
+    a repeated key shows as decoded objects holding fewer keys than the text has key colons.
+    Refused text, a repeated key, or an integer orjson could round (19+ digits) goes to the
+    standard library's decoder, whose hooks name the problem (the same statuses and messages
+    either way).
 
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
@@ -231,15 +236,6 @@ def parse_payload(
     size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
-    if raw.count("{") + raw.count("[") <= min(_SMALL, max_depth):  # few objects, not too deep
-        try:
-            return Parsed("ok", _STRICT.decode(raw), size=size)
-        except _Refused as refused:
-            return Parsed("unparseable", size=size, problem=str(refused))
-        except (ValueError, RecursionError) as exc:
-            if length_limit is not None and len(raw) == length_limit:
-                return Parsed("truncated", size=size, problem=f"cut at {length_limit} characters")
-            return Parsed("unparseable", size=size, problem=f"invalid JSON: {type(exc).__name__}")
     data = raw.encode("ascii" if ascii_text else "utf-8", "surrogatepass")
     skeleton = _skeleton(data)
     if _depth(skeleton, max_depth) > max_depth:
@@ -252,12 +248,30 @@ def parse_payload(
                 size=size,
                 problem=f"parsed, it would retain at least {floor} bytes (limit {max_retained})",
             )
+    numbers = data.translate(_NUMBERS, b"+-")
+    if _LONG_INTEGER not in numbers and not numbers.startswith(_LONG_DIGITS):
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # refused: the standard decoder below says why, in its own words
+        else:
+            if _skeleton(orjson.dumps(value)).count(b":") == skeleton.count(b":"):
+                return Parsed("ok", value, size=size)  # every key kept: none repeated
+    return _decode_strictly(raw, skeleton, numbers, size, length_limit)
+
+
+def _decode_strictly(
+    raw: str, skeleton: bytes, numbers: bytes, size: int, length_limit: int | None
+) -> Parsed:
+    """The standard library's decoder, with hooks that name what is refused: text orjson
+    refused (invalid, NaN, infinity, a lone surrogate), may have rounded (an integer past 64
+    bits) or collapsed (a repeated key)."""
     counted = _PairCount()
     try:
         value = json.JSONDecoder(
             object_hook=counted,
             parse_constant=_refuse_constant,
-            parse_float=_finite_float if _may_overflow(data) else None,
+            parse_float=_finite_float if _may_overflow(numbers) else None,
         ).decode(raw)
         if counted.pairs != skeleton.count(b":"):  # a key repeated: find it, name it
             value = json.loads(

@@ -1,0 +1,61 @@
+"""The guard rides on the provider's own span-processor dispatch.
+
+A processor added with ``add_span_processor`` costs every span of the application three calls
+(``on_start``, ``_on_ending``, ``on_end``) even when the guard ignores it, and under
+``ConcurrentMultiSpanProcessor`` its hooks run on a worker thread, where the span's parent is
+not the current span (the guard could not see an enclosing agent). So on the SDK's two
+dispatchers the guard gives the provider's dispatcher (this instance only) a subclass whose
+``on_start``/``on_end`` are the guard's fast hooks: they hand the span to every registered
+processor first (inline for ``SynchronousMultiSpanProcessor``, through the dispatcher's own
+hook for ``ConcurrentMultiSpanProcessor``), then do the guard's part on the caller's thread.
+Processors keep their order (the guard acts after all of them, as if it were the last one
+added), a processor added later is called too, and ``shutdown`` (the provider's, or the guard's
+``uninstall()``) gives the dispatcher its own class back. Any other dispatcher (a custom class,
+one whose class something else changed), or an SDK whose span layout the fast hooks do not
+know: the guard is added as a span processor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
+
+from groundplane_otel.otel._hooks import fast_hooks
+
+if TYPE_CHECKING:
+    from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+
+__all__ = ["ride"]
+
+_DISPATCHERS = (SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor)
+
+
+def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[[], None] | None:
+    """Make ``processor``'s hooks the provider's dispatch; returns how to undo it (None: not
+    possible here, add the processor instead)."""
+    dispatch = getattr(tracer_provider, "_active_span_processor", None)
+    kind = type(dispatch)
+    if kind not in _DISPATCHERS or not processor.fast_hooks:
+        return None
+    base = None if kind is SynchronousMultiSpanProcessor else kind
+    on_start, on_end, stop = fast_hooks(processor, dispatch, base)
+
+    def shutdown(owner: Any) -> None:
+        kind.shutdown(owner)
+        processor.shutdown()
+
+    riding = type(
+        "GuardedSpanDispatch",
+        (kind,),
+        {"on_start": on_start, "on_end": on_end, "shutdown": shutdown, "__module__": __name__},
+    )
+    dispatch.__class__ = riding
+
+    def leave() -> None:
+        stop()  # if something changed the class again, the hooks only hand spans over
+        if type(dispatch) is riding:
+            dispatch.__class__ = kind
+
+    return leave

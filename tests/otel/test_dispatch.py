@@ -1,0 +1,176 @@
+"""The guard rides on the provider's span-processor dispatch: every processor still sees every
+span once and in order, the guard acts after them, and uninstall / shutdown give the dispatcher
+its own class back. Other dispatchers get the guard as a regular span processor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import (
+    ConcurrentMultiSpanProcessor,
+    ReadableSpan,
+    SpanProcessor,
+    SynchronousMultiSpanProcessor,
+    TracerProvider,
+)
+
+from tests.otel.otel_harness import SALES_ROWS, Harness, answer, guardrail_events, sales_config
+
+WRONG = answer({"winner": "US"})
+
+
+class Recorder(SpanProcessor):
+    """Writes down every hook call it gets, into a log shared by several recorders."""
+
+    def __init__(self, name: str, log: list[tuple[str, str, str]]) -> None:
+        self.name, self.log = name, log
+        self.shut = False
+
+    def on_start(self, span: Any, parent_context: Context | None = None) -> None:
+        self.log.append((self.name, "start", span.name))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.log.append((self.name, "end", span.name))
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+def _run(harness: Harness) -> None:
+    with harness.agent():
+        harness.tool(SALES_ROWS)
+        harness.chat(WRONG)
+
+
+def test_the_guard_rides_on_the_default_dispatch_and_every_processor_sees_each_span_once() -> None:
+    """On the SDK's default dispatcher the guard is not one more processor; processors added
+    before and after it get each span's start and end exactly once, in their order, and the
+    guard still checks (a wrong winner gets its guardrail event on the exported span)."""
+    harness, log = Harness(), []
+    before = Recorder("before", log)
+    harness.tracer_provider.add_span_processor(before)
+    harness.install(sales_config(mode="observe"))
+    after = Recorder("after", log)
+    harness.tracer_provider.add_span_processor(after)
+    dispatch = harness.tracer_provider._active_span_processor
+    assert isinstance(dispatch, SynchronousMultiSpanProcessor)
+    assert type(dispatch).__name__ == "GuardedSpanDispatch"
+    assert all(type(p).__name__ != "GroundplaneSpanProcessor" for p in dispatch._span_processors)
+    _run(harness)
+    names = ["invoke_agent analyst", "execute_tool top_sales", "chat gpt-test"]
+    starts = [(who, name) for who, hook, name in log if hook == "start"]
+    assert starts == [(who, name) for name in names for who in ("before", "after")]
+    assert sorted(log) == sorted(
+        [
+            (who, hook, name)
+            for name in names
+            for who in ("before", "after")
+            for hook in ("start", "end")
+        ]
+    )
+    (chat,) = harness.spans("chat gpt-test")
+    assert len(guardrail_events(chat)) == 1
+    harness.close()
+
+
+def test_uninstall_gives_the_dispatcher_its_class_back_and_the_guard_stops() -> None:
+    """After ``uninstall()`` the dispatcher is a plain SynchronousMultiSpanProcessor again,
+    processors still get every span, and nothing is checked any more."""
+    harness, log = Harness(), []
+    harness.tracer_provider.add_span_processor(Recorder("p", log))
+    guard = harness.install(sales_config(mode="observe"))
+    guard.uninstall()
+    assert type(harness.tracer_provider._active_span_processor) is SynchronousMultiSpanProcessor
+    _run(harness)
+    assert [hook for _, hook, _ in log].count("start") == 3
+    (chat,) = harness.spans("chat gpt-test")
+    assert guardrail_events(chat) == []
+    harness.close()
+
+
+def test_provider_shutdown_shuts_the_guard_and_every_processor_down() -> None:
+    """``TracerProvider.shutdown()`` reaches the registered processors and the guard (which
+    then gives the dispatcher its class back)."""
+    harness = Harness()
+    recorder = Recorder("p", [])
+    harness.tracer_provider.add_span_processor(recorder)
+    guard = harness.install(sales_config(mode="observe"))
+    harness.tracer_provider.shutdown()
+    assert recorder.shut
+    assert guard.processor._enabled is False
+    assert type(harness.tracer_provider._active_span_processor) is SynchronousMultiSpanProcessor
+
+
+def test_a_concurrent_dispatcher_is_ridden_too_and_the_guard_sees_the_enclosing_agent() -> None:
+    """Under ConcurrentMultiSpanProcessor the processors run on worker threads; the guard's
+    part runs on the caller's thread, so the chat span's enclosing agent is found and the wrong
+    winner is checked (added as a processor, the agent run would fail closed as no_output)."""
+    harness, log = Harness(), []
+    harness.tracer_provider = TracerProvider(active_span_processor=ConcurrentMultiSpanProcessor())
+    harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    harness.tracer_provider.add_span_processor(Recorder("p", log))
+    guard = harness.install(sales_config(mode="observe"))
+    dispatch = harness.tracer_provider._active_span_processor
+    assert isinstance(dispatch, ConcurrentMultiSpanProcessor)
+    assert guard.processor not in dispatch._span_processors
+    _run(harness)
+    (chat,) = harness.spans("chat gpt-test")
+    assert len(guardrail_events(chat)) == 1
+    assert [hook for _, hook, _ in log].count("end") == 3
+    guard.uninstall()
+    assert type(dispatch) is ConcurrentMultiSpanProcessor
+    harness.close()
+
+
+class CustomDispatch(SynchronousMultiSpanProcessor):
+    """A dispatcher class of the application's own."""
+
+
+def test_a_custom_dispatcher_gets_the_guard_as_a_span_processor() -> None:
+    """A dispatcher of another class is left alone: the guard is one more span processor."""
+    harness = Harness()
+    harness.tracer_provider = TracerProvider(active_span_processor=CustomDispatch())
+    harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    guard = harness.install(sales_config(mode="observe"))
+    dispatch = harness.tracer_provider._active_span_processor
+    assert type(dispatch) is CustomDispatch
+    assert guard.processor in dispatch._span_processors
+    _run(harness)
+    (chat,) = harness.spans("chat gpt-test")
+    assert len(guardrail_events(chat)) == 1
+    harness.close()
+
+
+def test_a_hook_kept_by_someone_after_uninstall_only_hands_spans_over() -> None:
+    """A reference to the riding hook kept past ``uninstall()`` (a wrapper another library put
+    around it) still hands spans to the processors, and the guard's part no longer runs."""
+    harness, log = Harness(), []
+    harness.tracer_provider.add_span_processor(Recorder("p", log))
+    guard = harness.install(sales_config(mode="observe"))
+    dispatch = harness.tracer_provider._active_span_processor
+    kept_start, kept_end = type(dispatch).on_start, type(dispatch).on_end
+    guard.uninstall()
+    span = harness.tracer.start_span("chat gpt-test", attributes={"gen_ai.operation.name": "chat"})
+    kept_start(dispatch, span, None)
+    span.set_attribute("gen_ai.output.messages", WRONG)
+    kept_end(dispatch, span)
+    assert [hook for who, hook, _ in log if who == "p"] == ["start", "start", "end"]
+    assert "end" not in vars(span)  # the guard wrapped nothing
+    harness.close()
+
+
+@pytest.mark.parametrize("riding", [True, False])
+def test_the_guard_checks_the_same_either_way(riding: bool) -> None:
+    """Riding or added as a processor, a wrong winner is the same one finding."""
+    harness = Harness()
+    if not riding:
+        harness.tracer_provider = TracerProvider(active_span_processor=CustomDispatch())
+        harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    harness.install(sales_config(mode="observe"))
+    _run(harness)
+    (chat,) = harness.spans("chat gpt-test")
+    (event,) = guardrail_events(chat)
+    assert event.attributes["gen_ai.guardrail.result.value"] == "unsupported"
+    harness.close()
