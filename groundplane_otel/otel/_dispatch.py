@@ -37,7 +37,7 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
     possible here, add the processor instead)."""
     dispatch = getattr(tracer_provider, "_active_span_processor", None)
     kind = type(dispatch)
-    if kind not in _DISPATCHERS or not processor.fast_hooks:
+    if kind not in _DISPATCHERS or not processor.known_layout:
         return None
     base = None if kind is SynchronousMultiSpanProcessor else kind
     on_start, on_end, stop = fast_hooks(processor, dispatch, base)

@@ -8,7 +8,8 @@ nothing); a container with more than ``SAMPLE`` children is measured on ``SAMPLE
 evenly spaced, scaled to all of them. Past ``BUDGET`` visits every container is measured on one
 child. So the cost is bounded (a few thousand visits, whatever the size of the fact) and the
 estimate stays within a small factor of what ``tracemalloc`` sees for rows, many tiny objects
-and long strings (pinned in tests/otel/test_sizing.py; README "Memory accounting").
+and long strings (pinned in tests/otel/test_memory_accounting.py; docs/measured.md, "Memory
+accounting").
 """
 
 from __future__ import annotations

@@ -103,10 +103,10 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self._unknown_warned: set[str] = set()
         self._delegated: set[str] = set()  # boundaries checked by framework adapters
         self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
-        self.fast_hooks = _sdk_layout()
+        self.known_layout = _sdk_layout()
         self._stop_hooks: Callable[[], None] | None = None
         self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
-        if self.fast_hooks:  # per-instance closures: every span of the app goes through them
+        if self.known_layout:  # per-instance closures: every span of the app goes through them
             on_start, on_end, self._stop_hooks = fast_hooks(self)
             self.on_start = MethodType(on_start, self)  # type: ignore[method-assign]
             self.on_end = MethodType(on_end, self)  # type: ignore[method-assign]

@@ -218,11 +218,12 @@ def install(
     meter provider. One guard per TracerProvider: installing a second one while the first is
     active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
-    On the SDK's default dispatcher the guard's hooks *are* the provider's span hooks (see
-    ``otel/_dispatch.py``: no call of its own per span); otherwise it is added as a span
-    processor. No SDK class is patched. With content capture off, the exceptions the guard
-    raises are redacted (``str()``/``repr()``/``args`` content-free, ``diagnosis`` full):
-    whatever records or logs them writes no claimed or supported value. See ``otel/redaction.py``.
+    On the SDK's own span dispatchers (synchronous, the default, and concurrent) the guard's
+    hooks *are* the provider's span hooks (``otel/_dispatch.py``: no call of its own per span);
+    on any other it is added as a span processor. No SDK class is patched. With content capture
+    off, the exceptions the guard raises are redacted (``str()``/``repr()``/``args``
+    content-free, ``diagnosis`` full): whatever records or logs them writes no claimed or
+    supported value. See ``otel/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
