@@ -252,10 +252,11 @@ def parse_payload(
     if _LONG_INTEGER not in numbers and not numbers.startswith(_LONG_DIGITS):
         try:
             value = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            kept = _skeleton(orjson.dumps(value)).count(b":")  # the keys the objects kept
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
             pass  # refused: the standard decoder below says why, in its own words
         else:
-            if _skeleton(orjson.dumps(value)).count(b":") == skeleton.count(b":"):
+            if kept == skeleton.count(b":"):
                 return Parsed("ok", value, size=size)  # every key kept: none repeated
     return _decode_strictly(raw, skeleton, numbers, size, length_limit)
 
