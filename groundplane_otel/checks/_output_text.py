@@ -27,12 +27,19 @@ __all__ = [
     "strings_in",
     "text_of",
     "texts_of",
+    "reads_whole_answer",
     "whole_or_fields",
 ]
 
 Said = tuple[str, Any, bool]  # (label, a string or a number, is it a mapping key)
 WHOLE = "*"
 """The field name of the whole answer (a ``str`` as it is; in a mapping, every string in it)."""
+
+
+def reads_whole_answer(fields: object, text_fields: tuple[str, ...] | None) -> bool:
+    """Does a check read only the whole answer text (no named fields, ``text_fields=["*"]``)?
+    Then a ``str`` answer is its input, and a text boundary may use it."""
+    return fields is None and text_fields == (WHOLE,)
 
 
 def whole_or_fields(builder: str, param: str, output: Answer) -> Mapping[str, Any]:

@@ -45,7 +45,7 @@ from groundplane_otel.checks._cited import (
     require_documents_arg,
 )
 from groundplane_otel.checks._output_text import (
-    WHOLE,
+    reads_whole_answer,
     require_fields,
     texts_of,
     whole_or_fields,
@@ -78,7 +78,7 @@ class _QuotesAnchored:
     quote_key: str
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
-        if not (self.field is None and self.text_fields == (WHOLE,)):
+        if not reads_whole_answer(self.field, self.text_fields):
             whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         for quote in self._quotes(output):
@@ -244,7 +244,7 @@ def quotes_anchored(
         field=field,
         text_fields=None if spec.text_fields is None else list(spec.text_fields),
     )
-    text = spec.field is None and spec.text_fields == (WHOLE,)
+    text = reads_whole_answer(spec.field, spec.text_fields)
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 

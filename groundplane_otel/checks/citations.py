@@ -41,7 +41,7 @@ from groundplane_otel.checks._cited import (
     restricted_holder,
 )
 from groundplane_otel.checks._output_text import (
-    WHOLE,
+    reads_whole_answer,
     require_fields,
     texts_of,
     whole_or_fields,
@@ -63,7 +63,7 @@ class _CitationsRetrieved:
     min_citations: int
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
-        if not (self.fields is None and self.text_fields == (WHOLE,)):
+        if not reads_whole_answer(self.fields, self.text_fields):
             whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         known = evidence(_BUILDER, registry, self.documents)
         count = 0
@@ -172,7 +172,7 @@ def citations_retrieved(
         fields=None if spec.fields is None else list(spec.fields),
         text_fields=None if spec.text_fields is None else list(spec.text_fields),
     )
-    text = spec.fields is None and spec.text_fields == (WHOLE,)
+    text = reads_whole_answer(spec.fields, spec.text_fields)
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 

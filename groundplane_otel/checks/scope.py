@@ -37,7 +37,7 @@ from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_va
 from groundplane_otel.checks._cited import cap
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._output_text import (
-    WHOLE,
+    reads_whole_answer,
     require_fields,
     texts_of,
     whole_or_fields,
@@ -97,7 +97,7 @@ class _EntitiesInScope:
     case_sensitive: bool
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
-        whole = self.fields is None and self.text_fields == (WHOLE,)
+        whole = reads_whole_answer(self.fields, self.text_fields)
         fields = {} if whole else whole_or_fields(_BUILDER, 'text_fields=["*"]', output)
         scope = self._scope(registry)
         for name in self.fields or ():
@@ -258,7 +258,7 @@ def entities_in_scope(
         vocabulary=vocabulary,
     )
     needs = (spec.approved or ()) + ((vocabulary,) if vocabulary else ())
-    text = spec.fields is None and spec.text_fields == (WHOLE,)
+    text = reads_whole_answer(spec.fields, spec.text_fields)
     return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=text)
 
 
