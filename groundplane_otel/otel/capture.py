@@ -23,9 +23,10 @@ from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._sizing import text_bound
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import RequestKey, TraceStore, estimate_size
+from groundplane_otel.otel.store import RequestKey, TraceStore
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
 
@@ -297,6 +298,7 @@ class FactCapture:
                 request=request,
                 provenance=provenance,
                 source=call.source,
+                text_bytes=parsed.size,
             )
 
     def record(
@@ -307,9 +309,12 @@ class FactCapture:
         request: RequestKey,
         provenance: Provenance,
         source: str,
+        text_bytes: int = 0,
     ) -> str:
         """Build the typed value of ``spec`` and store it, accounted at the memory it retains
-        (``store.estimate_size``); a mis-shaped result is unparseable."""
+        (``text_bytes``: the size of the JSON text it was parsed from, whose ``text_bound`` is
+        charged until a limit binds; else measured now); a mis-shaped result is
+        unparseable."""
         if spec.restricted:  # before the value becomes readable: never visible unrestricted
             self.store.registry(request).restrict(spec.name)
         try:
@@ -323,5 +328,5 @@ class FactCapture:
             value,
             source=source,
             provenance=provenance,
-            size=estimate_size(value),
+            bound=text_bound(text_bytes) if text_bytes else None,
         )

@@ -57,9 +57,18 @@ def fact_kind(value: object) -> str:
 
 
 def estimate_size(value: object) -> int:
-    """Bytes a stored value keeps alive: its objects, its indices and what checks cached on it
-    so far (a bounded, sampling estimate: ``_sizing.retained_size``)."""
-    return retained_size(value)
+    """Bytes a stored value keeps alive: its objects and indices, and what checks cached on it
+    so far (``_derived``, not counting the cells it shares with the value) — a bounded,
+    sampling estimate (``_sizing``)."""
+    return sum(_sizes(value))
+
+
+def _sizes(value: object) -> tuple[int, int]:
+    """(the value without its caches, its caches) in bytes."""
+    derived = getattr(value, "_derived", None)
+    if not isinstance(derived, dict):
+        return retained_size(value), 0
+    return retained_size(value, skip=(derived,)), derived_size(value)
 
 
 def _same(left: object, right: object) -> bool:
@@ -116,7 +125,6 @@ class TraceRegistry(FactRegistry):
             value,
             source="code",
             provenance=provenance,
-            size=estimate_size(value),
             through=self,
         )
         if outcome == "ended":
@@ -135,15 +143,52 @@ class TraceRegistry(FactRegistry):
         self._facts.pop(name, None)
 
 
+class _Charge:
+    """What one stored fact is charged against the limits: measured (``estimate_size``: the
+    value, then its caches re-measured as they grow), or until a limit binds, an upper bound
+    from its JSON text (``unit``, the ``text_bound`` of the text: once for the value, once per
+    result checks cache on it)."""
+
+    __slots__ = ("base", "bytes", "caches", "measured", "unit")
+
+    def __init__(self, nbytes: int, caches: int, unit: int | None) -> None:
+        self.base = nbytes  # measured: the value as recorded (later caches are added to it)
+        self.bytes = nbytes
+        self.caches = caches  # len(value._derived) when last charged
+        self.measured = unit is None
+        self.unit = unit
+
+    def measure(self, value: Any) -> None:
+        base, derived = _sizes(value)
+        self.base, self.bytes = base, base + derived
+        self.caches = _caches(value)
+        self.measured = True
+
+    def grow(self, value: Any) -> None:
+        """Checks cached more on the value: charged again."""
+        count = _caches(value)
+        if self.unit is None:
+            self.bytes = self.base + derived_size(value)
+        else:
+            self.bytes += (count - self.caches) * self.unit
+            self.measured = False
+        self.caches = count
+
+
+def _caches(value: Any) -> int:
+    cache = getattr(value, "_derived", None)
+    return len(cache) if isinstance(cache, dict) else 0
+
+
 class _Request:
-    __slots__ = ("bytes", "derived", "meta", "problems", "registry", "touched")
+    __slots__ = ("bytes", "charges", "meta", "problems", "registry", "touched")
 
     def __init__(self, registry: TraceRegistry, now: float) -> None:
         self.registry = registry
         self.problems: dict[str, str] = {}
         self.meta: dict[str, tuple[str, str]] = {}  # fact -> (kind, source), to count evictions
         self.bytes = 0
-        self.derived: dict[str, tuple[int, int]] = {}  # fact -> (cached results, their bytes)
+        self.charges: dict[str, _Charge] = {}
         self.touched = now
 
 
@@ -294,33 +339,45 @@ class TraceStore:
         *,
         source: str,
         provenance: Provenance,
-        size: int,
+        size: int | None = None,
+        bound: int | None = None,
         through: TraceRegistry | None = None,
     ) -> str:
         """Store a value the store now owns. Returns the outcome: recorded, duplicate (same
-        result again: not counted), conflict or rejected (both counted). ``through``: the
+        result again: not counted), conflict or rejected (both counted). What it is charged:
+        ``size`` (measured by the caller), else ``bound`` — an upper bound of what it retains
+        (``text_bound`` of the JSON text it was parsed from), charged until a limit binds, when
+        the store measures it — else measured now (``estimate_size``). ``through``: the
         registry handle the value is recorded with; a stale one (its request ended or was
         evicted) is rejected, never re-creating the request (outcome ``ended``, counted as
         rejected)."""
         kind = fact_kind(value)
+        caches = _caches(value)
+        if bound is not None:
+            charge = _Charge(bound * max(caches, 1), caches, bound)  # a Table caches one flag
+        else:
+            charge = _Charge(estimate_size(value) if size is None else size, caches, None)
         with self._lock:
             state = self._get(request, create=through is None)
             if state is None or (through is not None and state.registry is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
-            outcome = self._admit(state, request, name, value, size)
+            outcome = self._admit(state, request, name, value, charge)
             if outcome == "recorded":
                 state.registry._insert(name, value, provenance)
                 state.meta[name] = (kind, source)
-                state.bytes += size
-                self._total_bytes += size
+                state.charges[name] = charge
+                state.bytes += charge.bytes
+                self._total_bytes += charge.bytes
             elif outcome == "rejected":  # over a limit: the checks that need it say so
                 state.problems.setdefault(name, "rejected")
         if outcome != "duplicate":
             self._count_fact(kind, source, outcome)
         return outcome
 
-    def _admit(self, state: _Request, request: RequestKey, name: str, value: Any, size: int) -> str:
+    def _admit(
+        self, state: _Request, request: RequestKey, name: str, value: Any, charge: _Charge
+    ) -> str:
         if name in state.problems:
             if state.problems[name] == "conflict":
                 return "conflict"
@@ -336,43 +393,84 @@ class TraceStore:
         limits = self.limits
         if len(state.registry) >= limits.max_facts_per_trace:
             return "rejected"
-        if state.bytes + size > limits.max_trace_bytes or size > limits.max_total_bytes:
-            return "rejected"
-        while self._total_bytes + size > limits.max_total_bytes:
-            oldest = next(iter(self._requests))
-            if oldest == request:
+        if not charge.measured and (
+            self._over_trace(state, charge.bytes)
+            or self._total_bytes + charge.bytes > limits.max_total_bytes
+        ):
+            charge.measure(value)  # its bound would cross a limit: what does it really take?
+        if self._over_trace(state, charge.bytes):
+            self._measure_request(state)
+            if self._over_trace(state, charge.bytes):
                 return "rejected"
-            self._drop(oldest, evicted=True)
+        self._settle(request, charge.bytes)
+        if self._total_bytes + charge.bytes > limits.max_total_bytes:
+            return "rejected"
         return "recorded"
 
+    def measured_total(self) -> int:
+        """Measure every fact still charged at its text bound; the total charged then (what
+        the live facts retain: diagnostics, tests)."""
+        with self._lock:
+            for state in self._requests.values():
+                self._measure_request(state)
+            return self._total_bytes
+
+    def _over_trace(self, state: _Request, size: int) -> bool:
+        limits = self.limits
+        return state.bytes + size > limits.max_trace_bytes or size > limits.max_total_bytes
+
+    def _settle(self, request: RequestKey, incoming: int) -> None:
+        """Bring the total (plus ``incoming``) under ``max_total_bytes``: bounds are replaced
+        by measurements first (least recently used requests first), then the least recently
+        used other requests are evicted."""
+        limit = self.limits.max_total_bytes
+        for other in list(self._requests):
+            if self._total_bytes + incoming <= limit:
+                return
+            state = self._requests[other]
+            self._measure_request(state)
+        for other in list(self._requests):
+            if self._total_bytes + incoming <= limit:
+                return
+            if other != request:
+                self._drop(other, evicted=True)
+
+    def _measure_request(self, state: _Request) -> None:
+        """Replace the bounds a request's facts are charged with their measured size."""
+        for name, charge in state.charges.items():
+            if charge.measured or name not in state.registry:
+                continue
+            before = charge.bytes
+            charge.measure(state.registry.peek(name).value)
+            state.bytes += charge.bytes - before
+            self._total_bytes += charge.bytes - before
+
     def account_derived(self, request: RequestKey, names: tuple[str, ...]) -> None:
-        """Checks ran on these facts: count what they cached on the values (re-measured only
-        when a value's cache grew), so ``max_total_bytes`` bounds it too; past that bound the
-        least recently used other requests are evicted."""
+        """Checks ran on these facts: charge what they cached on the values (only when a
+        value's cache grew: the text bound again per new result, else measured), so the
+        limits bound it too; past ``max_total_bytes`` bounds are measured, then the least
+        recently used other requests are evicted."""
         if request not in self._requests:
             return
         with self._lock:
             state = self._requests.get(request)
             if state is None:
                 return
+            grew = False
             for name in names:
-                if name not in state.registry:
+                charge = state.charges.get(name)
+                if charge is None or name not in state.registry:
                     continue
                 value = state.registry.peek(name).value
-                cache = getattr(value, "_derived", None)
-                count = len(cache) if isinstance(cache, dict) else 0
-                known, before = state.derived.get(name, (1, 0))  # a fresh Table caches one flag
-                if count == known:
+                if _caches(value) <= charge.caches:
                     continue
-                size = derived_size(value)
-                state.derived[name] = (count, size)
-                state.bytes += size - before
-                self._total_bytes += size - before
-            for other in list(self._requests):
-                if self._total_bytes <= self.limits.max_total_bytes:
-                    break
-                if other != request:
-                    self._drop(other, evicted=True)
+                before = charge.bytes
+                charge.grow(value)
+                state.bytes += charge.bytes - before
+                self._total_bytes += charge.bytes - before
+                grew = True
+            if grew and self._total_bytes > self.limits.max_total_bytes:
+                self._settle(request, 0)
 
     def problem(
         self, request: RequestKey, name: str, outcome: str, *, kind: str, source: str

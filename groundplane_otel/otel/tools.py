@@ -23,7 +23,6 @@ from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.capture import arguments_match
 from groundplane_otel.otel.install import Guard, active_guard
-from groundplane_otel.otel.store import estimate_size
 
 __all__ = ["record_tool_result", "tool"]
 
@@ -81,9 +80,7 @@ def record_tool_result(
                 source=source,
             )
         return
-    processor.store.record(
-        request, name, payload, source=source, provenance=provenance, size=estimate_size(payload)
-    )
+    processor.store.record(request, name, payload, source=source, provenance=provenance)
 
 
 def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> Callable[[F], F]:

@@ -1,7 +1,11 @@
-"""Memory accounting: what the store counts against ``max_trace_bytes``/``max_total_bytes`` is
-the memory a fact really retains, within 2x of what tracemalloc sees (row tables, many tiny
-objects, long strings; captured from spans, recorded in code, and what checks cache on a fact),
-so the limits are real caps: 1 MiB of ``[{},{},...]`` is not 1 MiB."""
+"""Memory accounting: what the store counts against ``max_trace_bytes``/``max_total_bytes``.
+
+A fact captured from JSON text is charged an upper bound from the text's size (``text_bound``,
+again per result checks cache on it) while the limits are far; when a bound would cross a
+limit the store measures, and measured figures are within 2x of what tracemalloc sees (row
+tables, many tiny objects, long strings; captured from spans, recorded in code, and what checks
+cache on a fact). So the limits are real caps — 1 MiB of ``[{},{},...]`` is not 1 MiB — and
+nothing is evicted or refused on a bound alone."""
 
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from groundplane_otel.otel import (
     tool,
     trace_registry,
 )
+from groundplane_otel.otel._sizing import text_bound
 
 ROWS = [
     {"id": f"r{i:05d}", "spend": (i * 7919) % 10_007, "ctr": i / 7_919, "region": f"zone-{i % 50}"}
@@ -73,6 +78,10 @@ class Pipeline:
     @property
     def accounted(self) -> int:
         return self.guard.processor.store._total_bytes
+
+    @property
+    def measured(self) -> int:
+        return self.guard.processor.store.measured_total()
 
     def tool_span(self, result: str) -> None:
         attributes = {
@@ -129,14 +138,21 @@ def assert_within_2x(accounted: int, actual: int) -> None:
 def test_a_fact_captured_from_a_tool_span_is_accounted_at_what_it_retains(
     pipelines: Callable[..., Pipeline], shape: str
 ) -> None:
-    """A tool span's JSON result, parsed and stored: accounted within 2x of tracemalloc."""
+    """A tool span's JSON result, parsed and stored: charged its text bound (no less than it
+    retains) unless that would cross ``max_trace_bytes`` (then measured at once), and measured
+    within 2x of tracemalloc."""
     payload, spec = SHAPES[shape]
     pipeline = pipelines((spec,))
     text = json.dumps(payload)
     with pipeline.tracer.start_as_current_span("request", context=Context()):
         actual = held(lambda: pipeline.tool_span(text))
         assert "t" in trace_registry(guard=pipeline.guard)
-        assert_within_2x(pipeline.accounted, actual)
+        bound = text_bound(len(text))
+        if bound <= Limits().max_trace_bytes:
+            assert pipeline.accounted == bound >= actual
+        else:
+            assert pipeline.accounted == pipeline.measured
+        assert_within_2x(pipeline.measured, actual)
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -181,7 +197,8 @@ def test_a_decorated_tools_result_is_accounted_at_what_it_retains(
 
 def test_what_checks_cache_on_a_fact_is_accounted_too(pipelines: Callable[..., Pipeline]) -> None:
     """Checks that derive indices and rankings from a table cache them on it (about as much
-    again as the table): the store's figure grows with them, within 2x of tracemalloc."""
+    again as the table): the store's charge grows with them (a text bound per cached result,
+    never less than they retain) and, measured, by what they retain within 2x."""
     checks = (
         aggregate_reconciles("t", "total", "spend"),
         superlative("t", "winner", column="ctr"),
@@ -207,12 +224,14 @@ def test_what_checks_cache_on_a_fact_is_accounted_too(pipelines: Callable[..., P
     for measured in (False, True):  # the first trace creates the metric series: not measured
         with pipeline.tracer.start_as_current_span("request", context=Context()):
             pipeline.tool_span(json.dumps({"rows": ROWS}))
-            recorded = pipeline.accounted
+            charged, recorded = pipeline.accounted, pipeline.measured
             if not measured:
                 check()
                 continue
             actual = held(check)
-            assert_within_2x(pipeline.accounted - recorded, actual)
+            assert pipeline.accounted - recorded >= actual  # the bound, for the caches too
+            assert_within_2x(pipeline.measured - recorded, actual)
+            assert charged > recorded
     assert pipeline.guard.processor.internal_errors == 0
 
 
@@ -282,3 +301,96 @@ def test_an_over_the_cap_result_is_refused_before_it_is_parsed(
         trace_id = trace.get_current_span().get_span_context().trace_id
         assert pipeline.guard.processor.store.view(trace_id, ("t",)).problems == {"t": "rejected"}
     assert peak < 4 * len(text)  # parsing it first peaked at ~36 MiB
+
+
+N_DENSE = 5_000
+DENSE: dict[str, tuple[str, FactSpec]] = {
+    "empty objects": ("[" + ",".join(["{}"] * N_DENSE) + "]", FactSpec("t", "crm")),
+    "nested one-item arrays": (
+        "[" + ",".join(["[[[[[[0]]]]]]"] * N_DENSE) + "]",
+        FactSpec("t", "crm"),
+    ),
+    "one-key objects": ("[" + ",".join(['{"a":{"b":{}}}'] * N_DENSE) + "]", FactSpec("t", "crm")),
+    "one-char strings": ("[" + ",".join(['"a"'] * N_DENSE) + "]", FactSpec("t", "crm")),
+    "smallest rows (Table)": (
+        "[" + ",".join(f'{{"k":{i}}}' for i in range(N_DENSE)) + "]",
+        FactSpec("t", "crm", kind="table", key="k"),
+    ),
+    "name -> score map (Ranking)": (
+        "{" + ",".join(f'"{i}":{i}' for i in range(N_DENSE)) + "}",
+        FactSpec("t", "crm", kind="ranking"),
+    ),
+    "short names (Domain)": (
+        "[" + ",".join(f'"N{i}"' for i in range(N_DENSE)) + "]",
+        FactSpec("t", "crm", kind="domain"),
+    ),
+}
+DENSE_CHECKS = {
+    "table": lambda: (
+        superlative("t", "w", column="k"),
+        aggregate_reconciles("t", "total", "k"),
+        entities_recorded(["w"], "t"),
+        row_integrity("t", "w", {"v": "k"}),
+    ),
+    "ranking": lambda: (superlative("t", "w"), entities_recorded(["w"], "t")),
+    "domain": lambda: (entities_recorded(["w"], "t"),),
+    "value": lambda: (),
+}
+
+
+@pytest.mark.parametrize("decoder", ["orjson", "standard library"])
+@pytest.mark.parametrize("shape", sorted(DENSE))
+def test_the_text_bound_covers_the_densest_shapes_and_their_caches(
+    pipelines: Callable[..., Pipeline], shape: str, decoder: str
+) -> None:
+    """The bound charged for a fact parsed from JSON text is no less than what the densest
+    shapes of every fact kind retain, with either decoder (a 20-digit integer sends the text
+    to the standard library's), and after checks cached their results on it."""
+    text, spec = DENSE[shape]
+    if decoder == "standard library":
+        text = '{"big": 123456789012345678901, "v": ' + text + "}"
+        spec = FactSpec(spec.name, spec.tool, kind=spec.kind, key=spec.key, path="v")
+    checks = DENSE_CHECKS[spec.kind]()
+    boundary = {"name": "answer", "facts": ("t",), "checks": checks} if checks else None
+    pipeline = pipelines((spec,), boundary=boundary)
+
+    def check() -> None:
+        with pipeline.tracer.start_as_current_span(
+            "chat m", attributes={"gen_ai.operation.name": "chat"}
+        ):
+            submit_output({"w": "N1", "total": 1, "v": 1}, guard=pipeline.guard)
+
+    for measured in (False, True):  # the first trace creates the metric series: not measured
+        with pipeline.tracer.start_as_current_span("request", context=Context()):
+            actual = held(lambda: pipeline.tool_span(text))
+            assert pipeline.accounted == text_bound(len(text)) >= actual
+            before = pipeline.accounted
+            cached = held(check) if checks else 0
+            if measured:  # (a few hundred bytes of the guard's own bookkeeping are no cache)
+                assert pipeline.accounted - before + 4096 >= cached
+    assert pipeline.guard.processor.internal_errors == 0
+
+
+def test_bounds_are_measured_before_anything_is_evicted(
+    pipelines: Callable[..., Pipeline],
+) -> None:
+    """Bounds alone never evict: when the live facts' bounds would cross max_total_bytes the
+    store measures them, keeps every trace whose facts fit, and evicts only on what they
+    retain."""
+    text = json.dumps({"rows": ROWS[:1_000]})  # ~75 KB of text: bound ~3.6 MB, retains ~0.8 MB
+    cap = 8 * 1024 * 1024
+    spec = SHAPES["row-table"][1]
+    pipeline = pipelines((spec,), Limits(max_total_bytes=cap, max_trace_bytes=cap))
+    store = pipeline.guard.processor.store
+    roots: list[Any] = []
+    for _ in range(6):  # bounds: ~22 MB > the cap; retained: ~5 MB < the cap
+        root = pipeline.tracer.start_span("request", context=Context())
+        roots.append(root)
+        with trace.use_span(root, end_on_exit=False):
+            pipeline.tool_span(text)
+        assert pipeline.accounted <= cap
+    assert len(store) == 6
+    assert pipeline.accounted < 6 * text_bound(len(text))  # measured, not bounds
+    for root in roots:
+        root.end()
+    assert (len(store), pipeline.accounted) == (0, 0)

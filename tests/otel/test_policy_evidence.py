@@ -53,9 +53,8 @@ def test_the_evidence_policy_loads(tmp_path: Path) -> None:
 def test_a_policy_can_ask_for_the_whole_answer(tmp_path: Path) -> None:
     """``text_fields: ["*"]`` and the default field arguments build checks that read a whole
     answer text (``NamedCheck.text``); named fields build checks that do not."""
-    whole = (
-        POLICY.replace("{fields: [answer]}", "{}")
-        .replace("text_fields: [answer]", 'text_fields: ["*"]')
+    whole = POLICY.replace("{fields: [answer]}", "{}").replace(
+        "text_fields: [answer]", 'text_fields: ["*"]'
     )
     (boundary,) = load(tmp_path, whole).boundaries  # type: ignore[attr-defined]
     assert [c.text for c in boundary.checks] == [True, True, True, True]

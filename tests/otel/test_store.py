@@ -14,7 +14,7 @@ from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.store import TraceStore
+from groundplane_otel.otel.store import TraceStore, estimate_size
 
 PROVENANCE = Provenance("tool")
 
@@ -47,8 +47,19 @@ def make(**limits: int | float) -> tuple[TraceStore, Recorder, Clock]:
     return store, recorder, clock
 
 
-def put(store: TraceStore, trace_id: int, name: str, value: object, size: int = 10) -> str:
-    return store.record(trace_id, name, value, source="genai", provenance=PROVENANCE, size=size)
+def put(
+    store: TraceStore,
+    trace_id: int,
+    name: str,
+    value: object,
+    size: int | None = 10,
+    bound: int | None = None,
+) -> str:
+    if bound is not None:
+        size = None
+    return store.record(
+        trace_id, name, value, source="genai", provenance=PROVENANCE, size=size, bound=bound
+    )
 
 
 class TestIsolationAndConflicts:
@@ -118,6 +129,30 @@ class TestBounds:
         assert "a" not in store.view(1, ("a",)).registry
         assert recorder.facts[("value", "genai", "evicted")] == 1
         assert (len(store), recorder.traces) == (1, 1)
+
+    def test_a_bound_is_charged_until_a_limit_binds_then_the_value_is_measured(self) -> None:
+        """A fact charged an upper bound (its JSON text's) keeps it while the limits are far;
+        when a bound would cross max_trace_bytes the request's facts are measured, and the
+        result is admitted on what they retain."""
+        store, _, _ = make(max_trace_bytes=10_000)
+        value = ["x" * 1_000]
+        assert store.record(1, "a", value, source="genai", provenance=PROVENANCE, bound=6_000)
+        assert store._total_bytes == 6_000
+        outcome = store.record(
+            1, "b", ["y" * 1_000], source="genai", provenance=PROVENANCE, bound=6_000
+        )
+        assert outcome == "recorded"
+        assert store._total_bytes == estimate_size(value) * 2 < 3_000
+
+    def test_a_bound_over_max_total_bytes_evicts_nothing_when_the_values_fit(self) -> None:
+        """Bounds alone never evict: the live facts are measured first."""
+        store, recorder, _ = make(max_total_bytes=10_000, max_trace_bytes=10_000)
+        for trace_id in (1, 2, 3):
+            store.record(
+                trace_id, "a", ["x" * 1_000], source="genai", provenance=PROVENANCE, bound=6_000
+            )
+        assert (len(store), recorder.facts[("value", "genai", "evicted")]) == (3, 0)
+        assert store.measured_total() == store._total_bytes < 10_000
 
     def test_max_traces_evicts_lru(self) -> None:
         """The least recently used trace goes first; touching a trace keeps it."""
