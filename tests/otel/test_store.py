@@ -135,14 +135,11 @@ class TestBounds:
         when a bound would cross max_trace_bytes the request's facts are measured, and the
         result is admitted on what they retain."""
         store, _, _ = make(max_trace_bytes=10_000)
-        value = ["x" * 1_000]
-        assert store.record(1, "a", value, source="genai", provenance=PROVENANCE, bound=6_000)
+        small, big = ["x" * 1_000], ["y" * 5_000]
+        assert put(store, 1, "a", small, bound=6_000) == "recorded"
         assert store._total_bytes == 6_000
-        outcome = store.record(
-            1, "b", ["y" * 1_000], source="genai", provenance=PROVENANCE, bound=6_000
-        )
-        assert outcome == "recorded"
-        assert store._total_bytes == estimate_size(value) * 2 < 3_000
+        assert put(store, 1, "b", big, bound=9_000) == "recorded"  # 6,000 + 5,000 > 10,000
+        assert store._total_bytes == estimate_size(small) + estimate_size(big) < 10_000
 
     def test_a_bound_over_max_total_bytes_evicts_nothing_when_the_values_fit(self) -> None:
         """Bounds alone never evict: the live facts are measured first."""
