@@ -8,7 +8,6 @@ A turn that only asks for tool calls is not an output.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,6 +44,10 @@ class OutputRead:
             return self
         return OutputRead("output", None, text=self.text)
 
+    def with_text(self, text: str) -> OutputRead:
+        """This read, keeping the answer text it was read from."""
+        return OutputRead(self.status, self.value, self.problem, self.missing_content, text)
+
     @property
     def answer(self) -> Any:
         """What the checks receive: the JSON object, else the answer text."""
@@ -61,7 +64,7 @@ def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> 
     read = _json_in(text, limits, length_limit)
     if len(text) > limits.max_payload_bytes:
         return read
-    return dataclasses.replace(read, text=text)
+    return read.with_text(text)
 
 
 def _json_in(text: str, limits: Limits, length_limit: int | None) -> OutputRead:
@@ -164,7 +167,7 @@ def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -
     if read.status != "output" and len(texts) > 1:  # not one answer in chunks: one per part?
         read = _agreeing([parse_answer(part["content"], limits, cut) for part in texts])
         if len(joined) <= limits.max_payload_bytes:
-            read = dataclasses.replace(read, text=joined)
+            read = read.with_text(joined)
     return _beside_tool_calls(read) if calls or tool_turn else read
 
 

@@ -90,6 +90,18 @@ class TestBuildFact:
             False,
         )
 
+    def test_table_columns_are_every_rows_keys_in_order_of_first_appearance(self) -> None:
+        """A key only later rows carry is a column too, after the first row's keys; rows with
+        the first row's keys in another order keep the first row's order."""
+        spec = FactSpec("sales", "t", kind="table", key="region")
+        rows = [
+            {"region": "EU", "total": 1},
+            {"total": 2, "region": "US"},
+            {"region": "JP", "x": 3},
+        ]
+        assert build_fact(spec, rows).columns == ("region", "total", "x")
+        assert build_fact(spec, rows[:2]).columns == ("region", "total")
+
     def test_domain_from_list_and_from_rows(self) -> None:
         """A list of names, or the key column of rows, is a Domain."""
         assert build_fact(FactSpec("d", "t", kind="domain"), ["a", "b"]) == Domain(
