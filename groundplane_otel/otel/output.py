@@ -55,6 +55,9 @@ class OutputRead:
 
 
 _NO_JSON = "no JSON object in the answer text"
+_ABSENT = OutputRead("absent")
+_NOT_OUTPUT = OutputRead("not_output")
+_REFUSAL = OutputRead("refusal")
 
 
 def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> OutputRead:
@@ -123,7 +126,7 @@ def _beside_tool_calls(read: OutputRead) -> OutputRead:
     """Text sent alongside tool calls: a JSON answer is an output (checked); prose without one
     is the turn's preamble, not an answer."""
     if read.status == "unreadable" and read.problem == _NO_JSON:
-        return OutputRead("not_output")
+        return _NOT_OUTPUT
     return read
 
 
@@ -141,10 +144,10 @@ def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -
         if content is not None and not isinstance(content, str):
             return OutputRead("unreadable", problem="message content is not a string")
         if message.get("refusal"):
-            return OutputRead("refusal")
+            return _REFUSAL
         if calls or tool_turn:
-            return OutputRead("not_output")
-        return OutputRead("absent")
+            return _NOT_OUTPUT
+        return _ABSENT
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
     if any(not isinstance(part, Mapping) for part in parts):
@@ -156,12 +159,12 @@ def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -
     texts = [part for part in parts if part["type"] == "text"]
     if not texts:
         if calls or tool_turn:
-            return OutputRead("not_output")
+            return _NOT_OUTPUT
         if "refusal" in kinds:
-            return OutputRead("refusal")
-        return OutputRead("absent")
+            return _REFUSAL
+        return _ABSENT
     if any(not isinstance(part.get("content"), str) for part in texts):
-        return _MISSING if not calls else OutputRead("not_output")
+        return _MISSING if not calls else _NOT_OUTPUT
     joined = "".join(part["content"] for part in texts)
     read = parse_answer(joined, limits, cut)
     if read.status != "output" and len(texts) > 1:  # not one answer in chunks: one per part?
@@ -241,7 +244,7 @@ def read_output(
             return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
         message = _last_assistant(parsed.value)
         if message is None:
-            return OutputRead("absent")
+            return _ABSENT
         return _from_message(_with_finish(message, reasons), limits, length_limit)
     for prefix, inner in (
         (sc.OI_OUTPUT_MESSAGES_PREFIX, "message."),
@@ -261,11 +264,11 @@ def read_output(
     if isinstance(value, str) and value:
         return _output_value(value, reasons, limits, length_limit)
     if tool_call_finish(reasons):
-        return OutputRead("not_output")
+        return _NOT_OUTPUT
     if reasons:  # the model finished an answer turn, but the span carries no content
         problem = "the span carries no output content (content capture off?)"
         return OutputRead("unreadable", problem=problem, missing_content=True)
-    return OutputRead("absent")
+    return _ABSENT
 
 
 def _output_value(value: str, reasons: Any, limits: Limits, length_limit: int | None) -> OutputRead:
