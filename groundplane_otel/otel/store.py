@@ -66,8 +66,8 @@ def estimate_size(value: object) -> int:
 def _sizes(value: object) -> tuple[int, int]:
     """(the value without its caches, its caches) in bytes."""
     derived = getattr(value, "_derived", None)
-    if not isinstance(derived, dict):
-        return retained_size(value), 0
+    if not isinstance(derived, dict) or all(type(v) is bool for v in derived.values()):
+        return retained_size(value), 0  # nothing cached yet but flags (a fresh Table's)
     return retained_size(value, skip=(derived,)), derived_size(value)
 
 
