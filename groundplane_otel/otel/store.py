@@ -214,6 +214,7 @@ class TraceStore:
         self._spans_limit = 16 * limits.max_traces
         self._roots_limit = 4 * limits.max_traces
         self._total_bytes = 0
+        self._bounded: dict[RequestKey, None] = {}  # requests with a fact charged a bound
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -284,6 +285,7 @@ class TraceStore:
         with self._lock:
             while self._requests:
                 self._drop(next(iter(self._requests)), evicted=False)
+            self._bounded.clear()
             self._roots.clear()
             self.shared.clear()
             self.spans.clear()
@@ -315,6 +317,7 @@ class TraceStore:
 
     def _drop(self, request: RequestKey, *, evicted: bool) -> None:
         state = self._requests.pop(request)
+        self._bounded.pop(request, None)
         self._total_bytes -= state.bytes
         if self._count_traces is not None:
             self._count_traces(-1)
@@ -367,6 +370,8 @@ class TraceStore:
                 state.registry._insert(name, value, provenance)
                 state.meta[name] = (kind, source)
                 state.charges[name] = charge
+                if not charge.measured:
+                    self._bounded[request] = None
                 state.bytes += charge.bytes
                 self._total_bytes += charge.bytes
             elif outcome == "rejected":  # over a limit: the checks that need it say so
@@ -399,7 +404,7 @@ class TraceStore:
         ):
             charge.measure(value)  # its bound would cross a limit: what does it really take?
         if self._over_trace(state, charge.bytes):
-            self._measure_request(state)
+            self._measure_request(request)
             if self._over_trace(state, charge.bytes):
                 return "rejected"
         self._settle(request, charge.bytes)
@@ -411,8 +416,8 @@ class TraceStore:
         """Measure every fact still charged at its text bound; the total charged then (what
         the live facts retain: diagnostics, tests)."""
         with self._lock:
-            for state in self._requests.values():
-                self._measure_request(state)
+            while self._bounded:
+                self._measure_request(next(iter(self._bounded)))
             return self._total_bytes
 
     def _over_trace(self, state: _Request, size: int) -> bool:
@@ -424,19 +429,18 @@ class TraceStore:
         by measurements first (least recently used requests first), then the least recently
         used other requests are evicted."""
         limit = self.limits.max_total_bytes
-        for other in list(self._requests):
-            if self._total_bytes + incoming <= limit:
+        while self._total_bytes + incoming > limit and self._bounded:
+            self._measure_request(next(iter(self._bounded)))
+        while self._total_bytes + incoming > limit:
+            oldest = next(iter(self._requests))
+            if oldest == request:  # the newest (just touched): the only one left
                 return
-            state = self._requests[other]
-            self._measure_request(state)
-        for other in list(self._requests):
-            if self._total_bytes + incoming <= limit:
-                return
-            if other != request:
-                self._drop(other, evicted=True)
+            self._drop(oldest, evicted=True)
 
-    def _measure_request(self, state: _Request) -> None:
+    def _measure_request(self, request: RequestKey) -> None:
         """Replace the bounds a request's facts are charged with their measured size."""
+        self._bounded.pop(request, None)
+        state = self._requests[request]
         for name, charge in state.charges.items():
             if charge.measured or name not in state.registry:
                 continue
@@ -466,6 +470,8 @@ class TraceStore:
                     continue
                 before = charge.bytes
                 charge.grow(value)
+                if not charge.measured:
+                    self._bounded[request] = None
                 state.bytes += charge.bytes - before
                 self._total_bytes += charge.bytes - before
                 grew = True
