@@ -142,13 +142,6 @@ def _depth(skeleton: bytes, limit: int) -> int:
     return depth
 
 
-def _text_depth(text: str, limit: int) -> int:
-    """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion."""
-    if text.count("[") + text.count("{") <= limit:
-        return 0
-    return _depth(_skeleton(text.encode("utf-8", "surrogatepass")), limit)
-
-
 def _may_overflow(numbers: bytes) -> bool:
     """Could a number literal in this text (its ``_NUMBERS`` translation) overflow to infinity?
     (False positives only cost the slower parse that checks every float.)"""
