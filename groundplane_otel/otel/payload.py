@@ -258,12 +258,13 @@ def parse_payload(
     if b"+" in shown and _long_integer(data.translate(_NUMBERS, b"+-")):
         return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
     if b"\\" in data and b"\\u003" in data:  # an escaped colon: count key colons only
-        skeleton = _skeleton(data) if skeleton is None else skeleton
-        unique = skeleton.count(b":") == _skeleton(shown).count(b":")
+        structure = _skeleton(data) if skeleton is None else skeleton
+        unique = structure.count(b":") == _skeleton(shown).count(b":")
     else:
         unique = data.count(b":") == shown.count(b":")
     if unique:
         return Parsed("ok", value, size=size)
+    # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
     return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
 
 
@@ -286,8 +287,8 @@ def _decode_strictly(
 ) -> Parsed:
     """The standard library's decoder, with hooks that name what is refused: text orjson
     refused (invalid, NaN, infinity, a lone surrogate, nesting past its limit), may have rounded
-    (an integer past 64 bits) or collapsed (a repeated key). The depth is checked first on the
-    text's structure (``skeleton``, if not given) unless a caller already did."""
+    (an integer past 64 bits) or collapsed (a repeated key). ``skeleton``: the text's structure,
+    already checked for depth; if None, it is computed and checked first."""
     if skeleton is None:
         skeleton = _skeleton(data)
         if _depth(skeleton, max_depth) > max_depth:

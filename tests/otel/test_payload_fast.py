@@ -91,6 +91,21 @@ def test_nesting_orjson_cannot_re_encode_parses_under_a_high_limit() -> None:
 
 
 @pytest.mark.parametrize(
+    "raw",
+    [
+        '{"a": [[[[1]]]], "a": 1}',
+        '{"a": [[[[1]]]], "a": "\\u003a"}',
+        '{"a": {"a": [[[1]]], "a": 2}}',
+        '[{"k": [[[{}]]], "k": 1}, 123456789012345678901234567890]',
+    ],
+)
+def test_a_repeated_key_does_not_hide_the_depth_of_the_value_it_drops(raw: str) -> None:
+    """The first value of a repeated key is gone from the parsed value but not from the text:
+    nesting past the limit there is still rejected, before the key is named."""
+    assert parse(raw) == too_deep(raw)
+
+
+@pytest.mark.parametrize(
     ("raw", "key"),
     [
         ('{"k": 1, "k": "\\u003a"}', "k"),  # the escape's colon makes up for the lost key colon
@@ -237,7 +252,7 @@ def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return dict(pairs)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_VALUES, st.integers(0, 5), st.none() | st.integers(0, 1_500))
 def test_any_text_gets_the_verdict_of_its_structure_then_the_strict_parse(
     value: object, max_depth: int, max_retained: int | None
