@@ -251,7 +251,8 @@ def parse_payload(
         shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
-    if skeleton is None and (max_depth < 1 or b"\n" + b" " * (2 * max_depth) in shown):
+    indent = 2 * max_depth  # a line indented this much holds a value max_depth levels down
+    if skeleton is None and (indent < 1 or (indent < len(shown) and _indented(shown, indent))):
         skeleton = _skeleton(data)  # as deep as the limit, maybe deeper: count it exactly
         if _depth(skeleton, max_depth) > max_depth:
             return _too_deep(size, max_depth)
@@ -266,6 +267,12 @@ def parse_payload(
         return Parsed("ok", value, size=size)
     # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
     return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+
+
+def _indented(shown: bytes, indent: int) -> bool:
+    """Is a line of ``orjson``'s indented output indented by ``indent`` spaces or more? (Raw
+    newlines only appear as its formatting: strings escape theirs.)"""
+    return b"\n" + b" " * indent in shown
 
 
 def _too_deep(size: int, max_depth: int) -> Parsed:

@@ -74,6 +74,11 @@ def test_top_level_scalars_and_containers_at_tiny_limits(
     assert result == expected
 
 
+def test_a_huge_depth_limit_costs_no_memory() -> None:
+    """A limit far past any text's nesting never builds an indentation that long."""
+    assert parse("[[1]]", max_depth=10**12) == Parsed("ok", [[1]], size=5)
+
+
 @pytest.mark.parametrize(("depth", "max_depth"), [(300, 64), (1_025, 64), (1_025, 1_024)])
 def test_nesting_orjson_refuses_is_still_measured_on_the_text(depth: int, max_depth: int) -> None:
     """Nesting orjson cannot re-encode (past 255) or decode (past 1024) is rejected by the text's
