@@ -198,12 +198,12 @@ def parse_payload(
     """Parse ``raw`` strictly: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
     Text is parsed once by ``orjson`` and re-encoded indented (C speed). No line indented
-    ``2 * max_depth`` spaces: the depth is within the limit (else it is counted on the text's
-    structure). As many colons as the text: no key was lost, none repeated (a ``\\u003a`` escape
-    decodes to a colon: then key colons are counted on both structures). No ``+`` (every float
-    of 1e16 or more prints ``e+``): no integer orjson rounded (19+ digits). Refused or doubtful
-    text goes to the standard library's decoder, whose hooks name the problem (the same statuses
-    and messages either way).
+    ``2 * max_depth`` spaces or more: the depth is within the limit (else it is counted on the
+    text's structure). As many colons as the text: no key was lost, none repeated (a
+    ``\\u003a`` escape decodes to a colon: then key colons are counted on both structures). No
+    ``+`` (every float of 1e16 or more prints ``e+``): no integer orjson rounded (19+ digits).
+    Refused or doubtful text goes to the standard library's decoder, whose hooks name the
+    problem (the same statuses and messages either way).
 
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
