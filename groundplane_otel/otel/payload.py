@@ -2,7 +2,9 @@
 
 A payload is a JSON string (or bytes) or an already structured value. Parsing never raises into
 the application: it returns a :class:`Parsed` whose ``status`` says what happened. ``orjson``
-decodes; the standard library's decoder explains what orjson refused.
+decodes and its indented re-encoding shows depth and repeated keys; whatever that leaves in
+doubt is decided on the text's structure (its brackets and key colons), and the standard
+library's decoder explains what orjson refused.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Parsed:
 _CONTAINERS = (dict, list, tuple)
 _DICT_BYTES = sys.getsizeof({})  # the least a parsed object or array retains
 _LIST_BYTES = sys.getsizeof([])
+_CONTAINER_BYTES = max(_DICT_BYTES, _LIST_BYTES)  # each bracket costs at least a byte of text
 _ATOMS = frozenset({str, int, bool, type(None)})
 
 
@@ -139,13 +142,6 @@ def _depth(skeleton: bytes, limit: int) -> int:
     return depth
 
 
-def _text_depth(text: str, limit: int) -> int:
-    """Bracket nesting of JSON text, counted up to ``limit + 1`` without recursion."""
-    if text.count("[") + text.count("{") <= limit:
-        return 0
-    return _depth(_skeleton(text.encode("utf-8", "surrogatepass")), limit)
-
-
 def _may_overflow(numbers: bytes) -> bool:
     """Could a number literal in this text (its ``_NUMBERS`` translation) overflow to infinity?
     (False positives only cost the slower parse that checks every float.)"""
@@ -201,12 +197,13 @@ def parse_payload(
 ) -> Parsed:
     """Parse ``raw`` strictly: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
-    Text is parsed once by ``orjson`` in the common case: the structure check (depth, key
-    colons) is a few C-speed byte passes; ``orjson`` refuses NaN, infinity and invalid text;
-    a repeated key shows as decoded objects holding fewer keys than the text has key colons.
-    Refused text, a repeated key, or an integer orjson could round (19+ digits) goes to the
-    standard library's decoder, whose hooks name the problem (the same statuses and messages
-    either way).
+    Text is parsed once by ``orjson`` and re-encoded indented (C speed). No line indented
+    ``2 * max_depth`` spaces or more: the depth is within the limit (else it is counted on the
+    text's structure). As many colons as the text: no key was lost, none repeated (a
+    ``\\u003a`` escape decodes to a colon: then key colons are counted on both structures). No
+    ``+`` (every float of 1e16 or more prints ``e+``): no integer orjson rounded (19+ digits).
+    Refused or doubtful text goes to the standard library's decoder, whose hooks name the
+    problem (the same statuses and messages either way).
 
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
@@ -237,10 +234,11 @@ def parse_payload(
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
     data = raw.encode("ascii" if ascii_text else "utf-8", "surrogatepass")
-    skeleton = _skeleton(data)
-    if _depth(skeleton, max_depth) > max_depth:
-        return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
-    if max_retained is not None:
+    skeleton: bytes | None = None  # computed only when the cheap checks leave a doubt
+    if max_retained is not None and _CONTAINER_BYTES * size > max_retained:
+        skeleton = _skeleton(data)  # the floor may exceed the limit: count it, depth first
+        if _depth(skeleton, max_depth) > max_depth:
+            return _too_deep(size, max_depth)
         floor = skeleton.count(b"{") * _DICT_BYTES + skeleton.count(b"[") * _LIST_BYTES
         if floor > max_retained:
             return Parsed(
@@ -248,31 +246,66 @@ def parse_payload(
                 size=size,
                 problem=f"parsed, it would retain at least {floor} bytes (limit {max_retained})",
             )
-    numbers = data.translate(_NUMBERS, b"+-")
-    if _LONG_INTEGER not in numbers and not numbers.startswith(_LONG_DIGITS):
-        try:
-            value = orjson.loads(data)
-            kept = _skeleton(orjson.dumps(value)).count(b":")  # the keys the objects kept
-        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-            pass  # refused: the standard decoder below says why, in its own words
-        else:
-            if kept == skeleton.count(b":"):
-                return Parsed("ok", value, size=size)  # every key kept: none repeated
-    return _decode_strictly(raw, skeleton, numbers, size, length_limit)
+    try:
+        value = orjson.loads(data)
+        shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+    indent = 2 * max_depth  # a line indented this much holds a value max_depth levels down
+    if skeleton is None and (indent < 1 or (indent < len(shown) and _indented(shown, indent))):
+        skeleton = _skeleton(data)  # as deep as the limit, maybe deeper: count it exactly
+        if _depth(skeleton, max_depth) > max_depth:
+            return _too_deep(size, max_depth)
+    if b"+" in shown and _long_integer(data.translate(_NUMBERS, b"+-")):
+        return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+    if b"\\" in data and b"\\u003" in data:  # an escaped colon: count key colons only
+        structure = _skeleton(data) if skeleton is None else skeleton
+        unique = structure.count(b":") == _skeleton(shown).count(b":")
+    else:
+        unique = data.count(b":") == shown.count(b":")
+    if unique:
+        return Parsed("ok", value, size=size)
+    # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
+    return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+
+
+def _indented(shown: bytes, indent: int) -> bool:
+    """Is a line of ``orjson``'s indented output indented by ``indent`` spaces or more? (Raw
+    newlines only appear as its formatting: strings escape theirs.)"""
+    return b"\n" + b" " * indent in shown
+
+
+def _too_deep(size: int, max_depth: int) -> Parsed:
+    return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
+
+
+def _long_integer(numbers: bytes) -> bool:
+    """Does the text (its ``_NUMBERS`` translation) hold an integer literal of 19+ digits?"""
+    return _LONG_INTEGER in numbers or numbers.startswith(_LONG_DIGITS)
 
 
 def _decode_strictly(
-    raw: str, skeleton: bytes, numbers: bytes, size: int, length_limit: int | None
+    raw: str,
+    data: bytes,
+    skeleton: bytes | None,
+    size: int,
+    max_depth: int,
+    length_limit: int | None,
 ) -> Parsed:
     """The standard library's decoder, with hooks that name what is refused: text orjson
-    refused (invalid, NaN, infinity, a lone surrogate), may have rounded (an integer past 64
-    bits) or collapsed (a repeated key)."""
+    refused (invalid, NaN, infinity, a lone surrogate, nesting past its limit), may have rounded
+    (an integer past 64 bits) or collapsed (a repeated key). ``skeleton``: the text's structure,
+    already checked for depth; if None, it is computed and checked first."""
+    if skeleton is None:
+        skeleton = _skeleton(data)
+        if _depth(skeleton, max_depth) > max_depth:
+            return _too_deep(size, max_depth)
     counted = _PairCount()
     try:
         value = json.JSONDecoder(
             object_hook=counted,
             parse_constant=_refuse_constant,
-            parse_float=_finite_float if _may_overflow(numbers) else None,
+            parse_float=_finite_float if _may_overflow(data.translate(_NUMBERS, b"+-")) else None,
         ).decode(raw)
         if counted.pairs != skeleton.count(b":"):  # a key repeated: find it, name it
             value = json.loads(
