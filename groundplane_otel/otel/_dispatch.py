@@ -6,8 +6,9 @@ A processor added with ``add_span_processor`` costs every span of the applicatio
 not the current span (the guard could not see an enclosing agent). So on the SDK's two
 dispatchers the guard gives the provider's dispatcher (this instance only) a subclass whose
 ``on_start``/``on_end`` are the guard's fast hooks: they hand the span to every registered
-processor first (inline for ``SynchronousMultiSpanProcessor``, through the dispatcher's own
-hook for ``ConcurrentMultiSpanProcessor``), then do the guard's part on the caller's thread.
+processor first (inline for ``SynchronousMultiSpanProcessor``; through the dispatcher's own
+hook for ``ConcurrentMultiSpanProcessor``, called by a small wrapper before the guard's), then do
+the guard's part on the caller's thread.
 Processors keep their order (the guard acts after all of them, as if it were the last one
 added), a processor added later is called too, and ``shutdown`` (the provider's, or the guard's
 ``uninstall()``) gives the dispatcher its own class back. Any other dispatcher (a custom class,
@@ -20,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._hooks import fast_hooks
+from groundplane_otel.otel._hooks import NO_PROCESSORS, Hook, fast_hooks
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.guard import GroundplaneSpanProcessor
@@ -39,8 +41,9 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
     kind = type(dispatch)
     if kind not in _DISPATCHERS or not processor.known_layout:
         return None
-    base = None if kind is SynchronousMultiSpanProcessor else kind
-    on_start, on_end, stop = fast_hooks(processor, dispatch, base)
+    on_start, on_end, stop = fast_hooks(processor)
+    if kind is not SynchronousMultiSpanProcessor:
+        on_start, on_end = _after_dispatch(kind, on_start, on_end)
 
     def shutdown(owner: Any) -> None:
         kind.shutdown(owner)
@@ -59,3 +62,21 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
             dispatch.__class__ = kind
 
     return leave
+
+
+def _after_dispatch(
+    kind: type[ConcurrentMultiSpanProcessor], on_start: Hook, on_end: Hook
+) -> tuple[Hook, Hook]:
+    """Hooks that hand the span over through the dispatcher class's own hooks, then run the
+    guard's (which hand it to no one else)."""
+    others_start, others_end = kind.on_start, kind.on_end
+
+    def start(owner: Any, span: Any, parent_context: Context | None = None) -> None:
+        others_start(owner, span, parent_context)
+        on_start(NO_PROCESSORS, span, parent_context)
+
+    def end(owner: Any, span: Any) -> None:
+        others_end(owner, span)
+        on_end(NO_PROCESSORS, span)
+
+    return start, end

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
 from groundplane_otel.otel import _scopes
 from groundplane_otel.otel._lineage import CHAIN_ATTR
@@ -21,48 +21,54 @@ from groundplane_otel.otel._spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, span
 if TYPE_CHECKING:
     from groundplane_otel.otel.guard import GroundplaneSpanProcessor
 
+__all__ = ["NO_PROCESSORS", "NAMES_REMEMBERED", "fast_hooks", "ignore_end", "ignore_start"]
 
-NAMES_REMEMBERED = 1024  # span names whose LLM-likeness the hooks keep (past that: computed)
+NAMES_REMEMBERED = 1024  # span names known not to be LLM-like (past that: computed)
+# The owner of hooks that hand spans to no one (an empty dispatcher: its processors are none).
+NO_PROCESSORS = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
+
+Hook = Callable[..., None]
 
 
-def fast_hooks(
-    processor: GroundplaneSpanProcessor, dispatch: Any = None, base: type | None = None
-) -> tuple[Callable[..., None], Callable[[Any, ReadableSpan], None], Callable[[], None]]:
+def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callable[[], None]]:
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
     fields (``sdk_layout()``): the same decisions as the generic hooks, at a fraction of
     the cost for the spans the guard ignores (no attribute lookups on ``processor``, no
     property calls). A span whose ``_attributes`` another processor replaced (OpenInference's
     pydantic-ai processor puts a plain dict there) is read through the public API.
 
-    The hooks take their owner first, as methods do: bound to the processor, or the methods of
-    the class ``_dispatch.ride`` gives the provider's ``dispatch``, where each first hands the
-    span to the processors registered there (inline for ``SynchronousMultiSpanProcessor``;
-    through the ``base`` class's own hook for another SDK dispatcher). The third closure stops
-    the guard's part (the hand-over goes on)."""
+    The hooks take their owner first, as methods do: an SDK ``SynchronousMultiSpanProcessor``,
+    whose processors each first gets the span, inline (the provider's dispatch, on which
+    ``_dispatch.ride`` makes them the class's methods; ``NO_PROCESSORS`` otherwise). The third
+    closure stops the guard's part (the hand-over goes on).
+
+    While a trace with two requests is live (``store.shared``), a span's end takes the generic
+    hook (each span maps to its request there); the generic start needs nothing of it here."""
     store, lineage = processor.store, processor._lineage
-    roots, requests, shared, spans = store._roots, store._requests, store.shared, store.spans
-    roots_limit = store._roots_limit
-    root_started, span_request = store.root_started, processor._inherit_request
-    scopes, bind, release = _scopes.current_scopes, _scopes.bind, _scopes.release
+    roots, requests, shared = store._roots, store._requests, store.shared
+    roots_limit, root_started = store._roots_limit, store.root_started
+    entered = _scopes.entered  # empty until an enforce() scope was entered in this process
     awaited = _scopes.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
-    prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
     bounded = BoundedAttributes
-    swallow = processor.swallow
-    pending = swallow.pending  # blocks waiting for their run (mutated in place, never rebound)
-    start_others = getattr(base, "on_start", None)  # None: the loop inline
-    end_others = getattr(base, "on_end", None)
-    named: dict[str, bool] = {}  # span name -> LLM-like? (names are few; bounded anyway)
+    pending = processor.swallow.pending  # blocks waiting for their run (mutated in place)
+    generic_end = type(processor).on_end
+    plain: set[str] = set()  # span names known not to be LLM-like (bounded)
+    prefixes, llm_names = LLM_PREFIXES, processor._llm_names
     guarding = True
 
+    def plain_name(name: str) -> bool:
+        """Is ``name`` not an LLM-like span name? Remembered when so (``NAMES_REMEMBERED``)."""
+        if name.startswith(prefixes) or name in llm_names:
+            return False
+        if len(plain) < NAMES_REMEMBERED:
+            plain.add(name)
+        return True
+
     def on_start(owner: Any, span: Any, parent_context: Context | None = None) -> None:
-        if dispatch is not None:
-            if start_others is None:
-                for registered in dispatch._span_processors:
-                    registered.on_start(span, parent_context=parent_context)
-            else:
-                start_others(dispatch, span, parent_context)
+        for registered in owner._span_processors:
+            registered.on_start(span, parent_context=parent_context)
         if not guarding:
             return
         try:
@@ -71,17 +77,14 @@ def fast_hooks(
             if parent is None or parent[2]:  # a local root: TraceStore.root_started, inlined
                 context = span._context
                 trace_id, span_id = context[0], context[1]
-                live = roots.setdefault(trace_id, [])
-                live.append(span_id)
-                if live[0] != span_id or len(roots) > roots_limit:  # a second root, or prune
-                    live.remove(span_id)  # the store decides: keys, pruning
-                    root_started(trace_id, span_id)
-                if scopes():
-                    bind(trace_id)
-            else:
+                if roots.setdefault(trace_id, span_id) != span_id or len(roots) > roots_limit:
+                    root_started(trace_id, span_id)  # a second root, or prune: the store decides
+                if entered and _scopes.current_scopes():
+                    _scopes.bind(trace_id)
+            elif shared or lineage:
                 trace_id = parent[0]
                 if shared and trace_id in shared:  # two requests in one trace: whose span?
-                    span_request(span._context[1], parent[1])
+                    processor._inherit_request(span._context[1], parent[1])
                 if lineage and trace_id in lineage:  # a guardable span started in this trace
                     inherited = processor._inherited(parent_context)
             if not guarded:
@@ -91,32 +94,23 @@ def fast_hooks(
                 attributes = span_attributes(span)
             else:
                 attributes = attributes._dict
-            llm_name = named.get(name)
-            if llm_name is None:
-                llm_name = name.startswith(prefixes) or name in llm_names
-                if len(named) < NAMES_REMEMBERED:
-                    named[name] = llm_name
-            if not llm_name and llm_disjoint(attributes):
+            if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
                     span.__dict__[CHAIN_ATTR] = inherited
                 return
-            processor._started(span, name, attributes, trace_id, inherited)
+            processor._started(span, name, attributes, span._context[0], inherited)
         except Exception:
             processor._internal_error("on_start")
 
     def on_end(owner: Any, span: Any) -> None:
-        if dispatch is not None:
-            if end_others is None:
-                for registered in dispatch._span_processors:
-                    registered.on_end(span)
-            else:
-                end_others(dispatch, span)
+        for registered in owner._span_processors:
+            registered.on_end(span)
         if not guarding:
             return
+        if shared:  # a trace with two requests is live: each span's request is looked up
+            generic_end(processor, span)
+            return
         try:
-            context = span._context
-            trace_id = context[0]
-            request = spans.pop(context[1], trace_id) if shared else trace_id
             if by_tool:
                 attributes = span._attributes
                 if type(attributes) is not bounded:  # replaced by another processor
@@ -124,28 +118,21 @@ def fast_hooks(
                 else:
                     attributes = attributes._dict
                 if not tool_disjoint(attributes):
-                    processor._tool_ended(span, attributes, request)
+                    processor._tool_ended(span, attributes, span._context[0])
             if pending:  # a refusal raised in this process waits for its run
-                swallow.ended(span)
+                processor.swallow.ended(span)
             parent = span._parent
             if parent is None or parent[2]:  # a local root: TraceStore.root_ended
-                live = roots.get(trace_id)
-                if (
-                    live is not None
-                    and len(live) == 1
-                    and live[0] == context[1]
-                    and request not in requests
-                ):
-                    live.clear()  # its only live root, no facts held: nothing to lock
-                    del roots[trace_id]
+                context = span._context
+                trace_id = context[0]
+                if roots.get(trace_id) == context[1] and trace_id not in requests:
+                    del roots[trace_id]  # its only live root, no facts held: nothing to lock
                     if lineage:
                         lineage.pop(trace_id, None)
-                    if shared:
-                        shared.discard(trace_id)
                     if trace_id in awaited:
-                        release(trace_id)
+                        _scopes.release(trace_id)
                     return
-                processor._root_ended(trace_id, context[1], request)
+                processor._root_ended(trace_id, context[1], trace_id)
         except Exception:
             processor._internal_error("on_end")
 

@@ -23,6 +23,7 @@ __all__ = [
     "current_scopes",
     "deliver",
     "enter",
+    "entered",
     "in_flight",
     "leave",
     "release",
@@ -49,11 +50,14 @@ _current: ContextVar[tuple[ScopeState, ...]] = ContextVar("groundplane_enforce",
 _lock = threading.Lock()
 _by_trace: dict[int, list[ScopeState]] = {}
 awaited = _by_trace.keys()  # a live view: is a scope waiting for this trace? (hot path)
+entered: list[bool] = []  # non-empty once a scope was entered in this process (hot path)
 _released: deque[int] = deque()  # ended traces whose entries are released after a delay
 
 
 def enter(state: ScopeState, trace_id: int | None) -> Token[tuple[ScopeState, ...]]:
     """Register ``state`` (for ``trace_id`` too, when the scope opens inside a span)."""
+    if not entered:  # until now no context could hold a scope: the hooks skipped the lookup
+        entered.append(True)
     if trace_id is not None:
         _register(state, trace_id)
     return _current.set((*_current.get(), state))

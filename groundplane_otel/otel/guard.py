@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from groundplane_otel.otel import _scopes
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._accounting import Accounting
-from groundplane_otel.otel._hooks import fast_hooks, ignore_end, ignore_start
+from groundplane_otel.otel._hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
 from groundplane_otel.otel._lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
@@ -108,8 +108,8 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
         if self.known_layout:  # per-instance closures: every span of the app goes through them
             on_start, on_end, self._stop_hooks = fast_hooks(self)
-            self.on_start = MethodType(on_start, self)  # type: ignore[method-assign]
-            self.on_end = MethodType(on_end, self)  # type: ignore[method-assign]
+            self.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
+            self.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
 
     # -- SpanProcessor ------------------------------------------------------------------------
 

@@ -208,7 +208,9 @@ class TraceStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._requests: OrderedDict[RequestKey, _Request] = OrderedDict()
-        self._roots: dict[int, list[int]] = {}  # trace id -> span ids of its live local roots
+        # trace id -> the span id of its live local root, or (once a second one started) the
+        # list of their span ids
+        self._roots: dict[int, int | list[int]] = {}
         self.shared: set[int] = set()  # traces with two live local roots at some point
         self.spans: dict[int, RequestKey] = {}  # span id -> request, in shared traces only
         self._spans_limit = 16 * limits.max_traces
@@ -223,19 +225,23 @@ class TraceStore:
 
     def root_started(self, trace_id: int, span_id: int) -> RequestKey:
         """A local root span started: the key of its request (runs for every trace: lock-free,
-        each step one atomic dict or list operation under the GIL). The first live root of a
-        trace is keyed by the trace id; any other, by ``(trace_id, span_id)``, and the trace
-        becomes shared."""
+        each step one atomic dict or list operation under the GIL; the guard's fast hook does
+        the first step itself and calls this only for a second root or to prune). The first
+        live root of a trace is keyed by the trace id; any other, by ``(trace_id, span_id)``,
+        and the trace becomes shared."""
         roots = self._roots
-        live = roots.setdefault(trace_id, [])
-        live.append(span_id)
+        live = roots.setdefault(trace_id, span_id)  # the common case: the only root, no list
         if len(roots) > self._roots_limit:  # roots that never ended
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
                 roots.pop(next(iter(roots)), None)
             except (RuntimeError, StopIteration):  # changed meanwhile
                 pass
-        if live[0] == span_id:
+        if live == span_id:
             return trace_id
+        if isinstance(live, list):
+            live.append(span_id)
+        else:  # a second live root: from now on a list, until the trace's last root ends
+            roots[trace_id] = [live, span_id]
         self.shared.add(trace_id)
         request = (trace_id, span_id)
         self.span_started(span_id, request)
@@ -261,13 +267,14 @@ class TraceStore:
         """A local root span ended: its request's facts are dropped (not counted as evicted).
         True when it was the trace's last live local root."""
         live = self._roots.get(trace_id)
-        last = True
-        if live:
+        if isinstance(live, list):
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
                 live.remove(span_id)
             except ValueError:  # pruned, or another thread emptied it meanwhile
                 pass
             last = not live
+        else:  # another live root when it is not this one (this one was pruned)
+            last = live is None or live == span_id
         if request != trace_id:
             self.spans.pop(span_id, None)
         if last:

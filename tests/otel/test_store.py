@@ -199,6 +199,33 @@ class TestLifecycle:
         assert store.root_ended(1, 200, second) is True
         assert (len(store), store.shared, store.spans) == (0, set(), {})
 
+    def test_a_trace_keeps_its_only_root_as_a_span_id_and_a_list_from_a_second_one(
+        self,
+    ) -> None:
+        """One live root is stored as its span id; a second makes the entry a list, which the
+        roots leave in any order (the last one removes the trace)."""
+        store, _, _ = make()
+        assert store.root_started(1, 100) == 1
+        assert store._roots == {1: 100}
+        second, third = store.root_started(1, 200), store.root_started(1, 300)
+        assert (second, third) == ((1, 200), (1, 300))
+        assert store._roots == {1: [100, 200, 300]}
+        assert store.root_ended(1, 200, second) is False
+        assert store.root_ended(1, 100, 1) is False
+        assert store._roots == {1: [300]}
+        assert store.root_ended(1, 300, third) is True
+        assert (store._roots, store.shared) == ({}, set())
+
+    def test_a_pruned_root_ending_leaves_the_live_one_alone(self) -> None:
+        """A root whose entry was pruned ends without taking the trace's live root with it."""
+        store, _, _ = make(max_traces=1)
+        for trace_id in range(1, 6):  # 4 * max_traces entries kept: trace 1 goes
+            store.root_started(trace_id, 100 + trace_id)
+        assert 1 not in store._roots
+        assert store.root_started(1, 900) == 1  # a new live root of trace 1
+        assert store.root_ended(1, 101, 1) is False  # the pruned one
+        assert store._roots[1] == 900
+
     def test_spans_of_a_shared_trace_map_to_their_request_bounded(self) -> None:
         """In a shared trace each span maps to its request; the map is bounded."""
         store, _, _ = make(max_traces=1)
