@@ -64,14 +64,13 @@ def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> 
     """The JSON object in a model's answer text: bare, in markdown fences (several fenced
     objects must agree: two different answers are ambiguous), or embedded. The read keeps
     ``text`` (a text that does not fit ``max_payload_bytes`` keeps none)."""
-    read = _json_in(text, limits, length_limit)
-    if len(text) > limits.max_payload_bytes:
-        return read
-    return read.with_text(text)
+    keep = text if len(text) <= limits.max_payload_bytes else None
+    read = _json_in(text, limits, length_limit, keep)
+    return read if keep is None or read.text is keep else read.with_text(text)
 
 
-def _json_in(text: str, limits: Limits, length_limit: int | None) -> OutputRead:
-    whole = _parse(text.strip(), limits, length_limit)
+def _json_in(text: str, limits: Limits, length_limit: int | None, keep: str | None) -> OutputRead:
+    whole = _parse(text.strip(), limits, length_limit, keep)
     if whole.status != "unreadable" or whole.problem != _NO_JSON:
         return whole
     fenced = [_parse(match.group(1).strip(), limits, None) for match in _FENCE.finditer(text)]
@@ -85,7 +84,10 @@ def _json_in(text: str, limits: Limits, length_limit: int | None) -> OutputRead:
     return OutputRead("unreadable", problem=_NO_JSON)
 
 
-def _parse(candidate: str, limits: Limits, length_limit: int | None) -> OutputRead:
+def _parse(
+    candidate: str, limits: Limits, length_limit: int | None, keep: str | None = None
+) -> OutputRead:
+    """The JSON object ``candidate`` is (an output read keeping the answer text ``keep``)."""
     parsed = parse_payload(
         candidate,
         max_bytes=limits.max_payload_bytes,
@@ -94,7 +96,7 @@ def _parse(candidate: str, limits: Limits, length_limit: int | None) -> OutputRe
     )
     if parsed.ok:
         if isinstance(parsed.value, dict):
-            return OutputRead("output", parsed.value)
+            return OutputRead("output", parsed.value, text=keep)
         return OutputRead("unreadable", problem=_NO_JSON)
     if parsed.status == "truncated":
         return OutputRead("unreadable", problem=f"truncated: {parsed.problem}")
@@ -225,6 +227,13 @@ def _with_finish(message: Mapping[str, Any], reasons: Any) -> Mapping[str, Any]:
     return {**message, "finish_reason": reasons}
 
 
+_FLATTENED = ((sc.OI_OUTPUT_MESSAGES_PREFIX, "message."), (sc.GEN_AI_COMPLETION_PREFIX, ""))
+
+
+def _is_flattened(key: str) -> bool:
+    return key.startswith((sc.OI_OUTPUT_MESSAGES_PREFIX, sc.GEN_AI_COMPLETION_PREFIX))
+
+
 def read_output(
     attributes: Mapping[str, Any], limits: Limits, length_limit: int | None = None
 ) -> OutputRead:
@@ -246,10 +255,8 @@ def read_output(
         if message is None:
             return _ABSENT
         return _from_message(_with_finish(message, reasons), limits, length_limit)
-    for prefix, inner in (
-        (sc.OI_OUTPUT_MESSAGES_PREFIX, "message."),
-        (sc.GEN_AI_COMPLETION_PREFIX, ""),
-    ):
+    flattened = any(map(_is_flattened, attributes)) if attributes else False
+    for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)
         except _Malformed as malformed:
