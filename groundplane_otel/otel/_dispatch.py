@@ -4,14 +4,17 @@ A processor added with ``add_span_processor`` costs every span of the applicatio
 (``on_start``, ``_on_ending``, ``on_end``) even when the guard ignores it, and under
 ``ConcurrentMultiSpanProcessor`` its hooks run on a worker thread, where the span's parent is
 not the current span (the guard could not see an enclosing agent). So on the SDK's two
-dispatchers the guard gives the provider's dispatcher (this instance only) a subclass whose
-``on_start``/``on_end`` are the guard's fast hooks: they hand the span to every registered
-processor first (inline for ``SynchronousMultiSpanProcessor``; through the dispatcher's own
-hook for ``ConcurrentMultiSpanProcessor``, called by a small wrapper before the guard's), then do
-the guard's part on the caller's thread.
+dispatchers the provider (and every tracer it handed out) gets a dispatcher of a subclass,
+with the same processors and lock, whose ``on_start``/``on_end`` are the guard's fast hooks:
+they hand the span to every registered processor first (inline for
+``SynchronousMultiSpanProcessor``; through the dispatcher's own hook for
+``ConcurrentMultiSpanProcessor``, called by a small wrapper before the guard's), then do the
+guard's part on the caller's thread.
 Processors keep their order (the guard acts after all of them, as if it were the last one
 added), a processor added later is called too, and ``shutdown`` (the provider's, or the guard's
-``uninstall()``) gives the dispatcher its own class back. Any other dispatcher (a custom class,
+``uninstall()``) gives the provider and its tracers their own dispatcher back, with the
+processors added meanwhile (on an SDK that keeps no tracers, the dispatcher instance's class is
+changed instead, and back). Any other dispatcher (a custom class,
 one whose class something else changed), or an SDK whose span layout the fast hooks do not
 know: the guard is added as a span processor.
 """
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["ride"]
 
 _DISPATCHERS = (SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor)
+# What a dispatcher holds (read by name: ``vars()`` would slow its method lookups for good).
+_STATE = ("_span_processors", "_lock", "_executor")
 
 
 def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[[], None] | None:
@@ -54,12 +59,47 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
         (kind,),
         {"on_start": on_start, "on_end": on_end, "shutdown": shutdown, "__module__": __name__},
     )
-    dispatch.__class__ = riding
+    tracers = getattr(tracer_provider, "_tracers", None)
+    lock = getattr(tracer_provider, "_tracers_lock", None)
+    if isinstance(tracers, dict) and lock is not None:
+        return _replace(tracer_provider, tracers, lock, dispatch, riding, stop)
+    dispatch.__class__ = riding  # an SDK that keeps no tracers: this instance changes class
 
     def leave() -> None:
         stop()  # if something changed the class again, the hooks only hand spans over
         if type(dispatch) is riding:
             dispatch.__class__ = kind
+
+    return leave
+
+
+def _replace(
+    provider: Any, tracers: dict[Any, Any], lock: Any, dispatch: Any, riding: type, stop: Hook
+) -> Callable[[], None]:
+    """The provider and the tracers it handed out get a dispatcher of the riding class with
+    ``dispatch``'s state (its processors, its lock): the SDK's per-span method lookups on it
+    stay as fast as on the original (changing an instance's class in place slows them), and
+    spans already started end through the dispatcher they started with."""
+    fresh = riding()  # the SDK dispatcher's own fields, then the state it shares with dispatch
+    for name in _STATE:
+        if hasattr(dispatch, name):
+            setattr(fresh, name, getattr(dispatch, name))
+
+    def point(old: Any, new: Any) -> None:
+        with lock:  # get_tracer reads the provider's dispatcher under this lock
+            if provider._active_span_processor is old:
+                provider._active_span_processor = new
+            for tracer in tracers.values():
+                if getattr(tracer, "span_processor", None) is old:
+                    tracer.span_processor = new
+
+    point(dispatch, fresh)
+
+    def leave() -> None:
+        stop()  # spans started meanwhile end through ``fresh``: it only hands them over
+        with fresh._lock:  # the same lock as dispatch's
+            dispatch._span_processors = fresh._span_processors  # kept: those added meanwhile
+        point(fresh, dispatch)
 
     return leave
 

@@ -120,7 +120,7 @@ def test_a_concurrent_dispatcher_is_ridden_too_and_the_guard_sees_the_enclosing_
     assert len(guardrail_events(chat)) == 1
     assert [hook for _, hook, _ in log].count("end") == 3
     guard.uninstall()
-    assert type(dispatch) is ConcurrentMultiSpanProcessor
+    assert type(harness.tracer_provider._active_span_processor) is ConcurrentMultiSpanProcessor
     harness.close()
 
 
