@@ -233,9 +233,12 @@ def parse_payload(
     size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
-    data = raw.encode("ascii" if ascii_text else "utf-8", "surrogatepass")
+    # ASCII text is read in place (orjson takes a str; the counts below run on it): encoded only
+    # where the text's structure is needed.
+    data = None if ascii_text else raw.encode("utf-8", "surrogatepass")
     skeleton: bytes | None = None  # computed only when the cheap checks leave a doubt
     if max_retained is not None and _CONTAINER_BYTES * size > max_retained:
+        data = _utf8(raw, data)
         skeleton = _skeleton(data)  # the floor may exceed the limit: count it, depth first
         if _depth(skeleton, max_depth) > max_depth:
             return _too_deep(size, max_depth)
@@ -247,26 +250,35 @@ def parse_payload(
                 problem=f"parsed, it would retain at least {floor} bytes (limit {max_retained})",
             )
     try:
-        value = orjson.loads(data)
+        value = orjson.loads(raw if data is None else data)
         shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-        return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+        return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
     indent = 2 * max_depth  # a line indented this much holds a value max_depth levels down
     if skeleton is None and (indent < 1 or (indent < len(shown) and _indented(shown, indent))):
+        data = _utf8(raw, data)
         skeleton = _skeleton(data)  # as deep as the limit, maybe deeper: count it exactly
         if _depth(skeleton, max_depth) > max_depth:
             return _too_deep(size, max_depth)
-    if b"+" in shown and _long_integer(data.translate(_NUMBERS, b"+-")):
-        return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
-    if b"\\" in data and b"\\u003" in data:  # an escaped colon: count key colons only
+    if b"+" in shown:
+        data = _utf8(raw, data)
+        if _long_integer(data.translate(_NUMBERS, b"+-")):
+            return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+    if "\\" in raw and "\\u003" in raw:  # an escaped colon: count key colons only
+        data = _utf8(raw, data)
         structure = _skeleton(data) if skeleton is None else skeleton
         unique = structure.count(b":") == _skeleton(shown).count(b":")
     else:
-        unique = data.count(b":") == shown.count(b":")
+        unique = raw.count(":") == shown.count(b":")
     if unique:
         return Parsed("ok", value, size=size)
     # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
-    return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
+    return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
+
+
+def _utf8(raw: str, data: bytes | None) -> bytes:
+    """The text's bytes (``data``, or ``raw`` encoded: ASCII)."""
+    return raw.encode("ascii") if data is None else data
 
 
 def _indented(shown: bytes, indent: int) -> bool:
