@@ -106,9 +106,15 @@ def run_all(
     findings: list[Finding] = []
     passed: list[str] = []
     registry = view.registry
+    blockers: dict[tuple[str, ...], tuple[str, str] | None] = {}  # checks share their facts
     for step in plan:
-        name, family = step.name, step.family
-        blocked = _blocker(step.needs, view) if step.needs else None
+        name, family, needs = step.name, step.family, step.needs
+        if not needs:
+            blocked = None
+        elif needs in blockers:
+            blocked = blockers[needs]
+        else:
+            blocked = blockers[needs] = _blocker(needs, view)
         if blocked is not None:
             fact, reason = blocked
             detail = f"check {name} needs fact {fact!r}"
@@ -121,7 +127,6 @@ def run_all(
         try:
             step.check(registry, output)
         except UnsupportedClaim as violation:
-            needs = step.needs
             claimed_fact = violation.fact or (needs[0] if len(needs) == 1 else None)
             provenance = violation.provenance or _provenance(view, claimed_fact)
             findings.append(
