@@ -34,7 +34,9 @@ from groundplane_otel.otel._lineage import (
     NO_DICT,
     OUTPUT_ATTR,
     Lineage,
+    attached,
     same_answer,
+    taken,
 )
 from groundplane_otel.otel._spans import agent_names, is_agent, span_attributes
 from groundplane_otel.otel.config import BoundarySpec, Limits
@@ -96,7 +98,7 @@ class Accounting(Lineage):
     def _evaluate(self, span: Span) -> list[Evaluation]:
         """Every outcome this span's end counts (usually none or one)."""
         attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
-        chain: tuple[Any, ...] = vars(span).get(CHAIN_ATTR, ())
+        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
         agent = is_agent(span.name, attributes)
         spec = self._match(span, attributes, chain)
         if spec is None:
@@ -106,11 +108,11 @@ class Accounting(Lineage):
         evaluations: list[Evaluation] = []
         delegated = spec.name in self._delegated
         if agent and not delegated:
-            for held in vars(span).pop(HELD_ATTR, NO_DICT).get(id(self), ()):
+            for held in taken(span, HELD_ATTR, NO_DICT).get(id(self), ()):
                 found = self._once(span, spec, held.read, held.failed, chain, itself=True)
                 evaluations += found
         elif agent:
-            vars(span).pop(HELD_ATTR, None)
+            taken(span, HELD_ATTR, None)
         if not delegated:
             read = self._read(span, attributes)
             if read.status != "not_output" and not self._left_above(
@@ -129,7 +131,7 @@ class Accounting(Lineage):
     def _read(self, span: Span, attributes: Mapping[str, Any]) -> OutputRead:
         """The span's answer: submitted, else read from its attributes — inside the
         fail-closed path (a reader failure is an unreadable output, never a pass)."""
-        submitted = vars(span).get(OUTPUT_ATTR)
+        submitted = getattr(span, OUTPUT_ATTR, None)
         limits: Limits = self.config.limits
         if isinstance(submitted, str):
             return parse_answer(submitted, limits)
@@ -166,7 +168,7 @@ class Accounting(Lineage):
         attributes = span_attributes(ancestor)
         if not is_agent(ancestor.name, attributes):
             return False
-        return self._match(ancestor, attributes, vars(ancestor).get(CHAIN_ATTR, ())) is spec
+        return self._match(ancestor, attributes, getattr(ancestor, CHAIN_ATTR, ())) is spec
 
     def _once(
         self,
@@ -189,7 +191,7 @@ class Accounting(Lineage):
         return [self._check(span, spec, read, failed, chain, itself=itself)]
 
     def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
-        entries: list[Covered] = getattr(span, "__dict__", NO_DICT).get(COVERED_ATTR, ())
+        entries: list[Covered] | tuple[()] = getattr(span, COVERED_ATTR, ())
         return [c for c in entries if c.guard == id(self) and c.boundary == spec.name]
 
     def _check(
@@ -230,7 +232,7 @@ class Accounting(Lineage):
         entry = Covered(id(self), spec.name, answer, evaluation)
         for above in chain:
             if above is not span or itself:
-                vars(above).setdefault(COVERED_ATTR, []).append(entry)
+                attached(above, COVERED_ATTR, list).append(entry)
         return evaluation
 
     def _unanswered(self, span: Span, spec: BoundarySpec, chain: tuple[Any, ...]) -> Evaluation:
@@ -238,7 +240,7 @@ class Accounting(Lineage):
         evaluation = no_output(spec, spec.mode or self.config.mode, span_failed=_failed(span))
         entry = Covered(id(self), spec.name, None, evaluation)
         for above in chain:
-            vars(above).setdefault(COVERED_ATTR, []).append(entry)
+            attached(above, COVERED_ATTR, list).append(entry)
         return evaluation
 
     def _hold(self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> None:
@@ -259,7 +261,7 @@ class Accounting(Lineage):
             return
         held = _Held(read, _failed(span))
         for ancestor in unnamed:
-            answers: list[_Held] = vars(ancestor).setdefault(HELD_ATTR, {}).setdefault(id(self), [])
+            answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(id(self), [])
             if len(answers) < MAX_HELD:
                 answers.append(held)
             elif len(answers) == MAX_HELD:  # fail closed, once
@@ -299,7 +301,7 @@ class Accounting(Lineage):
             raise TypeError(f"output must be a mapping or an answer text, got {kind}")
         if spec.answer == "text":
             read = read.as_text()
-        chain: tuple[Any, ...] = getattr(span, "__dict__", NO_DICT).get(CHAIN_ATTR, ())
+        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
         for seen in self._covered(span, spec) or [
             c for above in chain for c in self._covered(above, spec)
         ]:

@@ -96,7 +96,7 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
                 attributes = attributes._dict
             if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
-                    span.__dict__[CHAIN_ATTR] = inherited
+                    setattr(span, CHAIN_ATTR, inherited)
                 return
             processor._started(span, name, attributes, span._context[0], inherited)
         except Exception:

@@ -4,7 +4,9 @@ A span that is an agent or may carry an output (a *guardable* span), and every s
 holds the tuple of its enclosing guardable spans (``CHAIN_ATTR``). It is read to match an agent
 name on an ancestor, to find the other instrumentations' spans of the same model call, and to
 check each answer once (``COVERED_ATTR``, ``HANDED_ATTR``). Spans outside any agent or LLM span
-carry nothing; nothing is locked or cleaned up.
+carry nothing; nothing is locked or cleaned up. They are read and written as attributes, never
+through ``vars()``/``__dict__``: that would turn the instance's inline attribute values into a
+dict for good, and every attribute the SDK reads on that span afterwards would cost more.
 """
 
 from __future__ import annotations
@@ -29,6 +31,25 @@ CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (the span itself 
 COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
 HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
 NO_DICT: dict[str, Any] = {}
+_UNSET = object()
+
+
+def attached(span: Any, name: str, make: Callable[[], Any]) -> Any:
+    """The value ``span`` holds under ``name``, created by ``make`` when it holds none."""
+    value = getattr(span, name, None)
+    if value is None:
+        value = make()
+        setattr(span, name, value)
+    return value
+
+
+def taken(span: Any, name: str, default: Any) -> Any:
+    """The value ``span`` holds under ``name`` (removed from it), else ``default``."""
+    value = getattr(span, name, _UNSET)
+    if value is _UNSET:
+        return default
+    delattr(span, name)
+    return value
 
 
 def same_answer(left: Any, right: Any) -> bool:
@@ -82,7 +103,7 @@ class Lineage:
     def _inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
         """The lineage the parent span (current in ``parent_context``) holds, if any."""
         above = trace.get_current_span(parent_context)
-        chain: tuple[Any, ...] | None = getattr(above, "__dict__", NO_DICT).get(CHAIN_ATTR)
+        chain: tuple[Any, ...] | None = getattr(above, CHAIN_ATTR, None)
         return chain
 
     def _guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
@@ -91,7 +112,7 @@ class Lineage:
         closed there if it is absent everywhere."""
         for ancestor in same_call(span, chain):
             above = span_attributes(ancestor)
-            if self._match(ancestor, above, vars(ancestor).get(CHAIN_ATTR, ())) is spec:
+            if self._match(ancestor, above, getattr(ancestor, CHAIN_ATTR, ())) is spec:
                 return True
         return False
 
@@ -101,8 +122,8 @@ class Lineage:
         (up to the first agent span) raise ``error`` again when they end, unless it is already
         propagating through them (never twice, never at an agent span the app may have
         caught it under)."""
-        for ancestor in same_call(span, vars(span).get(CHAIN_ATTR, ())):
-            vars(ancestor).setdefault(HANDED_ATTR, {}).setdefault(id(self), error)
+        for ancestor in same_call(span, getattr(span, CHAIN_ATTR, ())):
+            attached(ancestor, HANDED_ATTR, dict).setdefault(id(self), error)
 
     def _match(
         self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]

@@ -36,6 +36,7 @@ from groundplane_otel.otel._lineage import (
     NO_DICT,
     OUTPUT_ATTR,
     WATCHERS_ATTR,
+    attached,
 )
 from groundplane_otel.otel._spans import (
     LLM_KEYS,
@@ -139,7 +140,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                 and name not in self._llm_names
             ):
                 if inherited:
-                    vars(span)[CHAIN_ATTR] = inherited
+                    setattr(span, CHAIN_ATTR, inherited)
                 return
             self._started(span, name, attributes, trace_id, inherited)
         except Exception:
@@ -175,14 +176,14 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         candidate = self._candidate(name, attributes)
         if candidate or is_agent(name, attributes):
             chain = (span, *inherited[: self._chain_limit - 1]) if inherited else (span,)
-            vars(span)[CHAIN_ATTR] = chain
+            setattr(span, CHAIN_ATTR, chain)
             lineage = self._lineage
             if trace_id not in lineage:
                 if len(lineage) >= self._lineage_limit:  # roots that never ended
                     lineage.pop(next(iter(lineage)), None)
                 lineage[trace_id] = None
         elif inherited:
-            vars(span)[CHAIN_ATTR] = inherited
+            setattr(span, CHAIN_ATTR, inherited)
         if candidate:
             self.watch(span)
 
@@ -235,7 +236,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
 
     def watch(self, span: Span) -> None:
         """Check ``span`` when it ends (idempotent per guard; several guards chain)."""
-        watchers: set[int] = vars(span).setdefault(WATCHERS_ATTR, set())
+        watchers: set[int] = attached(span, WATCHERS_ATTR, set)
         if id(self) in watchers:
             return
         watchers.add(id(self))
@@ -250,8 +251,8 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
 
     def _guarded_end(self, span: Span, original: Callable[..., None]) -> Callable[..., None]:
         def end(end_time: int | None = None) -> None:
-            if vars(span).get("end") is end:
-                del vars(span)["end"]  # back to the SDK's end(): a second call is harmless
+            if getattr(span, "end", None) is end:
+                del span.end  # back to the SDK's end(): a second call is harmless
             if not self._enabled:
                 original(end_time)
                 return
@@ -284,7 +285,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                     self._hand_up(span, refused.error)
                     self.swallow.raised(span, refused.boundary)
                     raise refused.error
-            handed = vars(span).get(HANDED_ATTR, NO_DICT).pop(id(self), None)
+            handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
             if handed is not None and not _scopes.in_flight(handed, sys.exc_info()[1]):
                 raise handed  # a nested LLM span raised it, and something swallowed it
             if ended_with is not None:
