@@ -18,6 +18,7 @@ MODULES = (
     "memory",
     "accounting",
     "guard",
+    "instructions",
     "replay",
     "plugin_import",
     "error_rates",

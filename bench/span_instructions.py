@@ -14,7 +14,8 @@ is the marginal cost of ``5/6 traces`` traces, so interpreter start-up and impor
   six checks) with and without the guard, against the floor (the stdlib ``json.loads`` of both
   payloads, the Table, the six checks called directly). Goal: (guard - plain) / floor <= 1.5.
 
-Prints; asserts nothing. Needs ``valgrind``.
+Prints; asserts nothing. Needs ``valgrind``. ``python -m bench --only instructions`` (in the
+full ``python -m bench`` run) judges both goals from the same counts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 _RUN = """
@@ -81,11 +83,17 @@ def _marginal(script: Path, scenario: str, variant: str, traces: int) -> float:
     return (many - few) / (traces - traces // 6)
 
 
-def main(argv: list[str]) -> int:
-    if shutil.which("valgrind") is None:
-        print("valgrind is not installed (apt-get install valgrind)")
-        return 1
-    traces = int(argv[0]) if argv else 600
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Marginal instructions per trace of each variant."""
+
+    traces: int
+    unmatched: dict[str, float]  # plain, guard, inert
+    guarded: dict[str, float]  # plain, guard, floor
+
+
+def measure(traces: int = 600) -> Counts:
+    """Count every variant under callgrind (needs ``valgrind``)."""
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "run.py"
         script.write_text(_RUN)
@@ -95,6 +103,33 @@ def main(argv: list[str]) -> int:
         guarded = {
             v: _marginal(script, "guarded", v, traces // 4) for v in ("plain", "guard", "floor")
         }
+    return Counts(traces, unmatched, guarded)
+
+
+def run_once() -> None:
+    """Run the measured script once per variant, without valgrind (does it still run?)."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "run.py"
+        script.write_text(_RUN)
+        for scenario, variants in (
+            ("unmatched", ("plain", "guard", "inert")),
+            ("guarded", ("plain", "guard", "floor")),
+        ):
+            for variant in variants:
+                subprocess.run(
+                    [sys.executable, str(script), scenario, variant, "2"],
+                    check=True,
+                    capture_output=True,
+                    env={**os.environ, "PYTHONHASHSEED": "0"},
+                )
+
+
+def main(argv: list[str]) -> int:
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind)")
+        return 1
+    counts = measure(int(argv[0]) if argv else 600)
+    unmatched, guarded = counts.unmatched, counts.guarded
     added = guarded["guard"] - guarded["plain"]
     print("| measure | plain SDK / floor | with the guard | ratio | goal |")
     print("|---|---|---|---|---|")

@@ -52,6 +52,11 @@ EXPECTED = {
         "| added per guarded output vs the floor |",
         "| of which: strict parse of the tool result vs json.loads |",
     ],
+    "OpenTelemetry guard in instructions (callgrind)": [
+        "| unmatched trace (root + 3 child spans) | — | — | — | — | n/a (smoke) |",
+        "| unmatched trace, the guard installed then uninstalled |",
+        "| added per guarded output vs the floor | — | — | — | — | n/a (smoke) |",
+    ],
     "Replay and the fleet verifier": [
         "| replay of 20 recorded traces (OTLP/JSON lines) |",
         "| verifier intake of 20 traces (OTLP protobuf) |",

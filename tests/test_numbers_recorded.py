@@ -384,7 +384,6 @@ class TestClaim:
         assert "'" + "x" * 199 + "…" in str(raised.value)
         assert "x" * 200 not in str(raised.value)
 
-
     def test_many_receipts_are_listed_up_to_twenty(self) -> None:
         """25 unrecorded numbers: all 25 in ``receipts``, 20 in the message and ``claimed``."""
         text = " ".join(str(100 + i) for i in range(25))

@@ -78,7 +78,7 @@ def test_recorded_numbers_stand_for_their_shortest_repr() -> None:
 
 
 def test_a_string_that_is_exactly_one_number_is_that_number() -> None:
-    """"$1,234.5" and "12%" in a fact are numbers too; "SKU-12" and "2026-12-01" are not."""
+    """ "$1,234.5" and "12%" in a fact are numbers too; "SKU-12" and "2026-12-01" are not."""
     index = RestrictedIndex("f", ["$1,234.5", "12%", "SKU-12", "2026-12-01"])
     assert sorted(index.numbers) == [Decimal(12), Decimal("1234.5")]
     assert index.in_text("it costs 1234.50") is not None

@@ -90,20 +90,45 @@ HARD: tuple[Case, ...] = (
     _scope(3, "correct:longest_overlap", "North Harbour Loft, by the sea.", "supported"),
     _scope(4, "correct:approved_in_text", "delta-house or NORTH HARBOUR\nLOFT", "supported"),
     _scope(5, "correct:no_entities", "The Millstone listing is gone; Mills?", "supported"),
-    _cite(1, "fabricated_id", "Refunds take 14 days [policy-7a].", "unsupported",
-          "citation_not_retrieved"),  # fmt: skip
+    _cite(
+        1,
+        "fabricated_id",
+        "Refunds take 14 days [policy-7a].",
+        "unsupported",
+        "citation_not_retrieved",
+    ),  # fmt: skip
     _cite(2, "fabricated_id", "See [ policy-7 ; faq-3 ].", "unsupported", "citation_not_retrieved"),
     _cite(3, "missing_citation", "Refunds take 14 days (policy 7).", "unsupported", "no_citation"),
-    _cite(4, "correct:cited_in_text", "Refunds [ policy-7 ] and delivery [faq-2;policy-7].",
-          "supported"),  # fmt: skip
-    _cite(5, "correct:markdown_link", "[Policy](https://x/policy-9) says so [policy-7].",
-          "supported"),  # fmt: skip
-    _quote(1, "word_changed", '"Refunds are issued within 15 days" [policy-7]', "unsupported",
-           "quote_not_in_source"),  # fmt: skip
-    _quote(2, "misattributed", '"Express delivery costs $9" [policy-7]', "unsupported",
-           "quote_misattributed"),  # fmt: skip
-    _quote(3, "quote_extended", '"within 14 days. No fees apply" [policy-7]', "unsupported",
-           "quote_not_in_source"),  # fmt: skip
+    _cite(
+        4,
+        "correct:cited_in_text",
+        "Refunds [ policy-7 ] and delivery [faq-2;policy-7].",
+        "supported",
+    ),  # fmt: skip
+    _cite(
+        5, "correct:markdown_link", "[Policy](https://x/policy-9) says so [policy-7].", "supported"
+    ),  # fmt: skip
+    _quote(
+        1,
+        "word_changed",
+        '"Refunds are issued within 15 days" [policy-7]',
+        "unsupported",
+        "quote_not_in_source",
+    ),  # fmt: skip
+    _quote(
+        2,
+        "misattributed",
+        '"Express delivery costs $9" [policy-7]',
+        "unsupported",
+        "quote_misattributed",
+    ),  # fmt: skip
+    _quote(
+        3,
+        "quote_extended",
+        '"within 14 days. No fees apply" [policy-7]',
+        "unsupported",
+        "quote_not_in_source",
+    ),  # fmt: skip
     _quote(4, "correct:line_break", '"within 14 days. No fees." [policy-7]', "supported"),
     _quote(5, "correct:exact", "\u201cExpress delivery costs $9\u201d [faq-2]", "supported"),
     _quote(6, "correct:exact", 'They are "quick" and cheap.', "supported"),

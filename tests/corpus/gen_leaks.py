@@ -200,8 +200,12 @@ def scope_cases(rng: random.Random, per_class: int) -> list[Case]:
                        "unretrieved_split_line": bad.replace(" ", "\n")}[failure]  # fmt: skip
                 text = rng.choice([t for t in SCOPE_SAY if "{b}" in t]).format(a=a, b=bad)
             elif failure == "restricted_in_text":
-                text, code = rng.choice([t for t in SCOPE_SAY if "{b}" in t]).format(
-                    a=a, b=fold(rng, internal[0])), "restricted_entity"
+                text, code = (
+                    rng.choice([t for t in SCOPE_SAY if "{b}" in t]).format(
+                        a=a, b=fold(rng, internal[0])
+                    ),
+                    "restricted_entity",
+                )
             elif failure == "unretrieved_in_field":
                 text, check = "", {"fields": ["picks"]}
             elif failure == "correct:longest_overlap":
