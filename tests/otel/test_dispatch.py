@@ -90,6 +90,32 @@ def test_uninstall_gives_the_dispatcher_its_class_back_and_the_guard_stops() -> 
     harness.close()
 
 
+def test_tracers_handed_out_before_install_are_guarded_and_a_processor_added_meanwhile_stays() -> (
+    None
+):
+    """A tracer obtained before ``install`` gets the riding dispatcher too (its spans are
+    checked); a processor added while the guard is installed still gets every span after
+    ``uninstall()``, and so does a span started before ``install``."""
+    harness, log = Harness(), []
+    early = harness.tracer_provider.get_tracer("early")
+    before = early.start_span("started before install")
+    guard = harness.install(sales_config(mode="observe"))
+    assert early.span_processor is harness.tracer_provider._active_span_processor
+    harness.tracer_provider.add_span_processor(Recorder("added", log))
+    _run(harness)
+    (chat,) = harness.spans("chat gpt-test")
+    assert len(guardrail_events(chat)) == 1
+    guard.uninstall()
+    assert type(early.span_processor) is SynchronousMultiSpanProcessor
+    with early.start_as_current_span("after uninstall"):
+        pass
+    before.end()
+    ends = [name for _, hook, name in log if hook == "end"]
+    assert ends[3:] == ["after uninstall", "started before install"]
+    assert harness.spans("started before install")
+    harness.close()
+
+
 def test_provider_shutdown_shuts_the_guard_and_every_processor_down() -> None:
     """``TracerProvider.shutdown()`` reaches the registered processors and the guard (which
     then gives the dispatcher its class back)."""
