@@ -17,35 +17,46 @@ from bench import Section
 from bench.guard import FLOOR_GOAL, UNMATCHED_GOAL
 from bench.span_instructions import Counts, measure, run_once
 
-__all__ = ["run"]
+__all__ = ["run", "section"]
 
 
 def _status(met: bool) -> str:
     return "met" if met else "**MISSED**"
 
 
-def run(smoke: bool) -> list[Section]:
-    section = Section(
+_LABELS = (
+    "unmatched trace (root + 3 child spans)",
+    "unmatched trace, the guard installed then uninstalled",
+    "added per guarded output vs the floor",
+)
+
+
+def _empty() -> Section:
+    return Section(
         key="instructions",
         title="OpenTelemetry guard in instructions (callgrind): the two hot-path goals",
         headers=("measure", "plain SDK / floor", "with the guard", "ratio", "goal", "status"),
     )
-    labels = (
-        "unmatched trace (root + 3 child spans)",
-        "unmatched trace, the guard installed then uninstalled",
-        "added per guarded output vs the floor",
-    )
+
+
+def run(smoke: bool) -> list[Section]:
     if smoke or shutil.which("valgrind") is None:
         run_once()
         why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
-        section.rows.extend((label, "—", "—", "—", "—", why) for label in labels)
-        return [section]
-    counts: Counts = measure()
+        skipped = _empty()
+        skipped.rows.extend((label, "—", "—", "—", "—", why) for label in _LABELS)
+        return [skipped]
+    return [section(measure())]
+
+
+def section(counts: Counts) -> Section:
+    """The table of ``counts``, each goal judged."""
+    labels, table = _LABELS, _empty()
     unmatched = counts.unmatched["guard"] / counts.unmatched["plain"]
     inert = counts.unmatched["inert"] / counts.unmatched["plain"]
     added = counts.guarded["guard"] - counts.guarded["plain"]
     floor = counts.guarded["floor"]
-    section.rows.extend(
+    table.rows.extend(
         [
             (
                 labels[0],
@@ -73,11 +84,11 @@ def run(smoke: bool) -> list[Section]:
             ),
         ]
     )
-    section.notes.append(
+    table.notes.append(
         f"Marginal instructions per trace (callgrind, PYTHONHASHSEED=0): {counts.traces} and "
         f"{counts.traces // 6} unmatched traces, {counts.traces // 4} and "
         f"{counts.traces // 24} guarded ones, per variant; the difference of the two runs is "
         "divided by the difference of their trace counts, so interpreter start-up and imports "
         "cancel out. Same scenario as the timed section above (bench/guard.py)."
     )
-    return [section]
+    return table

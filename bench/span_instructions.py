@@ -125,27 +125,14 @@ def run_once() -> None:
 
 
 def main(argv: list[str]) -> int:
+    """Print the ``instructions`` section of ``python -m bench`` (the same counts and goals)."""
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)")
         return 1
-    counts = measure(int(argv[0]) if argv else 600)
-    unmatched, guarded = counts.unmatched, counts.guarded
-    added = guarded["guard"] - guarded["plain"]
-    print("| measure | plain SDK / floor | with the guard | ratio | goal |")
-    print("|---|---|---|---|---|")
-    print(
-        f"| unmatched trace (root + 3 child spans), instructions | {unmatched['plain']:,.0f} | "
-        f"{unmatched['guard']:,.0f} | {unmatched['guard'] / unmatched['plain']:.3f}x | ≤ 1.03 |"
-    )
-    print(
-        f"| unmatched trace, the guard installed then uninstalled (no hook) | "
-        f"{unmatched['plain']:,.0f} | {unmatched['inert']:,.0f} | "
-        f"{unmatched['inert'] / unmatched['plain']:.3f}x | — |"
-    )
-    print(
-        f"| added per guarded output vs the floor, instructions | {guarded['floor']:,.0f} | "
-        f"{added:,.0f} | {added / guarded['floor']:.3f}x | ≤ 1.5 |"
-    )
+    from bench import render  # here: bench.instructions imports this module
+    from bench.instructions import section
+
+    print(render([section(measure(int(argv[0]) if argv else 600))]))
     return 0
 
 

@@ -230,8 +230,11 @@ def _with_finish(message: Mapping[str, Any], reasons: Any) -> Mapping[str, Any]:
 _FLATTENED = ((sc.OI_OUTPUT_MESSAGES_PREFIX, "message."), (sc.GEN_AI_COMPLETION_PREFIX, ""))
 
 
+_FLATTENED_PREFIXES = tuple(prefix for prefix, _ in _FLATTENED)
+
+
 def _is_flattened(key: str) -> bool:
-    return key.startswith((sc.OI_OUTPUT_MESSAGES_PREFIX, sc.GEN_AI_COMPLETION_PREFIX))
+    return key.startswith(_FLATTENED_PREFIXES)
 
 
 def read_output(

@@ -239,8 +239,8 @@ def parse_payload(
     skeleton: bytes | None = None  # computed only when the cheap checks leave a doubt
     if max_retained is not None and _CONTAINER_BYTES * size > max_retained:
         data = _utf8(raw, data)
-        skeleton = _skeleton(data)  # the floor may exceed the limit: count it, depth first
-        if _depth(skeleton, max_depth) > max_depth:
+        skeleton = _structure(data, max_depth)  # the floor may exceed the limit: depth first
+        if skeleton is None:
             return _too_deep(size, max_depth)
         floor = skeleton.count(b"{") * _DICT_BYTES + skeleton.count(b"[") * _LIST_BYTES
         if floor > max_retained:
@@ -257,8 +257,8 @@ def parse_payload(
     indent = 2 * max_depth  # a line indented this much holds a value max_depth levels down
     if skeleton is None and (indent < 1 or (indent < len(shown) and _indented(shown, indent))):
         data = _utf8(raw, data)
-        skeleton = _skeleton(data)  # as deep as the limit, maybe deeper: count it exactly
-        if _depth(skeleton, max_depth) > max_depth:
+        skeleton = _structure(data, max_depth)  # as deep as the limit, maybe deeper: count it
+        if skeleton is None:
             return _too_deep(size, max_depth)
     if b"+" in shown:
         data = _utf8(raw, data)
@@ -287,6 +287,12 @@ def _indented(shown: bytes, indent: int) -> bool:
     return b"\n" + b" " * indent in shown
 
 
+def _structure(data: bytes, max_depth: int) -> bytes | None:
+    """The text's structure (``_skeleton``), or None when it nests deeper than ``max_depth``."""
+    skeleton = _skeleton(data)
+    return None if _depth(skeleton, max_depth) > max_depth else skeleton
+
+
 def _too_deep(size: int, max_depth: int) -> Parsed:
     return Parsed("rejected", size=size, problem=f"nested deeper than {max_depth} levels")
 
@@ -309,8 +315,8 @@ def _decode_strictly(
     (an integer past 64 bits) or collapsed (a repeated key). ``skeleton``: the text's structure,
     already checked for depth; if None, it is computed and checked first."""
     if skeleton is None:
-        skeleton = _skeleton(data)
-        if _depth(skeleton, max_depth) > max_depth:
+        skeleton = _structure(data, max_depth)
+        if skeleton is None:
             return _too_deep(size, max_depth)
     counted = _PairCount()
     try:

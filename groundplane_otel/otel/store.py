@@ -164,9 +164,8 @@ class _Charge:
         self.caches = _caches(value)
         self.measured = True
 
-    def grow(self, value: Any) -> None:
-        """Checks cached more on the value: charged again."""
-        count = _caches(value)
+    def grow(self, value: Any, count: int) -> None:
+        """Checks cached more on the value (``count`` results now): charged again."""
         if self.unit is None:
             self.bytes = self.base + derived_size(value)
         else:
@@ -473,10 +472,11 @@ class TraceStore:
                 if charge is None or name not in state.registry:
                     continue
                 value = state.registry.peek(name).value
-                if _caches(value) <= charge.caches:
+                count = _caches(value)
+                if count <= charge.caches:
                     continue
                 before = charge.bytes
-                charge.grow(value)
+                charge.grow(value, count)
                 if not charge.measured:
                     self._bounded[request] = None
                 state.bytes += charge.bytes - before
