@@ -140,7 +140,7 @@ class Accounting(Lineage):
         try:
             return read_output(attributes, limits, self.length_limit)
         except Exception as exc:
-            self._internal_error("reading an output", reraise=False)
+            self._internal_error("reading an output")  # re-raised only by the debugging switch
             problem = f"the output reader failed: {type(exc).__name__}"
             return OutputRead("unreadable", problem=problem)
 
@@ -222,12 +222,10 @@ class Accounting(Lineage):
             )
             self.store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
-            self._internal_error("checking", reraise=False)
+            self._internal_error("checking")  # re-raised only by the debugging switch
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
             finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
-            if self.raise_internal_errors:
-                raise
         answer = read.answer if read.status == "output" else None
         entry = Covered(id(self), spec.name, answer, evaluation)
         for above in chain:

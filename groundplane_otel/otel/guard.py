@@ -264,7 +264,8 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                     self.telemetry.annotate(span, evaluation)
             except Exception as exc:
                 internal = exc
-                self._internal_error("span end", reraise=False)
+                if not getattr(exc, _COUNTED, False):  # a step below counted it already
+                    self._internal_error("span end", reraise=False)
             ended_with: BaseException | None = None
             try:
                 original(end_time)  # the SDK's end(), or another guard's wrapper around it
@@ -294,8 +295,14 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         return end
 
     def _internal_error(self, where: str, *, reraise: bool = True) -> None:
+        """Log and count the exception being handled; re-raise it under the debugging switch
+        (``raise_internal_errors``), marked as counted."""
         self.internal_errors += 1
         logger.exception("groundplane: internal error in %s (the application is unaffected)", where)
         error = sys.exc_info()[1]
         if reraise and self.raise_internal_errors and error is not None:
+            setattr(error, _COUNTED, True)
             raise error
+
+
+_COUNTED = "_groundplane_counted"  # on an internal error re-raised after it was counted

@@ -105,6 +105,13 @@ def _parse(
     return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
 
 
+def _are_reasons(reasons: Any) -> bool:
+    """Span-level finish reasons: a string (OpenInference) or a list of strings (GenAI)."""
+    if isinstance(reasons, str):
+        return True
+    return isinstance(reasons, (list, tuple)) and all(isinstance(r, str) for r in reasons)
+
+
 def tool_call_finish(reasons: Any) -> bool:
     """Do finish reasons (one string, or a list of them) say the turn asks for tool calls?"""
     if isinstance(reasons, str):
@@ -132,10 +139,16 @@ def _beside_tool_calls(read: OutputRead) -> OutputRead:
     return read
 
 
-def _from_message(message: Mapping[str, Any], limits: Limits, cut: int | None) -> OutputRead:
+def _from_message(
+    message: Mapping[str, Any], reasons: Any, limits: Limits, cut: int | None
+) -> OutputRead:
     """One GenAI message: its parts, or OpenAI-style ``content``/``tool_calls``/``refusal``.
-    ``finish_reason`` is read from the message (merged in by the caller from the span)."""
-    tool_turn = tool_call_finish(message.get("finish_reason"))
+    The turn's finish reason is the message's own ``finish_reason`` (a string), else the
+    span's ``reasons``."""
+    own = message.get("finish_reason")
+    if own is not None and not isinstance(own, str):
+        return OutputRead("unreadable", problem="finish_reason is not a string")
+    tool_turn = tool_call_finish(reasons if own is None else own)
     parts = message.get("parts")
     if parts is None:  # OpenAI chat message shape (OpenInference output.value, flattening)
         content = message.get("content")
@@ -221,12 +234,6 @@ def _flattened(attributes: Mapping[str, Any], prefix: str, inner: str) -> dict[i
     return messages
 
 
-def _with_finish(message: Mapping[str, Any], reasons: Any) -> Mapping[str, Any]:
-    if reasons is None or message.get("finish_reason") is not None:
-        return message
-    return {**message, "finish_reason": reasons}
-
-
 _FLATTENED = ((sc.OI_OUTPUT_MESSAGES_PREFIX, "message."), (sc.GEN_AI_COMPLETION_PREFIX, ""))
 
 
@@ -244,6 +251,8 @@ def read_output(
     reasons = attributes.get(sc.GEN_AI_RESPONSE_FINISH_REASONS)
     if reasons is None:
         reasons = attributes.get(sc.OI_LLM_FINISH_REASON)
+    if reasons is not None and not _are_reasons(reasons):
+        return OutputRead("unreadable", problem="the finish reasons are not strings")
     raw = attributes.get(sc.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
         parsed = parse_payload(
@@ -257,7 +266,7 @@ def read_output(
         message = _last_assistant(parsed.value)
         if message is None:
             return _ABSENT
-        return _from_message(_with_finish(message, reasons), limits, length_limit)
+        return _from_message(message, reasons, limits, length_limit)
     flattened = any(map(_is_flattened, attributes)) if attributes else False
     for prefix, inner in _FLATTENED if flattened else ():
         try:
@@ -268,8 +277,7 @@ def read_output(
             i for i in sorted(messages) if messages[i].get("role", "assistant") == "assistant"
         ]
         if assistant:
-            message = _with_finish(messages[assistant[-1]], reasons)
-            return _from_message(message, limits, length_limit)
+            return _from_message(messages[assistant[-1]], reasons, limits, length_limit)
     value = attributes.get(sc.OI_OUTPUT_VALUE)
     if isinstance(value, str) and value:
         return _output_value(value, reasons, limits, length_limit)
@@ -291,9 +299,11 @@ def _output_value(value: str, reasons: Any, limits: Limits, length_limit: int | 
         return OutputRead("unreadable", problem="output.value choices is not a list of objects")
     first = choices[0]
     message = first.get("message")
-    if isinstance(message, str):
-        message = {"content": message}
     if not isinstance(message, Mapping):
         return OutputRead("unreadable", problem="output.value choices[0].message is not an object")
-    finish = first.get("finish_reason", reasons)
-    return _from_message(_with_finish(message, finish), limits, length_limit)
+    finish = first.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        return OutputRead(
+            "unreadable", problem="output.value choices[0].finish_reason is not a string"
+        )
+    return _from_message(message, reasons if finish is None else finish, limits, length_limit)

@@ -200,6 +200,24 @@ class TestReaderFailuresFailClosed:
         assert "the output reader failed: TypeError" in str(claim.reason)
         assert outputs(otel) == [("error", None, 1)]
 
+    def test_a_reader_crash_reraises_under_the_debugging_switch(
+        self, otel: Harness, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With raise_internal_errors (GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS=1) a reader bug
+        surfaces as itself, after the span was exported, like a bug in the checks."""
+        from groundplane_otel.otel import _accounting
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError("unhashable type: 'list'")
+
+        monkeypatch.setattr(_accounting, "read_output", broken)
+        guard = otel.install()
+        assert guard.processor.raise_internal_errors
+        with pytest.raises(TypeError, match=r"^unhashable type: 'list'$"):
+            run_agent(otel, {"winner": "EU"})
+        assert guard.processor.internal_errors == 2  # the chat span's read, the agent span's
+        assert len(otel.spans("chat gpt-test")) == 1
+
 
 def test_failed_status_set_by_the_app_on_an_unanswered_run_is_skipped(otel: Harness) -> None:
     """An agent span the app marked ERROR without raising is a failed run: skipped."""

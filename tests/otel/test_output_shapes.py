@@ -13,6 +13,7 @@ from groundplane_otel.otel.output import OutputRead, read_output
 
 LIMITS = Limits()
 ANSWER = '{"winner": "EU"}'
+FINISH_REASONS = "gen_ai.response.finish_reasons"
 
 
 def read(attributes: dict[str, Any]) -> OutputRead:
@@ -35,9 +36,16 @@ TOOL_CALL = {"type": "tool_call", "id": "c1", "name": "top_sales", "arguments": 
     [
         (
             messages({"type": "text", "content": ANSWER}, finish_reason=["stop", 1]),
-            OutputRead("output", {"winner": "EU"}),
+            OutputRead("unreadable", problem="finish_reason is not a string"),
         ),
-        (messages(TOOL_CALL, finish_reason=["tool_calls"]), OutputRead("not_output")),
+        (
+            messages(TOOL_CALL, finish_reason=["tool_calls"]),
+            OutputRead("unreadable", problem="finish_reason is not a string"),
+        ),
+        (
+            {**messages({"type": "text", "content": ANSWER}), FINISH_REASONS: ("stop", 1)},
+            OutputRead("unreadable", problem="the finish reasons are not strings"),
+        ),
         (
             messages({"type": ["text"], "content": ANSWER}),
             OutputRead("unreadable", problem="a part has no string type"),
@@ -48,7 +56,17 @@ TOOL_CALL = {"type": "tool_call", "id": "c1", "name": "top_sales", "arguments": 
         ),
         (
             {"output.value": json.dumps({"choices": [{"message": ANSWER}]})},
-            OutputRead("output", {"winner": "EU"}),
+            OutputRead("unreadable", problem="output.value choices[0].message is not an object"),
+        ),
+        (
+            {
+                "output.value": json.dumps(
+                    {"choices": [{"message": {"content": ANSWER}, "finish_reason": ["stop"]}]}
+                )
+            },
+            OutputRead(
+                "unreadable", problem="output.value choices[0].finish_reason is not a string"
+            ),
         ),
         (
             {"output.value": json.dumps({"choices": [{"message": ["a", "b"]}]})},
@@ -74,9 +92,11 @@ TOOL_CALL = {"type": "tool_call", "id": "c1", "name": "top_sales", "arguments": 
     ids=[
         "finish-reason-list-with-junk",
         "finish-reason-list-tool-calls",
+        "span-finish-reasons-with-junk",
         "part-type-is-a-list",
         "part-is-a-string",
         "choices-message-is-a-string",
+        "choices-finish-reason-is-a-list",
         "choices-message-is-a-list",
         "choices-not-a-list",
         "message-content-not-a-string",
