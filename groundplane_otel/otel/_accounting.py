@@ -6,8 +6,10 @@ answer (passed / blocked / flagged / skipped with a reason / error with a reason
 matched agent span (the outermost one matching the boundary), or an LLM span with no matched
 agent span around it.
 
-- An LLM span's answer is checked as the span ends, once: a span around it carrying the same
-  answer (an agent span, another instrumentation's LLM span of the same call) is *covered*.
+- Every answer the model gives is one outcome. An LLM span's answer is checked as the span
+  ends: a span around it carrying the same answer (an agent span, another instrumentation's LLM
+  span of the same call) is *covered*; the same answer given again by another model call (a
+  reask answered the same way) is another outcome.
 - An LLM span with nothing to read (``absent``, or content capture off in one of two
   instrumentations of one call) leaves it to the enclosing span that matches the boundary.
 - An LLM span that matches no boundary, under an agent span that has no name yet, holds its
@@ -15,7 +17,8 @@ agent span around it.
 - A matched agent span that ends with nothing checked below it is ``error``/``no_output``
   (``skipped``/``span_error`` when the run itself failed).
 - A boundary delegated to a framework adapter (``delegate``) is checked by the adapter
-  (``check_output``); the span path then only keeps the run accounting.
+  (``check_output``); the span path then only keeps the run accounting. Each answer an adapter
+  hands over is one outcome: it takes the span path's check of that answer, at most once.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from groundplane_otel.otel._lineage import (
     Lineage,
     attached,
     same_answer,
+    same_call,
     taken,
 )
 from groundplane_otel.otel._spans import agent_names, is_agent, span_attributes
@@ -52,20 +56,32 @@ HELD_ATTR = "_groundplane_held"  # {guard id: [Held]} on an agent span not yet n
 MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Covered:
-    """An answer checked under a span: by which guard, for which boundary, with what result."""
+    """An answer checked under a span: by which guard, for which boundary, with what result;
+    ``call``: the model call it came from (its outermost LLM span; None at an agent span);
+    ``handed``: an adapter's hand-over of this answer took it (each is taken once)."""
 
     guard: int
     boundary: str
     answer: Any
     evaluation: Evaluation
+    call: Any = None
+    handed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class _Held:
     read: OutputRead
     failed: bool
+    call: Any  # the model call it came from (its outermost LLM span)
+
+
+def _call_of(span: Any, chain: tuple[Any, ...]) -> Any:
+    """The model call an LLM span belongs to: its outermost enclosing LLM span of the same
+    call (two instrumentations nest two spans for one call), else the span itself."""
+    enclosing = same_call(span, chain)
+    return enclosing[-1] if enclosing else span
 
 
 def _failed(span: Any) -> bool:
@@ -109,8 +125,7 @@ class Accounting(Lineage):
         delegated = spec.name in self._delegated
         if agent and not delegated:
             for held in taken(span, HELD_ATTR, NO_DICT).get(id(self), ()):
-                found = self._once(span, spec, held.read, held.failed, chain, itself=True)
-                evaluations += found
+                evaluations += self._held_once(span, spec, held, chain)
         elif agent:
             taken(span, HELD_ATTR, None)
         if not delegated:
@@ -188,7 +203,21 @@ class Accounting(Lineage):
             read.status != "output" or any(same_answer(c.answer, read.answer) for c in covered)
         ):
             return []
-        return [self._check(span, spec, read, failed, chain, itself=itself)]
+        call = None if itself else _call_of(span, chain)
+        return [self._check(span, spec, read, failed, chain, itself=itself, call=call)]
+
+    def _held_once(
+        self, span: Span, spec: BoundarySpec, held: _Held, chain: tuple[Any, ...]
+    ) -> list[Evaluation]:
+        """Check an answer held on this agent span, unless its model call was checked already
+        (the other instrumentation's span of that call): each model call is one outcome."""
+        read = held.read.as_text() if spec.answer == "text" else held.read
+        for seen in self._covered(span, spec):
+            if seen.call is held.call and (
+                read.status != "output" or same_answer(seen.answer, read.answer)
+            ):
+                return []
+        return [self._check(span, spec, read, held.failed, chain, itself=True, call=held.call)]
 
     def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
         entries: list[Covered] | tuple[()] = getattr(span, COVERED_ATTR, ())
@@ -203,9 +232,12 @@ class Accounting(Lineage):
         chain: tuple[Any, ...],
         *,
         itself: bool,
+        call: Any = None,
+        handed: bool = False,
     ) -> Evaluation:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
-        span itself, for an agent span) as covered for it."""
+        span itself, for an agent span) as covered for it (``call``: the model call it came
+        from; ``handed``: an adapter handed it over)."""
         mode = spec.mode or self.config.mode
         try:
             request = self.request_of(span)
@@ -227,7 +259,7 @@ class Accounting(Lineage):
             finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
         answer = read.answer if read.status == "output" else None
-        entry = Covered(id(self), spec.name, answer, evaluation)
+        entry = Covered(id(self), spec.name, answer, evaluation, call, handed)
         for above in chain:
             if above is not span or itself:
                 attached(above, COVERED_ATTR, list).append(entry)
@@ -257,14 +289,14 @@ class Accounting(Lineage):
         read = self._read(span, attributes)
         if read.status in ("not_output", "absent"):
             return
-        held = _Held(read, _failed(span))
+        held = _Held(read, _failed(span), _call_of(span, chain))
         for ancestor in unnamed:
             answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(id(self), [])
             if len(answers) < MAX_HELD:
                 answers.append(held)
             elif len(answers) == MAX_HELD:  # fail closed, once
                 problem = f"more than {MAX_HELD} answers under one agent span"
-                answers.append(_Held(OutputRead("unreadable", problem=problem), False))
+                answers.append(_Held(OutputRead("unreadable", problem=problem), False, object()))
 
     # -- adapters -------------------------------------------------------------------------
 
@@ -287,8 +319,9 @@ class Accounting(Lineage):
 
     def check_output(self, span: Any, output: Any, boundary: str) -> Evaluation:
         """Check an answer an adapter handed over, against the request of ``span``; telemetry
-        written on ``span``; counted once (an answer the span path already checked in this
-        run returns that evaluation, counted then)."""
+        written on ``span``. Each hand-over is one outcome: it takes the span path's check of
+        the same answer in this run if one is not taken yet (counted then), else it is checked
+        and counted now (a reask answered the same way again is another outcome)."""
         spec = self._spec(boundary)
         if isinstance(output, str):
             read = parse_answer(output, self.config.limits)
@@ -303,9 +336,16 @@ class Accounting(Lineage):
         for seen in self._covered(span, spec) or [
             c for above in chain for c in self._covered(above, spec)
         ]:
-            if read.status == "output" and same_answer(seen.answer, read.answer):
+            if (
+                not seen.handed
+                and read.status == "output"
+                and same_answer(seen.answer, read.answer)
+            ):
+                seen.handed = True
                 return seen.evaluation
-        evaluation = self._check(span, spec, read, False, chain or (span,), itself=True)
+        evaluation = self._check(
+            span, spec, read, False, chain or (span,), itself=True, handed=True
+        )
         telemetry = self.telemetry
         if span.is_recording():
             telemetry.annotate(span, evaluation)

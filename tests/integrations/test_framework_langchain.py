@@ -201,6 +201,20 @@ def test_reask_routes_back_to_the_model(
     assert outputs(otel) == [("blocked", 1), ("passed", 1)]
 
 
+@pytest.mark.parametrize(("kind", "flavor"), ROWS)
+def test_the_same_wrong_answer_twice_is_two_outcomes(
+    otel: Otel, instrument: Instrument, kind: str, flavor: str
+) -> None:
+    """Wrong, the same wrong again, right: every answer the model gives is one outcome, so the
+    repeated wrong answer is blocked (and counted) twice."""
+    otel.install(config())
+    instrument(kind)
+    with FakeOpenAI(script(WRONG, WRONG, RIGHT)) as api:
+        final = ask(build(api, flavor, on_violation="reask"))
+    assert json.loads(final["messages"][-1].content) == RIGHT
+    assert outputs(otel) == [("blocked", 2), ("passed", 1)]
+
+
 def test_structured_response_is_what_is_checked(otel: Otel, instrument: Instrument) -> None:
     """create_agent(response_format=Answer): the structured response is checked."""
     otel.install(config())

@@ -73,6 +73,7 @@ def build(
     text: bool = False,
     include_content: bool = False,
     seen: list[list[ModelMessage]] | None = None,
+    retries: int | None = None,
 ) -> Agent[None, Any]:
     """The app: guard installed (OpenInference's processor registered before or after it),
     an agent named campaign-analyst with the native instrumentation and the capability."""
@@ -91,6 +92,7 @@ def build(
         output_type=str if text else Answer,
         name=AGENT,
         capabilities=[Instrumentation(settings), Groundplane(reask=reask)],
+        retries=retries,
     )
     agent.tool_plain(warehouse_query)
     return agent
@@ -147,6 +149,15 @@ def test_reask_sends_the_violation_back_and_the_corrected_answer_passes(otel: Ot
     assert outputs(otel) == [("blocked", 1), ("passed", 1)]
 
 
+@pytest.mark.parametrize("tracing", TRACINGS)
+def test_the_same_wrong_answer_twice_is_two_outcomes(otel: Otel, tracing: Tracing) -> None:
+    """A reask answered with the same wrong answer again, then the right one: every answer the
+    model gives is one outcome — two blocked, one passed."""
+    agent = build(otel, [WRONG, WRONG, RIGHT], tracing=tracing, reask=True, retries=2)
+    assert agent.run_sync("Which campaign won?").output == Answer(**RIGHT)
+    assert outputs(otel) == [("blocked", 2), ("passed", 1)]
+
+
 def test_text_output_is_checked_too(otel: Otel) -> None:
     """A plain-text agent (JSON in the answer text) is checked at after_output_process."""
     agent = build(otel, [WRONG], text=True)
@@ -185,7 +196,7 @@ def test_content_off_leaks_nothing(
     agent = build(otel, [WRONG, WRONG], tracing=tracing, reask=True)
     with pytest.raises(UnsupportedClaim):
         agent.run_sync("Which campaign won?")
-    assert outputs(otel) == [("blocked", 1)]  # the same answer twice in one run: counted once
+    assert outputs(otel) == [("blocked", 2)]  # the same wrong answer twice: two outcomes
     assert assert_no_content(otel, caplog.records) > 50
 
 

@@ -171,6 +171,33 @@ class TestAgentNamedAtItsEnd:
         self.run(otel, "EU")
         assert outputs(otel) == [("passed", None, 1)]
 
+    def test_the_same_answer_from_two_model_calls_is_two_outcomes(self, otel: Harness) -> None:
+        """Two model calls answering the same wrong winner under one late-named agent span are
+        two answers: two held answers, two outcomes."""
+        otel.install(sales_config(mode="observe"))
+        with otel.tracer.start_as_current_span("analyst", attributes=OI_AGENT) as agent:
+            otel.tool(SALES_ROWS)
+            oi_llm(otel, json.dumps({"winner": "US"}))
+            oi_llm(otel, json.dumps({"winner": "US"}))
+            agent.set_attribute("agent.name", "analyst")
+        assert outputs(otel) == [("flagged", None, 2)]
+        (agent_span,) = otel.spans("analyst")
+        assert reasons(agent_span) == ["wrong_winner", "wrong_winner"]
+
+    def test_one_model_call_on_two_nested_spans_is_one_outcome(self, otel: Harness) -> None:
+        """Two instrumentations' spans of one model call (a chat span around OpenInference's
+        LLM span), both held with the same answer, are one answer: one outcome."""
+        otel.install(sales_config(mode="observe"))
+        with otel.tracer.start_as_current_span("analyst", attributes=OI_AGENT) as agent:
+            otel.tool(SALES_ROWS)
+            with otel.tracer.start_as_current_span(
+                "chat gpt-test", attributes={"gen_ai.operation.name": "chat"}
+            ) as chat:
+                oi_llm(otel, json.dumps({"winner": "US"}))
+                chat.set_attribute("gen_ai.output.messages", answer({"winner": "US"}))
+            agent.set_attribute("agent.name", "analyst")
+        assert outputs(otel) == [("flagged", None, 1)]
+
     def test_another_agent_name_counts_nothing(self, otel: Harness) -> None:
         """Held answers of an agent no boundary selects are dropped, uncounted."""
         otel.install()
