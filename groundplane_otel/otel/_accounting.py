@@ -15,7 +15,9 @@ agent span around it.
 - An LLM span that matches no boundary, under an agent span that has no name yet, holds its
   answer on that agent span (bounded): OpenInference names AGENT spans only as they end.
 - A matched agent span that ends with nothing checked below it is ``error``/``no_output``
-  (``skipped``/``span_error`` when the run itself failed).
+  (``skipped``/``span_error`` when the run itself failed). The run is then counted: an answer
+  of an LLM span below it that ends later (its local root ended first) adds no outcome, and is
+  refused with the run's own error in enforce mode.
 - A boundary delegated to a framework adapter (``delegate``) is checked by the adapter
   (``check_output``); the span path then only keeps the run accounting. Each answer an adapter
   hands over is one outcome: it takes the span path's check of that answer, at most once.
@@ -34,6 +36,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._lineage import (
     CHAIN_ATTR,
     COVERED_ATTR,
+    HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
     Lineage,
@@ -60,7 +63,8 @@ MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 class Covered:
     """An answer checked under a span: by which guard, for which boundary, with what result;
     ``call``: the model call it came from (its outermost LLM span; None at an agent span);
-    ``handed``: an adapter's hand-over of this answer took it (each is taken once)."""
+    ``handed``: an adapter's hand-over of this answer took it (each is taken once);
+    ``unanswered``: the run's own outcome, counted as it ended with no answer below it."""
 
     guard: int
     boundary: str
@@ -68,6 +72,7 @@ class Covered:
     evaluation: Evaluation
     call: Any = None
     handed: bool = False
+    unanswered: bool = False  # the run ended with no answer checked below it
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +208,8 @@ class Accounting(Lineage):
             read.status != "output" or any(same_answer(c.answer, read.answer) for c in covered)
         ):
             return []
+        if not itself and self._ended_unanswered(span, chain, spec):
+            return []
         call = None if itself else _call_of(span, chain)
         return [self._check(span, spec, read, failed, chain, itself=itself, call=call)]
 
@@ -218,6 +225,20 @@ class Accounting(Lineage):
             ):
                 return []
         return [self._check(span, spec, read, held.failed, chain, itself=True, call=held.call)]
+
+    def _ended_unanswered(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
+        """Did this span's run end (counted ``no_output``) before it? Then its answer adds no
+        outcome: the run's refusal, if any, is raised again as this span ends."""
+        for ancestor in chain:
+            if ancestor is span:
+                continue
+            for entry in self._covered(ancestor, spec):
+                if entry.unanswered:
+                    error = entry.evaluation.error
+                    if error is not None:
+                        attached(span, HANDED_ATTR, dict).setdefault(id(self), error)
+                    return True
+        return False
 
     def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
         entries: list[Covered] | tuple[()] = getattr(span, COVERED_ATTR, ())
@@ -268,7 +289,7 @@ class Accounting(Lineage):
     def _unanswered(self, span: Span, spec: BoundarySpec, chain: tuple[Any, ...]) -> Evaluation:
         """A matched agent span ended with nothing checked below it."""
         evaluation = no_output(spec, spec.mode or self.config.mode, span_failed=_failed(span))
-        entry = Covered(id(self), spec.name, None, evaluation)
+        entry = Covered(id(self), spec.name, None, evaluation, unanswered=True)
         for above in chain:
             attached(above, COVERED_ATTR, list).append(entry)
         return evaluation

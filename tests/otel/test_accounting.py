@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 from otel_harness import (
     SALES_ROWS,
@@ -143,6 +144,47 @@ def oi_llm(otel: Harness, content: str | None, finish: str = "stop") -> None:
         attributes["llm.output_messages.0.message.content"] = content
     with otel.tracer.start_as_current_span("response", attributes=attributes):
         pass
+
+
+class TestRootEndedBeforeItsAnswer:
+    def start(self, otel: Harness, winner: str) -> tuple[Any, Any]:
+        """An agent span (a local root) and its chat span, both open; the chat span carries
+        the answer. The tests end the agent span first: the answer arrives after the run."""
+        agent = otel.tracer.start_span("invoke_agent analyst", attributes=PYDANTIC_AGENT)
+        with trace.use_span(agent, end_on_exit=False):
+            otel.tool(SALES_ROWS)
+        chat = otel.tracer.start_span(
+            "chat gpt-test",
+            context=trace.set_span_in_context(agent),
+            attributes={"gen_ai.operation.name": "chat"},
+        )
+        chat.set_attribute("gen_ai.output.messages", answer({"winner": winner}))
+        return agent, chat
+
+    def test_observe_counts_the_run_once_as_no_output(self, otel: Harness) -> None:
+        """One run, one outcome: the run is counted no_output as its root ends; the late
+        child's answer adds nothing (no fact_missing)."""
+        otel.install(sales_config(mode="observe"))
+        agent, chat = self.start(otel, "US")
+        agent.end()
+        chat.end()
+        assert outputs(otel) == [("error", None, 1)]
+        (late,) = otel.spans("chat gpt-test")
+        assert "groundplane.outcome" not in (late.attributes or {})
+
+    def test_enforce_refuses_the_late_answer_with_the_runs_error(self, otel: Harness) -> None:
+        """In enforce mode the root's end raises no_output, and the late child's end raises
+        that same refusal again (the late answer never passes); counted once."""
+        otel.install()
+        agent, chat = self.start(otel, "EU")
+        with pytest.raises(ClaimsUnsupported) as raised:
+            agent.end()
+        assert only_claim(raised).code == "no_output"
+        with pytest.raises(ClaimsUnsupported) as again:
+            chat.end()
+        assert again.value is raised.value
+        assert outputs(otel) == [("error", None, 1)]
+        assert len(otel.spans("chat gpt-test")) == 1
 
 
 class TestAgentNamedAtItsEnd:
