@@ -13,6 +13,7 @@ import warnings
 from typing import Any, TypedDict
 
 import pytest
+import test_framework_langchain as langchain_matrix
 from fake_openai import FakeOpenAI, Turn, answer_turn, tool_call_turn
 from framework_kit import (
     AGENT,
@@ -27,12 +28,7 @@ from integration_harness import Otel
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import ToolNode, create_react_agent
 from opentelemetry.trace import StatusCode
-from test_framework_langchain import (  # the LangChain matrix's tool, schema and tracing
-    Answer,
-    Instrument,
-    instrument,  # noqa: F401 - a fixture
-    warehouse_query_tool,
-)
+from test_framework_langchain import Answer, Instrument, warehouse_query_tool
 
 from groundplane_otel.adapters.langchain import (
     guard_structured_response,
@@ -40,6 +36,8 @@ from groundplane_otel.adapters.langchain import (
     tool_call_wrapper,
 )
 from groundplane_otel.errors import UnsupportedClaim
+
+instrument = langchain_matrix.instrument  # the LangChain matrix's tracing fixture, shared
 
 PROSE = "The campaign with the best click-through rate won this week."
 QUESTION = {"messages": [{"role": "user", "content": "Which campaign won?"}]}
@@ -58,7 +56,11 @@ class AnswerDict(TypedDict):
 
 
 def react_agent(
-    api: FakeOpenAI, *, hook: bool = True, response_format: Any = Answer, on_violation: str = "raise"
+    api: FakeOpenAI,
+    *,
+    hook: bool = True,
+    response_format: Any = Answer,
+    on_violation: str = "raise",
 ) -> Any:
     """create_react_agent with the ToolNode wrapper, post_model_hook (unless hook=False) and
     response_format, compiled and not yet guarded."""
@@ -117,7 +119,9 @@ CALLS = ["invoke", "ainvoke", "stream", "astream"]
 
 
 @pytest.mark.parametrize("how", CALLS)
-def test_right_structured_response_passes_once(otel: Otel, instrument: Instrument, how: str) -> None:
+def test_right_structured_response_passes_once(
+    otel: Otel, instrument: Instrument, how: str
+) -> None:
     """A right structured response after a prose final message: returned, one passed outcome
     (the prose is neither counted nor refused as output_unreadable), no guardrail event."""
     otel.install(config())
@@ -159,11 +163,13 @@ def test_wrong_structured_response_never_reaches_the_stream(
     otel.install(config())
     instrument("genai")
     seen: list[str] = []
+
+    def consume(agent: Any) -> None:
+        for update in agent.stream(QUESTION, stream_mode="updates"):
+            seen.extend(update)
+
     with FakeOpenAI(script(WRONG)) as api, pytest.raises(UnsupportedClaim):
-        for update in guard_structured_response(react_agent(api)).stream(
-            QUESTION, stream_mode="updates"
-        ):
-            seen += list(update)
+        consume(guard_structured_response(react_agent(api)))
     assert seen == ["agent", "post_model_hook", "tools", "agent", "post_model_hook"]
 
 
