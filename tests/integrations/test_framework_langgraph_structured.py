@@ -9,6 +9,7 @@ OpenInference."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import warnings
 from typing import Any, TypedDict
 
@@ -19,6 +20,7 @@ from framework_kit import (
     AGENT,
     RIGHT,
     WRONG,
+    assert_no_content,
     config,
     guardrail_event,
     guardrail_events,
@@ -231,6 +233,22 @@ def test_reask_goes_back_to_the_model_then_the_corrected_answer_passes(
     assert RIGHT["winner"] in reask["content"]
     assert len(api.requests) == 5
     assert outputs(otel) == [("blocked", 1), ("passed", 1)]
+
+
+@pytest.mark.parametrize("kind", ["genai", "openinference-hidden"])
+def test_content_off_leaks_nothing(
+    otel: Otel, instrument: Instrument, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Content capture off (genai's default, OpenInference hide_inputs/outputs): a refused
+    structured response puts no campaign name in spans, events, metrics or logs."""
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="groundplane_otel")
+    otel.install(config())
+    instrument(kind)
+    with FakeOpenAI(script(WRONG)) as api, pytest.raises(UnsupportedClaim):
+        run(guard_structured_response(react_agent(api)), "invoke")
+    assert outputs(otel) == [("blocked", 1)]
+    assert assert_no_content(otel, caplog.records) > 30
 
 
 def test_hook_without_the_wrapper_refuses_the_graph(otel: Otel, instrument: Instrument) -> None:
