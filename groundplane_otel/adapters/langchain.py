@@ -284,24 +284,34 @@ def _guarded_runnable() -> Any:
     runnables = require("langchain_core.runnables", extra=_EXTRA)
 
     class _Guarded(runnables.Runnable):  # type: ignore[misc,name-defined]
-        """A node's runnable run inside "the structured response is guarded", its result
-        passed through ``after``. Untraced: the node's own run stays the one that is traced."""
+        """A node's runnable run inside "the structured response is guarded", with ``tags``
+        added to its runs, its result passed through ``after``. Untraced: the node's own run
+        stays the one that is traced."""
 
-        def __init__(self, inner: Any, after: Callable[[Any], Any]) -> None:
+        def __init__(self, inner: Any, after: Callable[[Any], Any], tags: list[str]) -> None:
             self.inner = inner
             self.after = after
+            self.tags = tags
+
+        def _config(self, config: Any) -> Any:
+            if not self.tags:
+                return config
+            config = dict(config or {})
+            config["tags"] = [*(config.get("tags") or []), *self.tags]
+            return config
 
         def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
             token = _STRUCTURED_GUARDED.set(True)
             try:
-                return self.after(self.inner.invoke(input, config, **kwargs))
+                return self.after(self.inner.invoke(input, self._config(config), **kwargs))
             finally:
                 _STRUCTURED_GUARDED.reset(token)
 
         async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
             token = _STRUCTURED_GUARDED.set(True)
             try:
-                return self.after(await self.inner.ainvoke(input, config, **kwargs))
+                update = await self.inner.ainvoke(input, self._config(config), **kwargs)
+                return self.after(update)
             finally:
                 _STRUCTURED_GUARDED.reset(token)
 
@@ -321,7 +331,8 @@ def guard_structured_response(
     makes it returns.
 
     A violation raises out of ``invoke``/``ainvoke``/``stream`` before the structured response
-    reaches the state (observe mode: flagged, returned), or (``on_violation="reask"``) routes
+    reaches the state (its model call's tokens are not streamed; observe mode: flagged,
+    returned), or (``on_violation="reask"``) routes
     back to ``model_node`` with the violations as a human message. A ``post_model_hook(...)`` in
     the graph then leaves the prose final message alone: one answer, one outcome. The boundary
     is ``boundary``, else the one whose ``match.agent_name`` is the graph's ``name``."""
@@ -345,11 +356,16 @@ def guard_structured_response(
         reask = checker.reask_update(checker.verdict(answer))
         return update if reask is None else command(goto=model_node, update=reask)
 
-    guarded = {_STRUCTURED_NODE: checked}
+    # The structured call's tokens are not streamed (stream_mode="messages"): the answer
+    # reaches the app only once checked, through the state.
+    nostream = require("langgraph.constants", extra=_EXTRA).TAG_NOSTREAM
+    guarded: dict[str, tuple[Callable[[Any], Any], list[str]]] = {
+        _STRUCTURED_NODE: (checked, [nostream])
+    }
     if "post_model_hook" in nodes:
-        guarded["post_model_hook"] = lambda update: update
-    for name, after in guarded.items():  # in place: an unguarded original cannot be kept by mistake
-        nodes[name] = nodes[name].copy({"bound": wrapper(nodes[name].bound, after)})
+        guarded["post_model_hook"] = (lambda update: update, [])
+    for name, (after, tags) in guarded.items():  # in place: no unguarded original to keep
+        nodes[name] = nodes[name].copy({"bound": wrapper(nodes[name].bound, after, tags)})
     return agent
 
 

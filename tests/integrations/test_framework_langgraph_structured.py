@@ -175,6 +175,40 @@ def test_wrong_structured_response_never_reaches_the_stream(
     assert seen == ["agent", "post_model_hook", "tools", "agent", "post_model_hook"]
 
 
+# langchain-openai's streamed structured output warns while serialising its parsed model
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+@pytest.mark.parametrize(("answer", "refused"), [(RIGHT, False), (WRONG, True)])
+def test_structured_tokens_are_not_streamed(
+    otel: Otel, instrument: Instrument, answer: dict[str, Any], refused: bool
+) -> None:
+    """stream_mode=["updates", "messages"]: the structured call's tokens never reach the app
+    (the prose's do); the structured response arrives only as the checked node's update."""
+    otel.install(config())
+    instrument("genai")
+    chunks: list[tuple[str, Any]] = []
+
+    def consume(agent: Any) -> None:
+        chunks.extend(agent.stream(QUESTION, stream_mode=["updates", "messages"]))
+
+    with FakeOpenAI(script(answer)) as api:
+        agent = guard_structured_response(react_agent(api))
+        if refused:
+            with pytest.raises(UnsupportedClaim):
+                consume(agent)
+        else:
+            consume(agent)
+    streamed = [(c[1]["langgraph_node"], c[0].content) for m, c in chunks if m == "messages"]
+    assert {node for node, _ in streamed} == {"agent", "tools"}
+    assert "".join(text for node, text in streamed if node == "agent") == PROSE
+    structured = [
+        c["generate_structured_response"]
+        for m, c in chunks
+        if m == "updates" and "generate_structured_response" in c
+    ]
+    assert structured == ([] if refused else [{"structured_response": Answer(**RIGHT)}])
+    assert outputs(otel) == [("blocked" if refused else "passed", 1)]
+
+
 def test_observe_mode_flags_and_returns_the_structured_response(
     otel: Otel, instrument: Instrument
 ) -> None:
