@@ -229,7 +229,9 @@ def post_model_hook(
     Name the boundary, or the agent (``agent_name=``, the ``name`` given to
     ``create_react_agent``: its boundary is the one whose ``match.agent_name`` it is). A prebuilt
     graph has no hook before its first model call, so the guard must learn here, when the hook
-    is built, that the span path is not to check this boundary's answers."""
+    is built, that the span path is not to check this boundary's answers. In a
+    ``response_format`` graph the answer is the structured response made after this hook:
+    wrap the graph with ``guard_structured_response`` (unwrapped, the hook refuses the run)."""
     if boundary is None and agent_name is None:
         raise ValueError(
             "post_model_hook needs boundary= or agent_name= (the name given to create_react_agent)"
@@ -331,11 +333,11 @@ def guard_structured_response(
     makes it returns.
 
     A violation raises out of ``invoke``/``ainvoke``/``stream`` before the structured response
-    reaches the state (its model call's tokens are not streamed; observe mode: flagged,
-    returned), or (``on_violation="reask"``) routes
-    back to ``model_node`` with the violations as a human message. A ``post_model_hook(...)`` in
-    the graph then leaves the prose final message alone: one answer, one outcome. The boundary
-    is ``boundary``, else the one whose ``match.agent_name`` is the graph's ``name``."""
+    reaches the state (its model call's tokens are not streamed; observe mode: flagged and
+    returned), or (``on_violation="reask"``) routes back to ``model_node`` with the violations
+    as a human message. A ``post_model_hook(...)`` in the graph then leaves the prose final
+    message alone: one answer, one outcome. The boundary is ``boundary``, else the one whose
+    ``match.agent_name`` is the graph's ``name``."""
     nodes = getattr(agent, "nodes", None)
     if not isinstance(nodes, dict) or _STRUCTURED_NODE not in nodes:
         raise ValueError(
@@ -357,7 +359,7 @@ def guard_structured_response(
         return update if reask is None else command(goto=model_node, update=reask)
 
     # The structured call's tokens are not streamed (stream_mode="messages"): the answer
-    # reaches the app only once checked, through the state.
+    # reaches the app only after the check, through the state.
     nostream = require("langgraph.constants", extra=_EXTRA).TAG_NOSTREAM
     guarded: dict[str, tuple[Callable[[Any], Any], list[str]]] = {
         _STRUCTURED_NODE: (checked, [nostream])
