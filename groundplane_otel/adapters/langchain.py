@@ -12,12 +12,15 @@ message's text) to ``Guard.check_output``. A violation raises the guard's except
 
 For LangGraph's prebuilt ``create_react_agent``: ``post_model_hook(...)`` is the same check as a
 node (``post_model_hook=``), and ``tool_call_wrapper(...)`` records facts from a
-``ToolNode(tools, wrap_tool_call=...)``. Verified against langchain 1.5.2, langchain-core 1.8.3,
-langgraph 1.2.24. LangChain is imported when one of these is first built.
+``ToolNode(tools, wrap_tool_call=...)``. With ``response_format=`` the run's answer is the
+``structured_response`` a second model call makes after the hook: ``guard_structured_response``
+wraps the compiled graph so that answer is the one checked. Verified against langchain 1.5.2,
+langchain-core 1.8.3, langgraph 1.2.24. LangChain is imported when one of these is first built.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +40,13 @@ if TYPE_CHECKING:
 
     from groundplane_otel.otel.install import Guard
 
-__all__ = ["GroundplaneMiddleware", "OnViolation", "post_model_hook", "tool_call_wrapper"]
+__all__ = [
+    "GroundplaneMiddleware",
+    "OnViolation",
+    "guard_structured_response",
+    "post_model_hook",
+    "tool_call_wrapper",
+]
 
 OnViolation = Literal["raise", "reask"]
 _EXTRA = "langchain"
@@ -46,6 +55,8 @@ _REASK = (
     "Your answer was rejected because it is not supported by the tool results:\n{report}\n"
     "Answer again, using only what the tools returned."
 )
+_STRUCTURED_NODE = "generate_structured_response"  # create_react_agent(response_format=...)
+_STRUCTURED_GUARDED = contextvars.ContextVar("groundplane_structured_guarded", default=False)
 
 
 def _messages() -> Any:
@@ -142,8 +153,9 @@ class _Checker:
 
     def check(self, state: Mapping[str, Any]) -> Verdict | None:
         answer = final_answer(state)
-        if answer is None:
-            return None
+        return None if answer is None else self.verdict(answer)
+
+    def verdict(self, answer: Any) -> Verdict:
         guard = find_guard(self.guard, _ADAPTER)
         return check_answer(guard, answer, boundary=self.boundary_for(guard), span=_span())
 
@@ -217,7 +229,9 @@ def post_model_hook(
     Name the boundary, or the agent (``agent_name=``, the ``name`` given to
     ``create_react_agent``: its boundary is the one whose ``match.agent_name`` it is). A prebuilt
     graph has no hook before its first model call, so the guard must learn here, when the hook
-    is built, that the span path is not to check this boundary's answers."""
+    is built, that the span path is not to check this boundary's answers. In a
+    ``response_format`` graph the answer is the structured response made after this hook:
+    wrap the graph with ``guard_structured_response`` (unwrapped, the hook refuses the run)."""
     if boundary is None and agent_name is None:
         raise ValueError(
             "post_model_hook needs boundary= or agent_name= (the name given to create_react_agent)"
@@ -226,6 +240,8 @@ def post_model_hook(
     command = require("langgraph.types", extra=_EXTRA).Command
 
     def groundplane_post_model_hook(state: Mapping[str, Any]) -> Any:
+        if _structured_response_follows():
+            return {}  # the run's answer is the structured response, checked where it is made
         verdict = checker.check(state)
         update = None if verdict is None else checker.reask_update(verdict)
         if update is None:
@@ -233,6 +249,126 @@ def post_model_hook(
         return command(goto=model_node, update=update)
 
     return groundplane_post_model_hook
+
+
+def _structured_response_follows() -> bool:
+    """Is the run's answer a structured response made after this hook? True when
+    ``guard_structured_response`` checks it; a ValueError naming that fix when the graph makes
+    one (``create_react_agent(response_format=...)``) and nothing would check it.
+
+    LangGraph gives a node no public view of its graph: the task's channel reader (under
+    ``__pregel_read``, verified against langgraph 1.2.24) tells whether the graph routes to a
+    ``generate_structured_response`` node (a missing channel is a KeyError)."""
+    if _STRUCTURED_GUARDED.get():
+        return True
+    try:
+        config = require("langgraph.config", extra=_EXTRA).get_config()
+    except RuntimeError:
+        return False  # called outside a graph run: no node follows
+    read = (config.get("configurable") or {}).get("__pregel_read")
+    if not callable(read):
+        return False
+    try:
+        read([f"branch:to:{_STRUCTURED_NODE}"])
+    except KeyError:
+        return False
+    raise ValueError(
+        "post_model_hook: this graph was built with create_react_agent(response_format=...), "
+        "whose structured response is made by a second model call after this hook, so the hook "
+        "cannot check the answer the app receives; wrap the compiled graph: "
+        "agent = guard_structured_response(create_react_agent(...)) "
+        "(from groundplane_otel.adapters.langchain)"
+    )
+
+
+@functools.cache
+def _guarded_runnable() -> Any:
+    runnables = require("langchain_core.runnables", extra=_EXTRA)
+
+    class _Guarded(runnables.Runnable):  # type: ignore[misc,name-defined]
+        """A node's runnable run inside "the structured response is guarded", with ``tags``
+        added to its runs, its result passed through ``after``. Untraced: the node's own run
+        stays the one that is traced."""
+
+        def __init__(self, inner: Any, after: Callable[[Any], Any], tags: list[str]) -> None:
+            self.inner = inner
+            self.after = after
+            self.tags = tags
+
+        def _config(self, config: Any) -> Any:
+            if not self.tags:
+                return config
+            config = dict(config or {})
+            config["tags"] = [*(config.get("tags") or []), *self.tags]
+            return config
+
+        def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            token = _STRUCTURED_GUARDED.set(True)
+            try:
+                return self.after(self.inner.invoke(input, self._config(config), **kwargs))
+            finally:
+                _STRUCTURED_GUARDED.reset(token)
+
+        async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            token = _STRUCTURED_GUARDED.set(True)
+            try:
+                update = await self.inner.ainvoke(input, self._config(config), **kwargs)
+                return self.after(update)
+            finally:
+                _STRUCTURED_GUARDED.reset(token)
+
+    return _Guarded
+
+
+def guard_structured_response(
+    agent: Any,
+    boundary: str | None = None,
+    *,
+    on_violation: OnViolation = "raise",
+    guard: Guard | None = None,
+    model_node: str = "agent",
+) -> Any:
+    """Guard a compiled ``create_react_agent(..., response_format=...)`` graph, in place (and
+    return it): its ``structured_response`` is checked as the run's answer when the node that
+    makes it returns.
+
+    A violation raises out of ``invoke``/``ainvoke``/``stream`` before the structured response
+    reaches the state (its model call's tokens are not streamed; observe mode: flagged and
+    returned), or (``on_violation="reask"``) routes back to ``model_node`` with the violations
+    as a human message. A ``post_model_hook(...)`` in the graph then leaves the prose final
+    message alone: one answer, one outcome. The boundary is ``boundary``, else the one whose
+    ``match.agent_name`` is the graph's ``name``."""
+    nodes = getattr(agent, "nodes", None)
+    if not isinstance(nodes, dict) or _STRUCTURED_NODE not in nodes:
+        raise ValueError(
+            "guard_structured_response needs a compiled create_react_agent graph with a "
+            f"{_STRUCTURED_NODE!r} node (built with response_format=...), got "
+            f"{type(agent).__name__}; without response_format, post_model_hook(...) alone checks "
+            "the answer"
+        )
+    wrapper = _guarded_runnable()
+    if isinstance(nodes[_STRUCTURED_NODE].bound, wrapper):
+        raise ValueError("guard_structured_response: this graph is already guarded")
+    agent_name = None if boundary is not None else getattr(agent, "name", None)
+    checker = _Checker(boundary, on_violation, guard, agent_name)
+    command = require("langgraph.types", extra=_EXTRA).Command
+
+    def checked(update: Any) -> Any:
+        answer = update.get("structured_response") if isinstance(update, Mapping) else update
+        reask = checker.reask_update(checker.verdict(answer))
+        return update if reask is None else command(goto=model_node, update=reask)
+
+    # The structured call's tokens are not streamed (stream_mode="messages"): the answer
+    # reaches the app only after the check, through the state.
+    nostream = require("langgraph.constants", extra=_EXTRA).TAG_NOSTREAM
+    guarded: dict[str, tuple[Callable[[Any], Any], list[str]]] = {
+        _STRUCTURED_NODE: (checked, [nostream])
+    }
+    if "post_model_hook" in nodes:
+        guarded["post_model_hook"] = (lambda update: update, [])
+    for name, (after, tags) in guarded.items():  # in place: no unguarded original to keep
+        nodes[name] = nodes[name].copy({"bound": wrapper(nodes[name].bound, after, tags)})
+    return agent
 
 
 @functools.cache
