@@ -9,7 +9,7 @@ from collections import Counter
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.store import TraceStore, ToolCallKey
+from groundplane_otel.otel.store import ToolCallKey, TraceStore
 
 CALL: ToolCallKey = ("warehouse_query", "call_1")
 

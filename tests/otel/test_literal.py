@@ -20,7 +20,7 @@ def read(text: str, *, max_depth: int = 64) -> tuple[str, Any, str]:
     "value",
     [
         {"harbour": 0.0455, "north": 0.0412, "delta": 0.0301},
-        {"rows": [{"id": 1, "ok": True, "note": None, "delta": -2.5e-7}], "it's": "a \"q\""},
+        {"rows": [{"id": 1, "ok": True, "note": None, "delta": -2.5e-7}], "it's": 'a "q"'},
         {"pair": (1, -2), "nested": {"a": [[], {}]}, 7: "int key", -1: "negative key"},
         ["a", "list", ["of", 2.0]],
         -3,
