@@ -36,8 +36,10 @@ from groundplane_otel.registry import FactRegistry
 __all__ = [
     "FactsView",
     "RequestKey",
+    "ToolCallKey",
     "TraceRegistry",
     "TraceStore",
+    "call_of",
     "estimate_size",
     "fact_kind",
 ]
