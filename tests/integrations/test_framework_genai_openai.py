@@ -36,6 +36,7 @@ from groundplane_otel.checks.numbers import numbers_recorded
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.completion_hook import GroundplaneCompletionHook
+from groundplane_otel.otel.result import OutputUnchecked
 
 HOOK_ENV = "OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -268,3 +269,24 @@ def test_a_wrong_number_in_prose_is_refused_as_unrecorded(
         "number_unrecorded"
     ]
     assert outputs(otel) == [("blocked", 1)]
+
+
+def test_a_prose_answer_to_a_json_boundary_is_unreadable_on_its_chat_span(
+    otel: Otel, instrument: Callable[[], None]
+) -> None:
+    """The hook hands the text over for every boundary: a JSON boundary finds no JSON object
+    in the prose and fails closed right there (OutputUnchecked from the client call, reason
+    output_unreadable on the final chat span), one error — never a pass."""
+    otel.install(config())
+    instrument()
+    with (
+        FakeOpenAI(prose_script("harbour won.")) as api,
+        pytest.raises(OutputUnchecked) as raised,
+    ):
+        run_prose_agent(api, otel.tracer)
+    assert raised.value.code == "output_unreadable"
+    _, final = otel.spans("chat gpt-fake-1")
+    assert [e["gen_ai.guardrail.result.reason"] for e in guardrail_events(final)] == [
+        "output_unreadable"
+    ]
+    assert outputs(otel) == [("error", 1)]
