@@ -8,7 +8,7 @@ util-genai's completion hook is given. ``parse_tool_text`` reads tool result tex
 
 - at most ``MAX_LITERAL_CHARS`` characters (the parser builds about 200 bytes of tree per
   character of dense text: measured on the 2-core machine, 64 KiB of ``[0,0,…]`` takes ~12 MB
-  and 0.1–0.3 s, an 865-character dict about 0.5 ms);
+  and 0.1 to 0.3 s, an 865-character dict about 0.5 ms);
 - nesting within ``max_depth`` (and the parser's own 200 levels, a SyntaxError, not a crash);
 - dicts (str/int/float/bool/None keys, none repeated), lists, tuples, str, int, finite float,
   bool and None only: a set, bytes, a call, a name or an operator is refused.
