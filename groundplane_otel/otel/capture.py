@@ -25,10 +25,10 @@ from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_score
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._sizing import text_bound
 from groundplane_otel.otel.config import FactSpec, Limits
-from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import RequestKey, TraceStore
+from groundplane_otel.otel.payload import Parsed, parse_payload
+from groundplane_otel.otel.store import RequestKey, TraceStore, call_of
 
-__all__ = ["FactCapture", "ToolCall", "build_fact", "read_tool_call"]
+__all__ = ["FactCapture", "ToolCall", "build_fact", "read_arguments", "read_tool_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,9 @@ def _columns(rows: list[Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chain.from_iterable(rows)))
 
 
-def _arguments(raw: Any, limits: Limits) -> dict[str, Any]:
+def read_arguments(raw: Any, limits: Limits) -> dict[str, Any]:
+    """A tool call's arguments as a dict: JSON text or a mapping (Traceloop's
+    ``{"args": [...], "kwargs": {...}}`` unwrapped); anything else is no arguments."""
     if raw is None:
         return {}
     parsed = parse_payload(raw, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
@@ -254,8 +256,14 @@ class FactCapture:
         self.store = store
         self.length_limit = length_limit
 
-    def specs_for(self, tool: str) -> tuple[FactSpec, ...]:
-        return self.by_tool.get(tool, ())
+    def specs_for(
+        self, tool: str, arguments: Mapping[str, Any] | None = None
+    ) -> tuple[FactSpec, ...]:
+        """The FactSpecs ``tool`` feeds (with ``arguments``: those whose arguments match)."""
+        specs = self.by_tool.get(tool, ())
+        if arguments is None:
+            return specs
+        return tuple(spec for spec in specs if arguments_match(spec, arguments))
 
     def restricts(self, tool: str) -> bool:
         """Does ``tool`` feed a restricted fact? (Its result then never goes on a span the
@@ -269,8 +277,8 @@ class FactCapture:
         if not specs or call.result is None:
             return
         limits = self.store.limits
-        arguments = _arguments(call.arguments, limits)
-        specs = tuple(spec for spec in specs if arguments_match(spec, arguments))
+        arguments = read_arguments(call.arguments, limits)
+        specs = self.specs_for(call.tool, arguments)
         if not specs:
             return
         result = call.result
@@ -293,10 +301,30 @@ class FactCapture:
         provenance = Provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
         )
+        self.record_parsed(
+            specs, parsed, request=request, provenance=provenance, source=call.source
+        )
+
+    def record_parsed(
+        self,
+        specs: tuple[FactSpec, ...],
+        parsed: Parsed,
+        *,
+        request: RequestKey,
+        provenance: Provenance,
+        source: str,
+    ) -> None:
+        """Record a parsed tool result as each fact of ``specs`` (those matching the call), or
+        count it as what it is (truncated, unparseable, rejected) for each."""
         for spec in specs:
             if not parsed.ok:
                 self.store.problem(
-                    request, spec.name, parsed.status, kind=spec.kind, source=call.source
+                    request,
+                    spec.name,
+                    parsed.status,
+                    kind=spec.kind,
+                    source=source,
+                    call=call_of(provenance),
                 )
                 continue
             self.record(
@@ -304,7 +332,7 @@ class FactCapture:
                 payload=parsed.value,
                 request=request,
                 provenance=provenance,
-                source=call.source,
+                source=source,
                 text_bytes=parsed.size,
             )
 
@@ -327,7 +355,14 @@ class FactCapture:
         try:
             value = build_fact(spec, payload)
         except (ValueError, TypeError):
-            self.store.problem(request, spec.name, "unparseable", kind=spec.kind, source=source)
+            self.store.problem(
+                request,
+                spec.name,
+                "unparseable",
+                kind=spec.kind,
+                source=source,
+                call=call_of(provenance),
+            )
             return "unparseable"
         return self.store.record(
             request,

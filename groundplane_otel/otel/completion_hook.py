@@ -7,28 +7,35 @@ input and output messages of each operation before its span ends — whatever
 ``OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane`` (entry point group
 ``opentelemetry_genai_completion_hook``; only one hook can be selected), this one:
 
-- hands the final answer of an inference span (the JSON object in the last assistant
-  message's text; a turn that asks for tools is not an answer) to every active guard as that
-  span's output (``submit_output``), so the span path checks it when the span ends;
+- hands the final answer of an inference span (the whole text of the last assistant
+  message; a turn that asks for tools is not an answer) to every active guard as that span's
+  output (``submit_output``), so the span path checks it when the span ends: the JSON object
+  in it for a JSON boundary, the whole text for an ``answer: text`` boundary;
 - records each tool result the model is given (a ``tool_call_response`` part, joined by call
   id to the ``tool_call`` that asked for it) as a fact, with the inference span and the tool
-  call id as provenance, when a guard's FactSpec names the tool.
+  call id as provenance, when a guard's FactSpec names the tool. The result is read as JSON,
+  else as a bounded Python literal (the OpenAI Agents SDK sends a dict result as its
+  ``repr``: ``_literal``); text that is neither is not a fact (counted, the reason logged at
+  DEBUG). A reading that cannot be a fact never spoils the fact another capture path (a
+  framework adapter's tool hook) recorded from the same tool call (``TraceStore``).
 
-Nothing is written on the span. util-genai swallows what a hook raises; this hook never raises.
+Nothing is written on the span. util-genai swallows what a hook raises; this hook never raises
+(an internal error is logged and counted in the guard's ``internal_errors``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry.sdk.trace import Span as SdkSpan
 
+from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._literal import parse_tool_text
+from groundplane_otel.otel.capture import read_arguments
 from groundplane_otel.otel.install import Guard, active_guards
-from groundplane_otel.otel.output import parse_answer
-from groundplane_otel.otel.payload import parse_payload
 
 __all__ = ["GroundplaneCompletionHook", "completion_hook"]
 
@@ -75,16 +82,6 @@ def tool_results(inputs: Sequence[Any]) -> list[tuple[str, Any, Any, str]]:
     return found
 
 
-def _plain(value: Any, guard: Guard) -> Any:
-    if isinstance(value, (str, bytes)):
-        limits = guard.config.limits
-        parsed = parse_payload(
-            value, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
-        )
-        return parsed.value if parsed.ok else value
-    return value
-
-
 class GroundplaneCompletionHook:
     """The hook (see the module docstring). Stateless: it reports to the guards active when
     an operation completes."""
@@ -110,34 +107,50 @@ class GroundplaneCompletionHook:
                 return
             results = tool_results(inputs)
             text = answer_text(outputs)
-            for guard in guards:
-                self._report(guard, span, results, text)
         except Exception:  # never into the instrumentation (it would only log it)
             logger.exception("groundplane: completion hook failed (the application is unaffected)")
-
-    @staticmethod
-    def _report(
-        guard: Guard, span: SdkSpan, results: list[tuple[str, Any, Any, str]], text: str | None
-    ) -> None:
-        tools = {spec.tool for spec in guard.config.facts}
-        for tool, arguments, response, call_id in results:
-            if tool not in tools:
-                continue
-            args = _plain(arguments, guard)
-            guard.record_fact(
-                span,
-                tool=tool,
-                fact=None,
-                value=_plain(response, guard),
-                arguments=args if isinstance(args, Mapping) else {},
-                source="genai",
-                tool_call_id=call_id,
-            )
-        if text is None:
             return
-        read = parse_answer(text, guard.config.limits)
-        if read.status == "output" and read.value is not None:
-            guard.processor.submit(span, read.value)
+        for guard in guards:
+            try:
+                _report(guard, span, results, text)
+            except Exception:
+                guard.processor._internal_error("the completion hook", reraise=False)
+
+
+def _report(
+    guard: Guard, span: SdkSpan, results: list[tuple[str, Any, Any, str]], text: str | None
+) -> None:
+    """Record the tool results ``guard`` declares facts for; submit the answer text."""
+    capture, limits = guard.processor.capture, guard.config.limits
+    context = span.get_span_context()
+    for tool, raw_arguments, response, call_id in results:
+        if not capture.specs_for(tool):
+            continue
+        arguments = read_arguments(raw_arguments, limits)
+        specs = capture.specs_for(tool, arguments)
+        if not specs:
+            continue
+        parsed = parse_tool_text(
+            response, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+        )
+        if not parsed.ok:
+            logger.debug(
+                "groundplane: a %r result given to the model is not a fact: %s",
+                tool,
+                parsed.problem,
+            )
+        provenance = Provenance(
+            tool, arguments, f"{context.trace_id:032x}", f"{context.span_id:016x}", call_id
+        )
+        capture.record_parsed(
+            specs,
+            parsed,
+            request=guard.processor.request_of(span),
+            provenance=provenance,
+            source="genai",
+        )
+    if text is not None:
+        guard.processor.submit(span, text)  # read per boundary when the span ends
 
 
 def completion_hook() -> GroundplaneCompletionHook:

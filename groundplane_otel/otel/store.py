@@ -4,7 +4,10 @@ Facts belong to one request: the work under one local root span in this process.
 state lives from its first fact until its local root span ends; the least recently used are
 evicted past ``max_traces`` or ``max_total_bytes``, idle ones after ``ttl_seconds``. A second,
 different result under one fact name is a conflict: the fact is withdrawn and the checks that
-need it fail closed.
+need it fail closed. Two capture paths reading one tool call (the same tool and tool call id:
+a framework hook and the completion hook, say) never make a recorded fact worse: a reading that
+cannot be a fact is counted, but neither withdraws the fact recorded from that call nor stops
+a good reading of it from being recorded.
 
 The key of a request (``RequestKey``) is its trace id when it is the first live local root of
 that trace in this process (the usual case: no per-span bookkeeping); another local root of the
@@ -33,14 +36,24 @@ from groundplane_otel.registry import FactRegistry
 __all__ = [
     "FactsView",
     "RequestKey",
+    "ToolCallKey",
     "TraceRegistry",
     "TraceStore",
+    "call_of",
     "estimate_size",
     "fact_kind",
 ]
 
 RequestKey = int | tuple[int, int]  # trace id, or (trace id, local root span id)
 FactCounter = Callable[[str, str, str], None]  # (kind, source, outcome)
+ToolCallKey = tuple[str | None, str]  # (tool, tool call id): one tool call of a request
+
+
+def call_of(provenance: Provenance | None) -> ToolCallKey | None:
+    """The tool call a fact was read from (None without a tool call id: not attributable)."""
+    if provenance is None or not provenance.tool_call_id:
+        return None
+    return provenance.tool, provenance.tool_call_id
 
 
 def fact_kind(value: object) -> str:
@@ -180,11 +193,13 @@ def _caches(value: Any) -> int:
 
 
 class _Request:
-    __slots__ = ("bytes", "charges", "meta", "problems", "registry", "touched")
+    __slots__ = ("bytes", "calls", "charges", "meta", "problems", "registry", "touched")
 
     def __init__(self, registry: TraceRegistry, now: float) -> None:
         self.registry = registry
         self.problems: dict[str, str] = {}
+        # fact -> the one tool call all its problems came from (absent: none, or several)
+        self.calls: dict[str, ToolCallKey] = {}
         self.meta: dict[str, tuple[str, str]] = {}  # fact -> (kind, source), to count evictions
         self.bytes = 0
         self.charges: dict[str, _Charge] = {}
@@ -371,7 +386,7 @@ class TraceStore:
             if state is None or (through is not None and state.registry is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
-            outcome = self._admit(state, request, name, value, charge)
+            outcome = self._admit(state, request, name, value, charge, call_of(provenance))
             if outcome == "recorded":
                 state.registry._insert(name, value, provenance)
                 state.meta[name] = (kind, source)
@@ -387,9 +402,18 @@ class TraceStore:
         return outcome
 
     def _admit(
-        self, state: _Request, request: RequestKey, name: str, value: Any, charge: _Charge
+        self,
+        state: _Request,
+        request: RequestKey,
+        name: str,
+        value: Any,
+        charge: _Charge,
+        call: ToolCallKey | None,
     ) -> str:
+        if call is not None and state.calls.get(name) == call:
+            del state.problems[name], state.calls[name]  # a good reading of the unread call
         if name in state.problems:
+            state.calls.pop(name, None)
             if state.problems[name] == "conflict":
                 return "conflict"
             state.problems[name] = "conflict"  # an earlier result was lost: cannot compare
@@ -486,17 +510,40 @@ class TraceStore:
                 self._settle(request, 0)
 
     def problem(
-        self, request: RequestKey, name: str, outcome: str, *, kind: str, source: str
+        self,
+        request: RequestKey,
+        name: str,
+        outcome: str,
+        *,
+        kind: str,
+        source: str,
+        call: ToolCallKey | None = None,
     ) -> None:
         """A result that can never be a fact (truncated, unparseable, rejected): counted, and
-        the fact is poisoned for this request so the checks that need it fail closed."""
+        the fact is poisoned for this request so the checks that need it fail closed — unless
+        it is another reading of the tool call (``call``) the recorded fact was read from:
+        then that fact stays."""
         with self._lock:
             state = self._get(request, create=True)
             assert state is not None
-            state.registry._withdraw(name)
-            state.meta.pop(name, None)
-            state.problems.setdefault(name, outcome)  # the first problem names the reason
+            if (
+                call is None
+                or name not in state.registry
+                or (call_of(state.registry.peek(name).provenance) != call)
+            ):
+                self._poison(state, name, outcome, call)
         self._count_fact(kind, source, outcome)
+
+    @staticmethod
+    def _poison(state: _Request, name: str, outcome: str, call: ToolCallKey | None) -> None:
+        state.registry._withdraw(name)
+        state.meta.pop(name, None)
+        if name not in state.problems:
+            state.problems[name] = outcome  # the first problem names the reason
+            if call is not None:
+                state.calls[name] = call
+        elif state.calls.get(name) != call:
+            state.calls.pop(name, None)  # problems from several calls: none clears them
 
     def view(self, request: RequestKey, names: tuple[str, ...]) -> FactsView:
         """A read-only view of the usable declared facts, and the problems of the others."""

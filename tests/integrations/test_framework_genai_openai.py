@@ -6,6 +6,7 @@ checks the answer when the chat span ends, and the wrong winner raises out of
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ import pytest
 from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from framework_kit import (
     AGENT,
+    BOUNDARY,
     RIGHT,
     WRONG,
     assert_no_content,
@@ -30,8 +32,11 @@ from integration_harness import Otel
 from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 from opentelemetry.trace import StatusCode
 
+from groundplane_otel.checks.numbers import numbers_recorded
 from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.completion_hook import GroundplaneCompletionHook
+from groundplane_otel.otel.result import OutputUnchecked
 
 HOOK_ENV = "OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -189,3 +194,99 @@ def test_the_hook_feeds_the_span_path_under_genai_langchain(
     assert outputs(otel) == [("flagged", 1)]
     assert facts_recorded(otel) == [("genai", "recorded", 1)]
     assert assert_no_content(otel, caplog.records) > 30
+
+
+# -- answer: text — the hook hands the whole answer text over, content off -------------------
+
+
+def text_config() -> GuardConfig:
+    """The same fact, read by a prose boundary: every number in the answer must be recorded."""
+    boundary = BoundarySpec(
+        BOUNDARY,
+        ("campaign_ctr",),
+        (numbers_recorded("campaign_ctr"),),
+        match=MatchSpec(agent_name=AGENT),
+        report_mode="first",
+        answer="text",
+    )
+    return dataclasses.replace(config(), boundaries=(boundary,))
+
+
+def run_prose_agent(api: FakeOpenAI, tracer: Any) -> str:
+    """invoke_agent -> chat (asks for the tool) -> the app runs it -> chat (a prose answer)."""
+    client = openai.OpenAI(base_url=api.base_url, api_key="test", max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "What was the best CTR?"}]
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT}
+    with tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=attributes):
+        first = client.chat.completions.create(model="gpt-fake-1", messages=messages, tools=TOOLS)
+        call = first.choices[0].message.tool_calls[0]
+        result = warehouse_query(**json.loads(call.function.arguments))
+        messages += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)},
+        ]
+        final = client.chat.completions.create(model="gpt-fake-1", messages=messages)
+        return final.choices[0].message.content or ""
+
+
+def prose_script(text: str) -> list[Any]:
+    return [tool_call_turn("warehouse_query", {"window": "7d"}), answer_turn(text)]
+
+
+def test_a_right_prose_answer_passes_a_text_boundary(
+    otel: Otel, instrument: Callable[[], None]
+) -> None:
+    """Content off, hook on, answer: text: the prose (no JSON in it) is checked number by
+    number on the final chat span and passes, once."""
+    otel.install(text_config())
+    instrument()
+    text = "The best CTR this week was 0.0455, ahead of 0.0412."
+    with FakeOpenAI(prose_script(text)) as api:
+        assert run_prose_agent(api, otel.tracer) == text
+    _, final = otel.spans("chat gpt-fake-1")
+    assert (final.attributes or {})["groundplane.outcome"] == "passed"
+    assert outputs(otel) == [("passed", 1)]
+    assert facts_recorded(otel) == [("genai", "recorded", 1)]
+
+
+def test_a_wrong_number_in_prose_is_refused_as_unrecorded(
+    otel: Otel, instrument: Callable[[], None]
+) -> None:
+    """A number no fact records raises UnsupportedClaim from the client call for what it is —
+    number_unrecorded (numbers_recorded's reason), not output_unreadable — with the event on
+    the final chat span."""
+    otel.install(text_config())
+    instrument()
+    with (
+        FakeOpenAI(prose_script("The best CTR this week was 0.0512.")) as api,
+        pytest.raises(UnsupportedClaim) as raised,
+    ):
+        run_prose_agent(api, otel.tracer)
+    assert raised.value.code == "number_unrecorded"
+    _, final = otel.spans("chat gpt-fake-1")
+    assert final.status.status_code is StatusCode.ERROR
+    assert [e["gen_ai.guardrail.result.reason"] for e in guardrail_events(final)] == [
+        "number_unrecorded"
+    ]
+    assert outputs(otel) == [("blocked", 1)]
+
+
+def test_a_prose_answer_to_a_json_boundary_is_unreadable_on_its_chat_span(
+    otel: Otel, instrument: Callable[[], None]
+) -> None:
+    """The hook hands the text over for every boundary: a JSON boundary finds no JSON object
+    in the prose and fails closed right there (OutputUnchecked from the client call, reason
+    output_unreadable on the final chat span), one error — never a pass."""
+    otel.install(config())
+    instrument()
+    with (
+        FakeOpenAI(prose_script("harbour won.")) as api,
+        pytest.raises(OutputUnchecked) as raised,
+    ):
+        run_prose_agent(api, otel.tracer)
+    assert raised.value.code == "output_unreadable"
+    _, final = otel.spans("chat gpt-fake-1")
+    assert [e["gen_ai.guardrail.result.reason"] for e in guardrail_events(final)] == [
+        "output_unreadable"
+    ]
+    assert outputs(otel) == [("error", 1)]

@@ -8,7 +8,9 @@ capture off leaks nothing."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +23,7 @@ from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from framework_kit import (
     AGENT,
     BOUNDARY,
+    CTR,
     RIGHT,
     WRONG,
     assert_no_content,
@@ -33,7 +36,7 @@ from framework_kit import (
     warehouse_query,
 )
 from integration_harness import Otel
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from groundplane_otel.adapters.openai_agents import (
     FactHooks,
@@ -41,6 +44,7 @@ from groundplane_otel.adapters.openai_agents import (
     guard,
     output_guardrail,
 )
+from groundplane_otel.otel import FactSpec, GuardConfig
 
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
@@ -102,10 +106,18 @@ def instrument(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Instrume
 
 
 def run(
-    otel: Otel, answer: dict[str, Any], *, sensitive: bool = True, hooks: str = "guard"
+    otel: Otel,
+    answer: dict[str, Any],
+    *,
+    sensitive: bool = True,
+    hooks: str = "guard",
+    tool: Any = warehouse_query_tool,
+    guard_config: GuardConfig | None = None,
+    sent: list[dict[str, Any]] | None = None,
 ) -> tuple[Any, BaseException | None]:
-    """The app: guard installed, guard(Agent(...)) run once against the fake server."""
-    otel.install(config())
+    """The app: guard installed, guard(Agent(...)) run once against the fake server (hooks
+    "none": the plain agent, no adapter). ``sent`` collects the request bodies the model got."""
+    otel.install(guard_config or config())
     result: Any = None
     raised: BaseException | None = None
 
@@ -117,11 +129,13 @@ def run(
             plain = Agent(
                 name=AGENT,
                 model=OpenAIChatCompletionsModel("gpt-fake-1", client),
-                tools=[warehouse_query_tool],
+                tools=[tool],
                 output_type=Answer,
             )
             run_hooks = None
-            if hooks == "guard":
+            if hooks == "none":
+                agent = plain
+            elif hooks == "guard":
                 agent = guard(plain)
             elif hooks == "long-form":  # what guard() does
                 agent = plain.clone(output_guardrails=[output_guardrail()], hooks=FactHooks())
@@ -135,6 +149,8 @@ def run(
                 )
             except Exception as exc:
                 raised = exc
+            if sent is not None:
+                sent.extend(api.requests)
 
     asyncio.run(main())
     return result, raised
@@ -235,3 +251,126 @@ def test_unknown_agent_name_fails_at_guard_time(otel: Otel) -> None:
     otel.install(config())
     with pytest.raises(ValueError, match=r"no boundary matches agent 'other'"):
         guard(Agent(name="other"))
+
+
+# -- util-genai's completion hook beside the adapter (content off: the docs' one variable) --
+
+HOOK_ENV = "OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK"
+HOOK_LOGGER = "groundplane_otel.otel.completion_hook"
+
+
+@pytest.fixture
+def hooked(instrument: Instrument, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """genai-openai-agents + genai-openai, content capture off, the groundplane hook selected
+    (genai-openai loads it when it instruments)."""
+
+    def apply() -> None:
+        monkeypatch.setenv(HOOK_ENV, "groundplane")
+        instrument("genai")
+
+    return apply
+
+
+def tool_message(sent: list[dict[str, Any]]) -> Any:
+    """The content of the one tool message the model was given."""
+    (message,) = [m for body in sent for m in body["messages"] if m["role"] == "tool"]
+    return message["content"]
+
+
+def test_with_the_hook_a_right_answer_passes(otel: Otel, hooked: Callable[[], None]) -> None:
+    """The SDK sends the dict tool result as its Python repr; the hook reads that repr as the
+    very fact the adapter recorded (a duplicate, not counted): the right winner passes once,
+    no fact problem, no internal error."""
+    hooked()
+    sent: list[dict[str, Any]] = []
+    result, raised = run(otel, RIGHT, sent=sent)
+    assert raised is None
+    assert result.final_output == Answer(**RIGHT)
+    assert tool_message(sent) == str(CTR)  # a Python literal, not JSON
+    assert (_guarded_span(otel, "genai").attributes or {})["groundplane.outcome"] == "passed"
+    assert outputs(otel) == [("passed", 1)]
+    assert facts_recorded(otel) == [("openai_agents", "recorded", 1)]
+    assert otel.guards[0].processor.internal_errors == 0
+
+
+def test_with_the_hook_a_wrong_answer_trips_the_guardrail(
+    otel: Otel, hooked: Callable[[], None]
+) -> None:
+    """The same setup, the runner-up named: OutputGuardrailTripwireTriggered with the
+    wrong_winner violation (no fact error), one blocked output."""
+    hooked()
+    _, raised = run(otel, WRONG)
+    assert isinstance(raised, agents.OutputGuardrailTripwireTriggered)
+    info = raised.guardrail_result.output.output_info
+    assert (info["outcome"], info["errors"]) == ("blocked", [])
+    assert [v["field"] for v in info["violations"]] == ["winner"]
+    assert outputs(otel) == [("blocked", 1)]
+    assert facts_recorded(otel) == [("openai_agents", "recorded", 1)]
+
+
+def test_the_hook_alone_reads_the_repr_as_the_fact(otel: Otel, hooked: Callable[[], None]) -> None:
+    """No adapter at all: the fact comes only from the repr the hook read (source genai, with
+    the final chat span as provenance), and the final chat span checks the answer — the right
+    winner passes there, once."""
+    hooked()
+    _, raised = run(otel, RIGHT, hooks="none")
+    assert raised is None
+    _, final = otel.spans("chat gpt-fake-1")
+    assert (final.attributes or {})["groundplane.outcome"] == "passed"
+    assert outputs(otel) == [("passed", 1)]
+    assert facts_recorded(otel) == [("genai", "recorded", 1)]
+
+
+def _many(window: str) -> dict[str, float]:
+    """The ranking plus 4000 low-CTR campaigns: a repr past the literal reader's length cap."""
+    return {**warehouse_query(window), **{f"c{i}": 0.0001 for i in range(4000)}}
+
+
+def _deep(window: str) -> dict[str, Any]:
+    """The ranking under "scores", beside a diagnostic nested 80 levels (the adapter keeps it;
+    the text's brackets are past the depth limit of 64 before any parser runs)."""
+    deep: Any = 0
+    for _ in range(80):
+        deep = [deep]
+    return {"scores": warehouse_query(window), "trace": deep}
+
+
+class Scores(RootModel[dict[str, float]]):
+    """A pydantic result: the adapter dumps it, the SDK sends ``str()``: ``root={...}``."""
+
+
+def _model(window: str) -> Scores:
+    return Scores(warehouse_query(window))
+
+
+HOSTILE = {
+    "huge": (_many, "", "rejected", r"Python literal: \d+ characters exceed 65536"),
+    "deep": (_deep, "scores", "rejected", "nested deeper than 64 levels"),  # JSON's reader
+    "not a literal": (_model, "", "unparseable", r"Python literal: invalid syntax \(SyntaxError\)"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_repr_the_hook_cannot_read_never_replaces_the_good_fact(
+    otel: Otel, hooked: Callable[[], None], caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    """A repr that is too long, too deep or no literal at all is refused by the hook with a
+    bounded, content-free reason (logged at DEBUG, counted as that fact outcome), and the fact
+    the adapter recorded from the same tool call stays: the right winner passes."""
+    make, path, status, reason = HOSTILE[case]
+    caplog.set_level(logging.DEBUG, logger=HOOK_LOGGER)
+    facts = (FactSpec("campaign_ctr", "warehouse_query", kind="ranking", path=path),)
+    hooked()
+    _, raised = run(
+        otel,
+        RIGHT,
+        tool=function_tool(make, name_override="warehouse_query"),
+        guard_config=dataclasses.replace(config(), facts=facts),
+    )
+    assert raised is None
+    assert outputs(otel) == [("passed", 1)]
+    assert facts_recorded(otel) == [("genai", status, 1), ("openai_agents", "recorded", 1)]
+    (logged,) = [r.getMessage() for r in caplog.records if r.name == HOOK_LOGGER]
+    prefix = "groundplane: a 'warehouse_query' result given to the model is not a fact: "
+    assert re.fullmatch(re.escape(prefix) + reason, logged)
+    assert assert_no_content(otel, caplog.records) > 30
