@@ -21,6 +21,7 @@ is held weakly: the guard never keeps a provider the application dropped alive. 
 dispatcher (a custom class, one whose class something else changed), or an SDK whose span
 layout the fast hooks do not know: the guard is added as a span processor.
 """
+
 from __future__ import annotations
 
 import weakref
