@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := dev,prometheus,langgraph,mcp,openai,openinference,langchain,openai-agents,pydantic-ai,openinference-frameworks,traceloop,docs,dashboards
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo quickstart docs test unit lint typecheck wheel-check bench bench-smoke system-deps clean
+.PHONY: demo quickstart docs test unit lint typecheck wheel-check peer-sdk bench bench-smoke system-deps clean
 
 demo: $(STAMP)
 	$(PY) examples/demo_agent.py
@@ -13,7 +13,7 @@ demo: $(STAMP)
 quickstart: $(STAMP)
 	$(PY) examples/quickstart.py
 
-test: $(STAMP) system-deps lint typecheck wheel-check docs
+test: $(STAMP) system-deps lint typecheck wheel-check docs peer-sdk
 	$(PY) -m pytest
 
 # The docs site (docs/, mkdocs.yml): strict, so a broken link or anchor fails the build.
@@ -40,6 +40,12 @@ wheel-check: $(STAMP)
 	build/wheel-check/venv/bin/pip install -q -c constraints.txt build/wheel-check/*.whl
 	build/wheel-check/venv/bin/python -c "import groundplane_otel as g, groundplane_otel.otel as o; \
 		assert g.__version__ and o.install; print('wheel ok', g.__version__)"
+
+# The SDK's own trace tests (the pinned sdist, downloaded into build/peer-sdk once), plain and
+# with the guard on every TracerProvider: any difference not in tests/peer_sdk/allowlist.toml
+# fails (about 10 s).
+peer-sdk: $(STAMP)
+	$(PY) tests/peer_sdk/run.py
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -4,23 +4,27 @@ A processor added with ``add_span_processor`` costs every span of the applicatio
 (``on_start``, ``_on_ending``, ``on_end``) even when the guard ignores it, and under
 ``ConcurrentMultiSpanProcessor`` its hooks run on a worker thread, where the span's parent is
 not the current span (the guard could not see an enclosing agent). So on the SDK's two
-dispatchers the provider (and every tracer it handed out) gets a dispatcher of a subclass,
-with the same processors and lock, whose ``on_start``/``on_end`` are the guard's fast hooks:
-they hand the span to every registered processor first (inline for
+dispatchers the provider (and every tracer it handed out) gets a dispatcher of a subclass
+that shares the original's processors and lock, whose ``on_start``/``on_end`` are the guard's
+fast hooks: they hand the span to every registered processor first (inline for
 ``SynchronousMultiSpanProcessor``; through the dispatcher's own hook for
 ``ConcurrentMultiSpanProcessor``, called by a small wrapper before the guard's), then do the
 guard's part on the caller's thread.
 Processors keep their order (the guard acts after all of them, as if it were the last one
-added), a processor added later is called too, and ``shutdown`` (the provider's, or the guard's
-``uninstall()``) gives the provider and its tracers their own dispatcher back, with the
-processors added meanwhile (on an SDK that keeps no tracers, the dispatcher instance's class is
-changed instead, and back). Any other dispatcher (a custom class,
-one whose class something else changed), or an SDK whose span layout the fast hooks do not
-know: the guard is added as a span processor.
+added). The two dispatchers hold one list of processors while the guard rides (the SDK's
+``add_span_processor`` extends it in place), so a processor added to either — through the
+provider, or to the application's own dispatcher object — is called, and stays after
+``shutdown`` (the provider's, or the guard's ``uninstall()``) gives the provider and its
+tracers the application's dispatcher back, with its processors as a tuple again (on an SDK that
+keeps no tracers, the dispatcher instance's class is changed instead, and back). The provider
+is held weakly: the guard never keeps a provider the application dropped alive. Any other
+dispatcher (a custom class, one whose class something else changed), or an SDK whose span
+layout the fast hooks do not know: the guard is added as a span processor.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -77,18 +81,23 @@ def _replace(
     provider: Any, tracers: dict[Any, Any], lock: Any, dispatch: Any, riding: type, stop: Hook
 ) -> Callable[[], None]:
     """The provider and the tracers it handed out get a dispatcher of the riding class with
-    ``dispatch``'s state (its processors, its lock): the SDK's per-span method lookups on it
-    stay as fast as on the original (changing an instance's class in place slows them), and
-    spans already started end through the dispatcher they started with."""
+    ``dispatch``'s state (one list of processors, its lock): the SDK's per-span method lookups
+    on it stay as fast as on the original (changing an instance's class in place slows them),
+    and spans already started end through the dispatcher they started with."""
     fresh = riding()  # the SDK dispatcher's own fields, then the state it shares with dispatch
-    for name in _STATE:
-        if hasattr(dispatch, name):
-            setattr(fresh, name, getattr(dispatch, name))
+    with dispatch._lock:  # add_span_processor's lock: no processor is added meanwhile
+        shared = list(dispatch._span_processors)  # ``+=`` extends a list in place: both see it
+        dispatch._span_processors = shared
+        for name in _STATE:
+            if hasattr(dispatch, name):
+                setattr(fresh, name, getattr(dispatch, name))
+    owner = weakref.ref(provider)  # the guard never keeps a dropped provider alive
 
     def point(old: Any, new: Any) -> None:
         with lock:  # get_tracer reads the provider's dispatcher under this lock
-            if provider._active_span_processor is old:
-                provider._active_span_processor = new
+            held = owner()
+            if held is not None and held._active_span_processor is old:
+                held._active_span_processor = new
             for tracer in tracers.values():
                 if getattr(tracer, "span_processor", None) is old:
                     tracer.span_processor = new
@@ -97,8 +106,9 @@ def _replace(
 
     def leave() -> None:
         stop()  # spans started meanwhile end through ``fresh``: it only hands them over
-        with fresh._lock:  # the same lock as dispatch's
-            dispatch._span_processors = fresh._span_processors  # kept: those added meanwhile
+        with dispatch._lock:  # every processor added meanwhile, to either, stays
+            if dispatch._span_processors is shared:
+                dispatch._span_processors = tuple(shared)
         point(fresh, dispatch)
 
     return leave

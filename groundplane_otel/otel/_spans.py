@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from opentelemetry import trace
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext
 
@@ -61,6 +62,19 @@ def span_attributes(span: ReadableSpan) -> Mapping[str, Any]:
     if isinstance(raw, dict):
         return raw
     return cast(Mapping[str, Any], span.attributes or {})
+
+
+def fits(span: Any, keys: Iterable[str]) -> bool:
+    """Can ``keys`` be set on ``span`` without evicting any of its attributes? The SDK's
+    ``BoundedAttributes`` drops the oldest attribute once a new key would pass its ``maxlen``
+    (the span's attribute limit, 128 by default); a key the span has is overwritten in place.
+    A span without that bound (not the SDK's, or attributes another processor replaced): yes."""
+    attributes = getattr(span, "_attributes", None)
+    if not isinstance(attributes, BoundedAttributes) or attributes.maxlen is None:
+        return True
+    present = attributes._dict
+    added = sum(1 for key in keys if key not in present)
+    return len(present) + added <= attributes.maxlen
 
 
 def span_ids(span: ReadableSpan) -> tuple[int, int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,14 +28,19 @@ from groundplane_otel.registry import FactRegistry
 __all__ = ["Guard", "active_guard", "active_guards", "install"]
 
 _lock = threading.Lock()
-_active: list[Guard] = []
+# The active guard of each SDK TracerProvider, oldest first. Keyed weakly: a provider the
+# application drops takes its guard's entry with it (the guard holds its provider weakly too).
+_active: weakref.WeakKeyDictionary[Any, Guard] = weakref.WeakKeyDictionary()
 
 
 class Guard:
     """What ``install`` returns: the installed processor and its providers.
 
     ``uninstall()`` (or ``shutdown()``) switches the guard off: the SDK cannot remove a span
-    processor, so the processor stays registered but does nothing.
+    processor, so the processor stays registered but does nothing. The provider's own
+    ``shutdown()`` switches it off too (``install()`` on that provider then works again), and
+    the guard holds its provider weakly: a provider the application drops is collected, and
+    its guard is no longer active.
 
     ``record_fact`` and ``record_evaluation`` are for adapters and application code that
     capture facts or run boundaries themselves: they write the guard's telemetry without
@@ -51,20 +57,43 @@ class Guard:
     ) -> None:
         self.config = config
         self.processor = processor
-        self.tracer_provider = tracer_provider
+        try:
+            self._provider: Callable[[], TracerProvider | None] = weakref.ref(tracer_provider)
+        except TypeError:  # a provider that cannot be weakly referenced (not the SDK's)
+            self._provider = lambda: tracer_provider
         self.attached = attached
-        self.tracer: Tracer = tracer_provider.get_tracer("groundplane_otel")
+        self._tracer: Tracer | None = None
         self.origin = "install()"  # who installed it, for the refusal of a second guard
 
     @property
+    def tracer_provider(self) -> TracerProvider | None:
+        """The provider the guard was installed on (None once the application dropped it)."""
+        return self._provider()
+
+    @property
+    def tracer(self) -> Tracer:
+        """The guard's own tracer (for the spans adapters open), from its provider; made on
+        first use, so ``install()`` adds no tracer to the provider."""
+        if self._tracer is None:
+            provider = self._provider()
+            self._tracer = (
+                provider.get_tracer("groundplane_otel")
+                if provider is not None
+                else trace.get_tracer("groundplane_otel")
+            )
+        return self._tracer
+
+    @property
     def active(self) -> bool:
-        return self in _active
+        with _lock:
+            return self in _live()
 
     def uninstall(self) -> None:
         self.processor.shutdown()
         with _lock:
-            if self in _active:
-                _active.remove(self)
+            provider = self._provider()
+            if self.attached and provider is not None and _active.get(provider) is self:
+                del _active[provider]
 
     def shutdown(self) -> None:
         self.uninstall()
@@ -185,13 +214,23 @@ class Guard:
 def active_guard() -> Guard | None:
     """The most recently installed guard that is still active."""
     with _lock:
-        return _active[-1] if _active else None
+        live = _live()
+        return live[-1] if live else None
 
 
 def active_guards() -> tuple[Guard, ...]:
     """Every installed guard that is still active, oldest first."""
     with _lock:
-        return tuple(_active)
+        return _live()
+
+
+def _live() -> tuple[Guard, ...]:
+    """The active guards, oldest first, after dropping those whose provider was shut down
+    (``TracerProvider.shutdown()`` shuts the guard's processor down). Called under ``_lock``."""
+    for provider, guard in list(_active.items()):
+        if not guard.processor._enabled:
+            del _active[provider]
+    return tuple(_active.values())
 
 
 def _length_limit(tracer_provider: Any) -> int | None:
@@ -264,20 +303,21 @@ def install(
             processor._leave_dispatch = ride(processor, tracer_provider)
             if processor._leave_dispatch is None:
                 tracer_provider.add_span_processor(processor)
-            _active.append(guard)
-        warn_if_sampler_drops(tracer_provider)
+            _active[tracer_provider] = guard
+        warn_if_sampler_drops(tracer_provider, once=True)
     return guard
 
 
 def _refuse_second(tracer_provider: TracerProvider) -> None:
     """One guard per TracerProvider: a second would check and count every output twice, and
     of two exceptions raised at one span end the application would get only one."""
-    for installed in _active:
-        if installed.tracer_provider is tracer_provider:
-            raise RuntimeError(
-                f"groundplane_otel: a guard is already installed on this TracerProvider (by "
-                f"{installed.origin}); a second one would check and count every output twice. "
-                "Keep one: call uninstall() on the first, put every boundary in one config, or "
-                "under opentelemetry-instrument set OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="
-                "groundplane to install in code only"
-            )
+    _live()  # a guard the provider's shutdown switched off does not count
+    installed = _active.get(tracer_provider)
+    if installed is not None:
+        raise RuntimeError(
+            f"groundplane_otel: a guard is already installed on this TracerProvider (by "
+            f"{installed.origin}); a second one would check and count every output twice. "
+            "Keep one: call uninstall() on the first, put every boundary in one config, or "
+            "under opentelemetry-instrument set OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="
+            "groundplane to install in code only"
+        )

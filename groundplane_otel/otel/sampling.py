@@ -9,6 +9,7 @@ the sampled ones are exported. The cost is recording every span in process, not 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Final
 
@@ -104,8 +105,14 @@ def _never_drops(sampler: Sampler) -> bool:
     return isinstance(sampler, GuardSampler) or sampler.get_description() == _ALWAYS_ON
 
 
-def warn_if_sampler_drops(tracer_provider: TracerProvider) -> bool:
-    """Warn (and return True) when the provider's sampler can drop spans the guard must see.
+_warned: set[tuple[str, str]] = set()  # (sampler class, description) warned about once
+_warned_lock = threading.Lock()
+
+
+def warn_if_sampler_drops(tracer_provider: TracerProvider, *, once: bool = False) -> bool:
+    """Warn (and return True) when the provider's sampler can drop spans the guard must see;
+    with ``once`` (``install()``), logged once per process per sampler configuration (its class
+    and description), True again without a log line after that.
 
     Safe: ALWAYS_ON or a ``GuardSampler``. Anything else, including the SDK default
     ``parentbased_always_on`` (it drops every span whose remote parent was not sampled upstream)
@@ -116,6 +123,12 @@ def warn_if_sampler_drops(tracer_provider: TracerProvider) -> bool:
     sampler = getattr(tracer_provider, "sampler", None)
     if not isinstance(sampler, Sampler) or _never_drops(sampler):
         return False
+    if once:
+        key = (type(sampler).__qualname__, sampler.get_description())
+        with _warned_lock:
+            if key in _warned:
+                return True
+            _warned.add(key)
     if type(sampler).__name__ == "AlwaysRecordSampler":
         logger.warning(
             "groundplane: the tracer provider's sampler %s records the spans it drops without "

@@ -118,12 +118,15 @@ METRIC_VERIFIER_SPANS: Final = "groundplane.verifier.spans"  # received / droppe
 METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # decided / incomplete
 VERIFIER_OUTCOME: Final = "groundplane.verifier.outcome"
 METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
+# summary attributes not written on a guarded span at its attribute limit (never evict the app's)
+METRIC_SUMMARY_LEFT_OFF: Final = "groundplane.summary.left_off"
 UNIT_CLAIM: Final = "{claim}"
 UNIT_OUTPUT: Final = "{output}"
 UNIT_SECONDS: Final = "s"
 UNIT_FACT: Final = "{fact}"
 UNIT_SPAN: Final = "{span}"
 UNIT_TRACE: Final = "{trace}"
+UNIT_ATTRIBUTE: Final = "{attribute}"
 DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 
 # -- fixed vocabularies -------------------------------------------------------------------------

@@ -16,9 +16,11 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.util.types import AttributeValue
 
 from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._spans import fits
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -129,6 +131,11 @@ class Telemetry:
             description="Time spent checking one output.",
             explicit_bucket_boundaries_advisory=list(sc.DURATION_BUCKETS),
         )
+        self.left_off = meter.create_counter(
+            sc.METRIC_SUMMARY_LEFT_OFF,
+            unit=sc.UNIT_ATTRIBUTE,
+            description="Summary attributes not written: the guarded span had no room for them.",
+        )
         self._shared = _shared_for(meter_provider, meter)
         self.count_fact = self._shared.count_fact
         self._attributes: dict[tuple[str, ...], dict[str, str]] = {}  # built once per label set
@@ -217,16 +224,21 @@ class Telemetry:
 
     def annotate(self, span: Span, evaluation: Evaluation) -> None:
         """Summary attributes, one event per finding, links to the fact spans, ERROR status
-        when blocked (enforce only) — written while the span is still recording."""
-        span.set_attributes(
-            {
-                sc.BOUNDARY: evaluation.boundary,
-                sc.OUTCOME: evaluation.outcome,
-                sc.VIOLATIONS: evaluation.violations,
-                sc.FACTS: list(evaluation.facts),
-                sc.MODE: evaluation.mode,
-            }
-        )
+        when blocked (enforce only) — written while the span is still recording. A span at its
+        attribute limit keeps its own attributes: the summary is left off (counted in
+        ``groundplane.summary.left_off``) and the verdict stays in the events and metrics."""
+        summary: dict[str, AttributeValue] = {
+            sc.BOUNDARY: evaluation.boundary,
+            sc.OUTCOME: evaluation.outcome,
+            sc.VIOLATIONS: evaluation.violations,
+            sc.FACTS: list(evaluation.facts),
+            sc.MODE: evaluation.mode,
+        }
+        if fits(span, summary):
+            span.set_attributes(summary)
+        else:
+            context = trace.set_span_in_context(span, Context())
+            self.left_off.add(len(summary), {sc.BOUNDARY: evaluation.boundary}, context=context)
         for finding in evaluation.findings:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
         for attributes in self.evaluation_attributes(span, evaluation):

@@ -200,3 +200,70 @@ def test_the_guard_checks_the_same_either_way(riding: bool) -> None:
     (event,) = guardrail_events(chat)
     assert event.attributes["gen_ai.guardrail.result.value"] == "unsupported"
     harness.close()
+
+
+@pytest.mark.parametrize(
+    "dispatcher",
+    [SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor],
+    ids=["sync", "concurrent"],
+)
+def test_a_processor_added_to_the_apps_own_dispatcher_is_called_and_stays_after_uninstall(
+    dispatcher: type[SynchronousMultiSpanProcessor | ConcurrentMultiSpanProcessor],
+) -> None:
+    """With ``TracerProvider(active_span_processor=mine)``, a processor added to ``mine`` while
+    the guard rides gets every span, as does one added through the provider; after
+    ``uninstall()`` the provider has ``mine`` back with all three processors, as a tuple, and
+    each of them gets the spans started then."""
+    harness, log = Harness(), []
+    mine = dispatcher()  # type: ignore[no-untyped-call]
+    harness.tracer_provider = TracerProvider(active_span_processor=mine)
+    harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    guard = harness.install(sales_config(mode="observe"))
+    mine.add_span_processor(Recorder("mine", log))
+    harness.tracer_provider.add_span_processor(Recorder("provider", log))
+    assert harness.tracer_provider._active_span_processor is not mine  # the guard rides
+    _run(harness)
+    (chat,) = harness.spans("chat gpt-test")
+    assert len(guardrail_events(chat)) == 1
+    assert sorted(who for who, hook, _ in log if hook == "end") == ["mine"] * 3 + ["provider"] * 3
+    guard.uninstall()
+    assert harness.tracer_provider._active_span_processor is mine
+    assert type(mine) is dispatcher
+    assert type(mine._span_processors) is tuple
+    assert [type(p).__name__ for p in mine._span_processors] == [
+        "SimpleSpanProcessor",
+        "Recorder",
+        "Recorder",
+    ]
+    log.clear()
+    with harness.tracer.start_as_current_span("after uninstall"):
+        pass
+    assert sorted(log) == [
+        ("mine", "end", "after uninstall"),
+        ("mine", "start", "after uninstall"),
+        ("provider", "end", "after uninstall"),
+        ("provider", "start", "after uninstall"),
+    ]
+    assert len(harness.spans("after uninstall")) == 1
+    harness.close()
+
+
+def test_a_processor_added_to_the_apps_dispatcher_after_uninstall_is_called() -> None:
+    """After ``uninstall()`` the application's own dispatcher is the provider's again: a
+    processor added to it then gets the spans (nothing kept a copy of its processors)."""
+    harness, log = Harness(), []
+    mine = SynchronousMultiSpanProcessor()
+    harness.tracer_provider = TracerProvider(active_span_processor=mine)
+    harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    harness.install(sales_config(mode="observe")).uninstall()
+    mine.add_span_processor(Recorder("late", log))
+    _run(harness)
+    assert log == [
+        ("late", "start", "invoke_agent analyst"),
+        ("late", "start", "execute_tool top_sales"),
+        ("late", "end", "execute_tool top_sales"),
+        ("late", "start", "chat gpt-test"),
+        ("late", "end", "chat gpt-test"),
+        ("late", "end", "invoke_agent analyst"),
+    ]
+    harness.close()

@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import importlib
 import threading
+import weakref
+from typing import Any
 
 import pytest
 from opentelemetry import context, trace
@@ -182,7 +184,8 @@ class TestSubmitOutput:
         with pytest.raises(RuntimeError, match="needs a span"):
             submit_output({"winner": "EU"}, guard=guard)
         install_module = importlib.import_module("groundplane_otel.otel.install")
-        monkeypatch.setattr(install_module, "_active", [])  # guards other suites left active
+        no_guards: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        monkeypatch.setattr(install_module, "_active", no_guards)  # guards other suites left
         with (
             otel.tracer.start_as_current_span("x"),
             pytest.raises(RuntimeError, match="not installed"),
