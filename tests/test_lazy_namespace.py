@@ -49,7 +49,7 @@ def test_the_lazy_table_is_what_type_checkers_see_and_all_exports() -> None:
     """Each public name loads from the module its TYPE_CHECKING import names, and __all__ is
     exactly those names plus __version__ (no name the checkers see is missing at run time)."""
     seen = _type_checking_imports()
-    assert gp._SOURCE == seen
+    assert seen == gp._SOURCE
     assert sorted(gp.__all__) == sorted([*seen, "__version__"])
     assert len(seen) == 45  # the parse found them all (46 names in __all__)
 
