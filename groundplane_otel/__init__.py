@@ -3,45 +3,84 @@
 The core (this namespace) is groundplane's public API and imports nothing beyond the standard
 library: ``import groundplane_otel as groundplane`` keeps a groundplane user working. The
 OpenTelemetry layer lives in :mod:`groundplane_otel.otel`.
+
+Each public name is imported when first used (PEP 562), so importing a submodule alone — the
+pytest plugin pytest loads at every start-up, the CLI — does not load the whole core.
 """
 
 from __future__ import annotations
 
-from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
-from groundplane_otel.checks._base import Check, NamedCheck
-from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
-from groundplane_otel.checks.anchors import check_quotes_anchored, quotes_anchored
-from groundplane_otel.checks.citations import check_citations_retrieved, citations_retrieved
-from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
-from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
-from groundplane_otel.checks.numbers import (
-    UnrecordedNumbers,
-    check_numbers_recorded,
-    numbers_recorded,
-)
-from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
-from groundplane_otel.checks.restricted import check_no_restricted_values, no_restricted_values
-from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
-from groundplane_otel.checks.scope import check_entities_in_scope, entities_in_scope
-from groundplane_otel.checks.superlative import check_superlative, superlative
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
 
-# Through the re-export module: loading it binds ``groundplane_otel.comparison`` to the module,
-# and this import then rebinds the name to the builder (as in groundplane), for good.
-from groundplane_otel.comparison import check_comparison, comparison
-from groundplane_otel.documents import Document, Documents
-from groundplane_otel.errors import (
-    ClaimsUnsupported,
-    FactBoundaryError,
-    SparseColumnWarning,
-    UnknownColumn,
-    UnregisteredFact,
-    UnsupportedClaim,
-)
-from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
-from groundplane_otel.registry import FactRegistry
-from groundplane_otel.report import Report
+if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
+    from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
+    from groundplane_otel.checks._base import Check, NamedCheck
+    from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
+    from groundplane_otel.checks.anchors import check_quotes_anchored, quotes_anchored
+    from groundplane_otel.checks.citations import check_citations_retrieved, citations_retrieved
+    from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
+    from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
+    from groundplane_otel.checks.numbers import (
+        UnrecordedNumbers,
+        check_numbers_recorded,
+        numbers_recorded,
+    )
+    from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
+    from groundplane_otel.checks.restricted import check_no_restricted_values, no_restricted_values
+    from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
+    from groundplane_otel.checks.scope import check_entities_in_scope, entities_in_scope
+    from groundplane_otel.checks.superlative import check_superlative, superlative
+    from groundplane_otel.comparison import check_comparison, comparison
+    from groundplane_otel.documents import Document, Documents
+    from groundplane_otel.errors import (
+        ClaimsUnsupported,
+        FactBoundaryError,
+        SparseColumnWarning,
+        UnknownColumn,
+        UnregisteredFact,
+        UnsupportedClaim,
+    )
+    from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
+    from groundplane_otel.registry import FactRegistry
+    from groundplane_otel.report import Report
 
 __version__ = "0.1.0"
+
+# Where each public name lives: the same modules as the imports above (a test pins that).
+_MODULES: Final[dict[str, tuple[str, ...]]] = {
+    "boundary": ("Boundary", "BoundaryDeclaration", "boundary"),
+    "checks._base": ("Check", "NamedCheck"),
+    "checks.aggregate": ("aggregate_reconciles", "check_aggregate_reconciles"),
+    "checks.anchors": ("check_quotes_anchored", "quotes_anchored"),
+    "checks.citations": ("check_citations_retrieved", "citations_retrieved"),
+    "checks.entities": ("check_entities_recorded", "entities_recorded"),
+    "checks.field_match": ("check_field_matches_fact", "field_matches_fact"),
+    "checks.numbers": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
+    "checks.ranking_prefix": ("check_ranking_prefix", "ranking_prefix"),
+    "checks.restricted": ("check_no_restricted_values", "no_restricted_values"),
+    "checks.row_integrity": ("check_row_integrity", "row_integrity"),
+    "checks.scope": ("check_entities_in_scope", "entities_in_scope"),
+    "checks.superlative": ("check_superlative", "superlative"),
+    "comparison": ("check_comparison", "comparison"),
+    "documents": ("Document", "Documents"),
+    "errors": (
+        "ClaimsUnsupported",
+        "FactBoundaryError",
+        "SparseColumnWarning",
+        "UnknownColumn",
+        "UnregisteredFact",
+        "UnsupportedClaim",
+    ),
+    "facts": ("Domain", "Fact", "Provenance", "Ranking", "Table"),
+    "registry": ("FactRegistry",),
+    "report": ("Report",),
+}
+_SOURCE: Final = {
+    name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names
+}
 
 __all__ = [
     "Boundary",
@@ -91,3 +130,36 @@ __all__ = [
     "row_integrity",
     "superlative",
 ]
+
+
+def _load(name: str) -> object:
+    """The public ``name`` from its module (imported now if it is not yet), kept here."""
+    value = getattr(importlib.import_module(_SOURCE[name]), name)
+    globals()[name] = value
+    return value
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then still flag a misspelt name
+
+    def __getattr__(name: str) -> object:
+        if name not in _SOURCE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _load(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(ModuleType):
+    """This package. Two public names are also submodules (``boundary``, ``comparison``); the
+    import system binds a submodule on its package once loaded, and here the public name (the
+    builder) wins, as it did when this namespace imported everything eagerly."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, ModuleType) and name in _SOURCE:
+            value = _load(name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,7 +1,8 @@
 """The pytest plugin (entry point ``pytest11`` named ``groundplane``): grounded agent tests.
 
 Opt-in: loading this module registers the ``groundplane`` marker and fixture and nothing else —
-no OpenTelemetry import, no provider, no guard — until a test requests the fixture::
+no core module (the package namespace loads its names on first use), no OpenTelemetry import, no
+provider, no guard — until a test requests the fixture::
 
     @pytest.mark.groundplane(policy="policy.yaml", mode="observe", capture_content=True)
     def test_report_is_grounded(groundplane):

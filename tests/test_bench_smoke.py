@@ -62,10 +62,11 @@ EXPECTED = {
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
     ],
-    "The pytest plugin at startup": [
-        "| import pytest (the floor) |",
-        "| + the plugin module (what every run pays) |",
-        "| + the fixture's guard layer (tests using it) |",
+    "The pytest plugin at start-up": [
+        "| whole run: bare pytest (the floor) |",
+        "| whole run: + the plugin, test not using it |",
+        "| whole run: + the plugin, test using its fixture (the guard layer) |",
+        "| the plugin's load inside pytest, vs an empty plugin's (what every run pays) |",
     ],
     "The checker's own error rates": [
         f"| {family} |"

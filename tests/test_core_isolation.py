@@ -7,9 +7,11 @@ import sys
 
 
 def test_core_import_loads_no_third_party_module() -> None:
-    """Importing groundplane_otel (the core) loads neither OpenTelemetry nor YAML."""
+    """Importing every public name of groundplane_otel (the core) loads neither OpenTelemetry
+    nor YAML."""
     code = (
-        "import sys, groundplane_otel\n"
+        "import sys\nfrom groundplane_otel import *\n"
+        "assert 'groundplane_otel.checks.numbers' in sys.modules\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'opentelemetry', 'yaml', 'langgraph', 'mcp', 'openai', 'google'})\n"
         "print(bad)\n"

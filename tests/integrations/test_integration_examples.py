@@ -155,3 +155,23 @@ def test_langgraph_prebuilt_agent_raises_through_the_post_model_hook() -> None:
         "span:   invoke_agent campaign-analyst outcome=blocked events=['wrong_winner']",
         "metric: groundplane.outputs outcome=blocked 1",
     ]
+
+
+def test_traceloop_agent_raises_plain_and_streamed_through_enforce() -> None:
+    """Traceloop's openai instrumentation, no adapter: the right answer is returned and the
+    wrong one raises, from the plain client call and from the enforce() scope around the
+    streamed one; four openai.chat spans, two passed and two blocked."""
+    raised = "raised UnsupportedClaim field=winner claimed=north"
+    answer = 'answer {"winner": "harbour", "ctr": 0.0455}'
+    assert run("traceloop_agent.py") == [
+        f"plain: {answer}",
+        f"plain: {raised}",
+        f"streamed, enforce(): {answer}",
+        f"streamed, enforce(): {raised}",
+        "span:   openai.chat outcome=passed events=[]",
+        "span:   openai.chat outcome=blocked events=['wrong_winner']",
+        "span:   openai.chat outcome=passed events=[]",
+        "span:   openai.chat outcome=blocked events=['wrong_winner']",
+        "metric: groundplane.outputs outcome=passed 2",
+        "metric: groundplane.outputs outcome=blocked 2",
+    ]
