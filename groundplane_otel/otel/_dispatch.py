@@ -41,6 +41,7 @@ __all__ = ["ride"]
 _DISPATCHERS = (SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor)
 # What a dispatcher holds (read by name: ``vars()`` would slow its method lookups for good).
 _STATE = ("_span_processors", "_lock", "_executor")
+_ORIGINAL = "_groundplane_original"  # on a riding dispatcher: the one it stands for
 
 
 def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[[], None] | None:
@@ -61,7 +62,14 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
     riding = type(
         "GuardedSpanDispatch",
         (kind,),
-        {"on_start": on_start, "on_end": on_end, "shutdown": shutdown, "__module__": __name__},
+        {
+            "on_start": on_start,
+            "on_end": on_end,
+            "shutdown": shutdown,
+            "__eq__": _stands_for,
+            "__hash__": _hash_of_original,
+            "__module__": __name__,
+        },
     )
     tracers = getattr(tracer_provider, "_tracers", None)
     lock = getattr(tracer_provider, "_tracers_lock", None)
@@ -75,6 +83,16 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
             dispatch.__class__ = kind
 
     return leave
+
+
+def _stands_for(self: Any, other: object) -> bool:
+    """A riding dispatcher equals the application's dispatcher it stands for (they share its
+    processors, lock and executor): ``provider._active_span_processor == mine`` holds."""
+    return other is self or other is getattr(self, _ORIGINAL, None)
+
+
+def _hash_of_original(self: Any) -> int:
+    return object.__hash__(getattr(self, _ORIGINAL, self))
 
 
 def _replace(
@@ -91,6 +109,7 @@ def _replace(
         for name in _STATE:
             if hasattr(dispatch, name):
                 setattr(fresh, name, getattr(dispatch, name))
+        setattr(fresh, _ORIGINAL, dispatch)
     owner = weakref.ref(provider)  # the guard never keeps a dropped provider alive
 
     def point(old: Any, new: Any) -> None:

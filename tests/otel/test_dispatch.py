@@ -221,7 +221,12 @@ def test_a_processor_added_to_the_apps_own_dispatcher_is_called_and_stays_after_
     guard = harness.install(sales_config(mode="observe"))
     mine.add_span_processor(Recorder("mine", log))
     harness.tracer_provider.add_span_processor(Recorder("provider", log))
-    assert harness.tracer_provider._active_span_processor is not mine  # the guard rides
+    riding = harness.tracer_provider._active_span_processor
+    assert riding is not mine  # the guard rides, on a dispatcher that stands for mine:
+    assert riding == mine
+    assert mine == riding
+    assert hash(riding) == hash(mine)
+    assert riding != dispatcher()  # type: ignore[no-untyped-call]
     _run(harness)
     (chat,) = harness.spans("chat gpt-test")
     assert len(guardrail_events(chat)) == 1
