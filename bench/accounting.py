@@ -19,11 +19,11 @@ from typing import Any
 
 from bench import Section, compare, fmt_bytes, fmt_time
 from bench._scenario import FACT, make_output, make_rows, six_checks
-from groundplane_otel.otel._sizing import derived_size, text_bound
-from groundplane_otel.otel.capture import build_fact
+from groundplane_otel.otel._engine.capture import build_fact
+from groundplane_otel.otel._engine.payload import parse_payload
+from groundplane_otel.otel._engine.sizing import derived_size, text_bound
+from groundplane_otel.otel._engine.store import estimate_size
 from groundplane_otel.otel.config import FactSpec
-from groundplane_otel.otel.payload import parse_payload
-from groundplane_otel.otel.store import estimate_size
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["run"]

@@ -140,8 +140,8 @@ def _status(smoke: bool, met: bool) -> str:
 def _strict_parse(result: str) -> Callable[[], Any]:
     """The guard's own parse of a tool result (orjson, with duplicate keys, NaN tokens, depth
     and integers orjson would round refused or re-read)."""
+    from groundplane_otel.otel._engine.payload import parse_payload
     from groundplane_otel.otel.config import Limits
-    from groundplane_otel.otel.payload import parse_payload
 
     limits = Limits()
 

@@ -33,9 +33,9 @@ class _Guarded:
     label = "guard path: FactCapture → TraceStore (otel/), default limits"
 
     def __init__(self, traces: int, outcomes: Counter[str]) -> None:
-        from groundplane_otel.otel.capture import FactCapture, ToolCall
+        from groundplane_otel.otel._engine.capture import FactCapture, ToolCall
+        from groundplane_otel.otel._engine.store import TraceStore
         from groundplane_otel.otel.config import FactSpec, Limits
-        from groundplane_otel.otel.store import TraceStore
 
         def count_fact(kind: str, source: str, outcome: str) -> None:
             outcomes[outcome] += 1

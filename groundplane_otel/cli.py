@@ -56,9 +56,9 @@ def _check_policy(path: str) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from groundplane_otel.otel import replay_report
     from groundplane_otel.otel.otlp_files import BadInput, ReadProgress, read_requests
     from groundplane_otel.otel.replay import Replayer
+    from groundplane_otel.otel.replay import report as replay_report
 
     config = _policy(args.policy)
     if config is None:

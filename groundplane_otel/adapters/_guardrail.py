@@ -144,7 +144,7 @@ def _full(claim: UnsupportedClaim) -> str:
 def check_answer(guard: Guard, output: Any, *, boundary: str, span: Span | None) -> Verdict:
     """Check the run's final answer against this request's facts (``Guard.check_output``:
     telemetry on ``span``, counted once, the run marked as checked)."""
-    from groundplane_otel.otel.swallowed import handled
+    from groundplane_otel.otel._engine.swallowed import handled
 
     where = span if span is not None else current_span()
     if where is not None:

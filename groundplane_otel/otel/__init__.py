@@ -5,8 +5,11 @@ providers; ``enforce()``, ``submit_output``, ``trace_registry``, ``boundary`` an
 for code the span-end path cannot reach on its own.
 """
 
+from groundplane_otel.otel._engine.processor import (
+    RAISE_INTERNAL_ERRORS_ENV,
+    GroundplaneSpanProcessor,
+)
 from groundplane_otel.otel.config import BoundarySpec, FactSpec, GuardConfig, Limits, MatchSpec
-from groundplane_otel.otel.guard import RAISE_INTERNAL_ERRORS_ENV, GroundplaneSpanProcessor
 from groundplane_otel.otel.install import Guard, active_guard, install
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.scope import boundary, enforce, submit_output, trace_registry

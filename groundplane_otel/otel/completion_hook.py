@@ -33,8 +33,8 @@ from opentelemetry.sdk.trace import Span as SdkSpan
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._literal import parse_tool_text
-from groundplane_otel.otel.capture import read_arguments
+from groundplane_otel.otel._engine.capture import read_arguments
+from groundplane_otel.otel._engine.literal import parse_tool_text
 from groundplane_otel.otel.install import Guard, active_guards
 
 __all__ = ["GroundplaneCompletionHook", "completion_hook"]

@@ -16,13 +16,13 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._dispatch import ride
+from groundplane_otel.otel._engine.dispatch import ride
+from groundplane_otel.otel._engine.evaluate import plan_checks
+from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
+from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
-from groundplane_otel.otel.evaluate import plan_checks
-from groundplane_otel.otel.guard import GroundplaneSpanProcessor
-from groundplane_otel.otel.reported import ReportOrError, reported_evaluation
 from groundplane_otel.otel.result import Evaluation
-from groundplane_otel.otel.telemetry import Telemetry
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["Guard", "active_guard", "active_guards", "install"]
@@ -258,11 +258,11 @@ def install(
     active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
     On the SDK's own span dispatchers (synchronous, the default, and concurrent) the guard's
-    hooks *are* the provider's span hooks (``otel/_dispatch.py``: no call of its own per span);
-    on any other it is added as a span processor. No SDK class is patched. With content capture
-    off, the exceptions the guard raises are redacted (``str()``/``repr()``/``args``
+    hooks *are* the provider's span hooks (``otel/_engine/dispatch.py``: no call of its own
+    per span); on any other it is added as a span processor. No SDK class is patched. With
+    content capture off, the exceptions the guard raises are redacted (``str()``/``repr()``/``args``
     content-free, ``diagnosis`` full): whatever records or logs them writes no claimed or
-    supported value. See ``otel/redaction.py``.
+    supported value. See ``otel/_engine/redaction.py``.
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")

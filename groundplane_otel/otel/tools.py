@@ -21,7 +21,7 @@ from opentelemetry.trace import Span, SpanKind
 from groundplane_otel._copy import copy_in
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel.capture import arguments_match
+from groundplane_otel.otel._engine.capture import arguments_match
 from groundplane_otel.otel.install import Guard, active_guard
 
 __all__ = ["record_tool_result", "tool"]

@@ -11,7 +11,7 @@ from otel_harness import SALES_ROWS, Harness
 
 from groundplane_otel.facts import Domain, Provenance, Ranking, Table
 from groundplane_otel.otel import FactSpec, GuardConfig, trace_registry
-from groundplane_otel.otel.capture import ToolCall, build_fact, read_tool_call
+from groundplane_otel.otel._engine.capture import ToolCall, build_fact, read_tool_call
 
 
 class TestReadToolCall:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from groundplane_otel.facts import Provenance
+from groundplane_otel.otel._engine.store import ToolCallKey, TraceStore
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.store import ToolCallKey, TraceStore
 
 CALL: ToolCallKey = ("warehouse_query", "call_1")
 

@@ -877,7 +877,7 @@ def test_generic_hooks_decide_like_the_fast_ones(
 ) -> None:
     """On an SDK whose span layout the fast hooks do not know, the generic hooks capture the
     fact, match through the agent, block, count once and drop the trace at its root's end."""
-    import groundplane_otel.otel.guard as guard_module
+    import groundplane_otel.otel._engine.processor as guard_module
 
     monkeypatch.setattr(guard_module, "_sdk_layout", lambda: False)
     guard = otel.install()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from groundplane_otel.otel._literal import MAX_LITERAL_CHARS, parse_literal, parse_tool_text
+from groundplane_otel.otel._engine.literal import MAX_LITERAL_CHARS, parse_literal, parse_tool_text
 
 
 def read(text: str, *, max_depth: int = 64) -> tuple[str, Any, str]:

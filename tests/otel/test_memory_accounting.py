@@ -39,7 +39,7 @@ from groundplane_otel.otel import (
     tool,
     trace_registry,
 )
-from groundplane_otel.otel._sizing import text_bound
+from groundplane_otel.otel._engine.sizing import text_bound
 
 ROWS = [
     {"id": f"r{i:05d}", "spend": (i * 7919) % 10_007, "ctr": i / 7_919, "region": f"zone-{i % 50}"}

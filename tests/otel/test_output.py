@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from groundplane_otel.otel._engine.output import OutputRead, read_output
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.output import OutputRead, read_output
 
 LIMITS = Limits()
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundplane_otel.otel.payload import Parsed, parse_payload
+from groundplane_otel.otel._engine.payload import Parsed, parse_payload
 
 LIMITS = {"max_bytes": 1_000, "max_depth": 8}
 

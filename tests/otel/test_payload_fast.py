@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundplane_otel.otel.payload import Parsed, parse_payload
+from groundplane_otel.otel._engine.payload import Parsed, parse_payload
 
 BIG = 1_000_000
 

@@ -25,7 +25,7 @@ from groundplane_otel.otel import (
     submit_output,
     tool,
 )
-from groundplane_otel.otel._withheld import OUTPUT_WITHHELD
+from groundplane_otel.otel._engine.withheld import OUTPUT_WITHHELD
 
 SECRET = "Project Falcon"
 COST = 1234.5

@@ -12,7 +12,7 @@ from otel_harness import Harness, answer
 
 from groundplane_otel import UnsupportedClaim, citations_retrieved, quotes_anchored
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
-from groundplane_otel.otel.capture import read_tool_call
+from groundplane_otel.otel._engine.capture import read_tool_call
 
 DOCS = [{"id": "policy-7", "score": 0.91}, {"id": "faq-2", "score": 0.55}]
 

@@ -13,8 +13,8 @@ from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
+from groundplane_otel.otel._engine.store import TraceStore, estimate_size
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.store import TraceStore, estimate_size
 
 PROVENANCE = Provenance("tool")
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from groundplane_otel.otel._policy_reader import Path, Reader
 from groundplane_otel.otel.config import FactSpec
+from groundplane_otel.otel.policy._reader import Path, Reader
 
 __all__ = ["check_evidence"]
 

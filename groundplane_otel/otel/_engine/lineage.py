@@ -20,10 +20,10 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Span
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._spans import agent_names, is_agent, operation, span_attributes
+from groundplane_otel.otel._engine.spans import agent_names, is_agent, operation, span_attributes
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
 
-logger = logging.getLogger("groundplane_otel.otel.guard")  # the guard's own logger
+logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the guard's own logger
 
 OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
 WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed

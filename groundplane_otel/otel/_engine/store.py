@@ -29,7 +29,7 @@ from typing import Any
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
-from groundplane_otel.otel._sizing import derived_size, retained_size
+from groundplane_otel.otel._engine.sizing import derived_size, retained_size
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.registry import FactRegistry
 

@@ -25,11 +25,11 @@ from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.metric_counts import SeenFinding, counter_totals, seen_finding
+from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.guard import GroundplaneSpanProcessor
-from groundplane_otel.otel.metric_counts import SeenFinding, counter_totals, seen_finding
-from groundplane_otel.otel.records import SpanRecord, attributes_of
-from groundplane_otel.otel.telemetry import Telemetry
+from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
 
 __all__ = ["ReplayStats", "Replayer"]
 

@@ -37,13 +37,13 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.errors import FactBoundaryError
-from groundplane_otel.otel import _scopes
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._spans import is_agent, span_attributes
+from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine.spans import is_agent, span_attributes
 
 __all__ = ["SwallowWatch", "handled", "mechanism_for"]
 
-logger = logging.getLogger("groundplane_otel.otel.guard")
+logger = logging.getLogger("groundplane_otel.otel._engine.processor")
 _LIMIT = 4096  # pending blocks (and adapter-checked spans) remembered at most, oldest dropped
 _handled: dict[int, None] = {}  # span ids whose answer an adapter checked
 
@@ -137,7 +137,7 @@ class SwallowWatch:
         if parent is None or parent.is_remote:
             return  # a local root: nothing encloses it
         trace_id = context.trace_id
-        if _scopes.current_scopes() or _scopes._by_trace.get(trace_id):
+        if scopes.current_scopes() or scopes._by_trace.get(trace_id):
             return  # an enforce() scope raises it
         swallower = mechanism_for(_callers())
         if swallower is None:

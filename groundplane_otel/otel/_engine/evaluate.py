@@ -18,13 +18,13 @@ from typing import Any, Literal
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
-from groundplane_otel.otel import _withheld, redaction
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine import redaction, withheld
+from groundplane_otel.otel._engine.output import OutputRead
+from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import BoundarySpec, Mode
-from groundplane_otel.otel.output import OutputRead
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.semconv import Outcome, Verdict
-from groundplane_otel.otel.store import FactsView
 from groundplane_otel.registry import FactRegistry
 from groundplane_otel.report import Report
 
@@ -196,7 +196,7 @@ def decide(
                 redaction.mark(finding.claim, line)
             if isinstance(error, ClaimsUnsupported):
                 redaction.mark(error, redaction.summary(lines))
-    _withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture
+    withheld.withhold_restricted(boundary, findings, error, view.registry)  # any mode, capture
     registry = view.registry
     links = tuple((fact, registry.peek(fact).provenance) for fact in facts if fact in registry)
     return Evaluation(

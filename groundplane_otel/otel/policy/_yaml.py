@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from groundplane_otel._echo import echo
-from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader
+from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader
 
 __all__ = ["MAX_EXPANDED_NODES", "read_yaml"]
 

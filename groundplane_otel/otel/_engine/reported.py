@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
-from groundplane_otel.otel import _withheld, redaction
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine import redaction, withheld
+from groundplane_otel.otel._engine.evaluate import CheckPlan, Run, decide, run_all
+from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import Mode
-from groundplane_otel.otel.evaluate import CheckPlan, Run, decide, run_all
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
-from groundplane_otel.otel.store import FactsView
 from groundplane_otel.registry import FactRegistry
 from groundplane_otel.report import Report
 
@@ -131,7 +131,7 @@ def reported_evaluation(
         duration=duration,
         capture_content=True,  # the exception built here is never raised: nothing to mark
     )
-    restricted = any(_withheld.is_withheld(finding.claim) for finding in evaluation.findings)
+    restricted = any(withheld.is_withheld(finding.claim) for finding in evaluation.findings)
     if isinstance(report_or_error, BaseException) and (not capture_content or restricted):
         mark_reported(report_or_error, boundary, evaluation.findings)
     return evaluation

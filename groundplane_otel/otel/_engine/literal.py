@@ -23,7 +23,7 @@ import ast
 import math
 from typing import Any, Final
 
-from groundplane_otel.otel.payload import Parsed, ParseStatus, parse_payload
+from groundplane_otel.otel._engine.payload import Parsed, ParseStatus, parse_payload
 
 __all__ = ["MAX_LITERAL_CHARS", "parse_literal", "parse_tool_text"]
 

@@ -23,10 +23,10 @@ from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._sizing import text_bound
+from groundplane_otel.otel._engine.payload import Parsed, parse_payload
+from groundplane_otel.otel._engine.sizing import text_bound
+from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of
 from groundplane_otel.otel.config import FactSpec, Limits
-from groundplane_otel.otel.payload import Parsed, parse_payload
-from groundplane_otel.otel.store import RequestKey, TraceStore, call_of
 
 __all__ = ["FactCapture", "ToolCall", "build_fact", "read_arguments", "read_tool_call"]
 

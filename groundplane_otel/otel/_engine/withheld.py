@@ -29,8 +29,8 @@ from typing import Any
 
 from groundplane_otel.checks._restricted_values import RestrictedIndex, restricted_indexes
 from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError
-from groundplane_otel.otel import redaction
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine import redaction
 from groundplane_otel.otel.result import Finding
 from groundplane_otel.registry import FactRegistry
 

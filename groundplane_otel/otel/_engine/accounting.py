@@ -33,7 +33,8 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._lineage import (
+from groundplane_otel.otel._engine.evaluate import CheckPlan, evaluate, no_output
+from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     COVERED_ATTR,
     HANDED_ATTR,
@@ -45,13 +46,12 @@ from groundplane_otel.otel._lineage import (
     same_call,
     taken,
 )
-from groundplane_otel.otel._spans import agent_names, is_agent, span_attributes
+from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
+from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
+from groundplane_otel.otel._engine.store import RequestKey, TraceStore
+from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import BoundarySpec, Limits
-from groundplane_otel.otel.evaluate import CheckPlan, evaluate, no_output
-from groundplane_otel.otel.output import OutputRead, parse_answer, read_output
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
-from groundplane_otel.otel.store import RequestKey, TraceStore
-from groundplane_otel.otel.telemetry import Telemetry
 
 __all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from groundplane_otel._echo import capped, echo
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.otel._policy_reader import Path, Reader, show, suggest
+from groundplane_otel.otel.policy._reader import Path, Reader, show, suggest
 
 __all__ = ["FAMILIES", "build_check"]
 

@@ -14,12 +14,12 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel import _scopes
-from groundplane_otel.otel._lineage import CHAIN_ATTR
-from groundplane_otel.otel._spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, span_attributes
+from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
+from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, span_attributes
 
 if TYPE_CHECKING:
-    from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+    from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 
 __all__ = ["NO_PROCESSORS", "NAMES_REMEMBERED", "fast_hooks", "ignore_end", "ignore_start"]
 
@@ -47,8 +47,8 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
     store, lineage = processor.store, processor._lineage
     roots, requests, shared = store._roots, store._requests, store.shared
     roots_limit, root_started = store._roots_limit, store.root_started
-    entered = _scopes.entered  # empty until an enforce() scope was entered in this process
-    awaited = _scopes.awaited  # traces an enforce() scope waits for
+    entered = scopes.entered  # empty until an enforce() scope was entered in this process
+    awaited = scopes.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
     bounded = BoundedAttributes
@@ -79,8 +79,8 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
                 trace_id, span_id = context[0], context[1]
                 if roots.setdefault(trace_id, span_id) != span_id or len(roots) > roots_limit:
                     root_started(trace_id, span_id)  # a second root, or prune: the store decides
-                if entered and _scopes.current_scopes():
-                    _scopes.bind(trace_id)
+                if entered and scopes.current_scopes():
+                    scopes.bind(trace_id)
             elif shared or lineage:
                 trace_id = parent[0]
                 if shared and trace_id in shared:  # two requests in one trace: whose span?
@@ -130,7 +130,7 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
                     if lineage:
                         lineage.pop(trace_id, None)
                     if trace_id in awaited:
-                        _scopes.release(trace_id)
+                        scopes.release(trace_id)
                     return
                 processor._root_ended(trace_id, context[1], trace_id)
         except Exception:

@@ -26,11 +26,13 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from groundplane_otel.otel import _scopes
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._accounting import Accounting
-from groundplane_otel.otel._hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
-from groundplane_otel.otel._lineage import (
+from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine.accounting import Accounting
+from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
+from groundplane_otel.otel._engine.evaluate import CheckPlan, plan_checks
+from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
+from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
     NO_DICT,
@@ -38,7 +40,7 @@ from groundplane_otel.otel._lineage import (
     WATCHERS_ATTR,
     attached,
 )
-from groundplane_otel.otel._spans import (
+from groundplane_otel.otel._engine.spans import (
     LLM_KEYS,
     LLM_PREFIXES,
     TOOL_KEYS,
@@ -46,18 +48,16 @@ from groundplane_otel.otel._spans import (
     span_attributes,
     span_ids,
 )
-from groundplane_otel.otel._spans import sdk_layout as _sdk_layout
-from groundplane_otel.otel.capture import FactCapture, read_tool_call
+from groundplane_otel.otel._engine.spans import sdk_layout as _sdk_layout
+from groundplane_otel.otel._engine.store import RequestKey, TraceStore
+from groundplane_otel.otel._engine.swallowed import SwallowWatch
+from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
 )
 from groundplane_otel.otel.environment import raise_internal_errors_from_env
-from groundplane_otel.otel.evaluate import CheckPlan, plan_checks
 from groundplane_otel.otel.result import Evaluation
-from groundplane_otel.otel.store import RequestKey, TraceStore
-from groundplane_otel.otel.swallowed import SwallowWatch
-from groundplane_otel.otel.telemetry import Telemetry
 
 __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
 
@@ -124,7 +124,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             if parent is None or parent.is_remote:
                 trace_id, span_id = span_ids(span)
                 self.store.root_started(trace_id, span_id)
-                _scopes.bind(trace_id)
+                scopes.bind(trace_id)
             else:
                 trace_id = parent.trace_id
                 if trace_id in self.store.shared:
@@ -215,7 +215,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
     def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None:
         if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
-            _scopes.release(trace_id)
+            scopes.release(trace_id)
 
     def shutdown(self) -> None:
         self._enabled = False
@@ -281,13 +281,13 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                 raise internal
             refused = next((e for e in evaluations if e.error is not None), None)
             if refused is not None and refused.error is not None:
-                deferred = _scopes.deliver(span_ids(span)[0], refused.error)
+                deferred = scopes.deliver(span_ids(span)[0], refused.error)
                 if not deferred:
                     self._hand_up(span, refused.error)
                     self.swallow.raised(span, refused.boundary)
                     raise refused.error
             handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
-            if handed is not None and not _scopes.in_flight(handed, sys.exc_info()[1]):
+            if handed is not None and not scopes.in_flight(handed, sys.exc_info()[1]):
                 raise handed  # a nested LLM span raised it, and something swallowed it
             if ended_with is not None:
                 raise ended_with

@@ -28,10 +28,6 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
 from groundplane_otel._echo import echo
-from groundplane_otel.otel._policy_checks import build_check
-from groundplane_otel.otel._policy_evidence import check_evidence
-from groundplane_otel.otel._policy_reader import Path, PolicyError, Reader, show, suggest
-from groundplane_otel.otel._policy_yaml import read_yaml
 from groundplane_otel.otel.config import (
     ANSWERS,
     FACT_KINDS,
@@ -44,6 +40,10 @@ from groundplane_otel.otel.config import (
     MatchSpec,
     Mode,
 )
+from groundplane_otel.otel.policy._checks import build_check
+from groundplane_otel.otel.policy._evidence import check_evidence
+from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show, suggest
+from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
 

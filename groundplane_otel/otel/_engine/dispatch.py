@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._hooks import NO_PROCESSORS, Hook, fast_hooks
+from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, Hook, fast_hooks
 
 if TYPE_CHECKING:
-    from groundplane_otel.otel.guard import GroundplaneSpanProcessor
+    from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 
 __all__ = ["ride"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.payload import parse_payload
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.payload import parse_payload
 
 __all__ = ["OutputRead", "parse_answer", "read_output", "tool_call_finish"]
 

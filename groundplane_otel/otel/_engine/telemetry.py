@@ -18,9 +18,9 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import AttributeValue
 
-from groundplane_otel.otel import _withheld
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._spans import fits
+from groundplane_otel.otel._engine import withheld
+from groundplane_otel.otel._engine.spans import fits
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -243,8 +243,8 @@ class Telemetry:
             span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
         for attributes in self.evaluation_attributes(span, evaluation):
             span.add_event(sc.EVALUATION_EVENT, attributes)
-        if _withheld.reveals_restricted(evaluation.findings):
-            _withheld.scrub_output(span)  # the captured output is the leak itself
+        if withheld.reveals_restricted(evaluation.findings):
+            withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
             status = Status(
@@ -282,7 +282,7 @@ class Telemetry:
                 attributes[sc.FACT_TRACE_ID] = provenance.trace_id
             if provenance.span_id is not None:
                 attributes[sc.FACT_SPAN_ID] = provenance.span_id
-        if self.capture_content and not _withheld.is_withheld(finding.claim):
+        if self.capture_content and not withheld.is_withheld(finding.claim):
             if finding.result == sc.RESULT_UNSUPPORTED:
                 attributes[sc.CLAIMED] = _content(finding.claim.claimed)
                 attributes[sc.SUPPORTED] = _content(finding.claim.supported)
@@ -310,7 +310,7 @@ class Telemetry:
             if (
                 finding is not None
                 and self.capture_content
-                and not _withheld.is_withheld(finding.claim)
+                and not withheld.is_withheld(finding.claim)
             ):
                 attributes[sc.EVALUATION_EXPLANATION] = str(finding.claim)
             found.append(attributes)
