@@ -125,10 +125,10 @@ CASES: dict[str, Case] = {
         "output_unreadable", "error", "recorded", None,
     ),
     # Malformed output shapes (issue: an internal error used to let the answer through).
-    "finish-reason-is-a-list": Case(
+    "finish-reason-is-a-list": Case(  # a message's finish_reason is a string: fail closed
         json.dumps(SALES_ROWS),
-        parts_answer([{"type": "text", "content": '{"winner": "US"}'}], ["stop"]),
-        "wrong_winner", "blocked", "recorded", "unsupported",
+        parts_answer([{"type": "text", "content": '{"winner": "EU"}'}], ["stop"]),
+        "output_unreadable", "error", "recorded", None,
     ),
     "part-type-is-a-list": Case(
         json.dumps(SALES_ROWS),
