@@ -10,12 +10,12 @@ instances themselves: a span that is an agent or may carry an output (a *guardab
 every span below one, holds the tuple of its enclosing guardable spans. Spans outside any agent
 or LLM span carry nothing and cost one context lookup; nothing is locked or cleaned up.
 
-The processor owns its parts, each built here by its explicit constructor: the ``store`` of
-facts (``store``), the tool-result ``capture`` (``capture``), the ``lineage`` reads
-(``lineage``), the ``accounting`` that decides a guarded span's end and returns its
-``Evaluation``s (``accounting``), the refusal ``swallow`` watch (``swallowed``), and the
-per-span hooks built once per guard (``hooks``). What the engine decides goes to the driver's
-``results`` (``results.Results``): the live ``Telemetry``, or replay's tally.
+The processor owns its parts, each built by its explicit constructor in ``__init__``:
+``store.TraceStore`` (facts per request), ``capture.FactCapture`` (tool results into facts),
+``lineage.Lineage`` (matching through ancestors), ``accounting.Accounting`` (what a guarded
+span's end decides: it returns the ``Evaluation``s), ``swallowed.SwallowWatch`` and the per-span
+hooks of ``hooks``. The end wrapper hands what the engine decided to the driver's
+``results.Results``: the live ``Telemetry``, or replay's tally.
 """
 
 from __future__ import annotations
@@ -93,8 +93,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0
         self.store = TraceStore(config.limits, results.count_fact)
-        # refusals a framework swallowed
-        self.swallow = SwallowWatch(meter_provider or NoOpMeterProvider())
+        self.swallow = SwallowWatch(meter_provider or NoOpMeterProvider())  # swallowed refusals
         results.watch_traces(self.store)  # groundplane.traces.active = len(store)
         self.capture = FactCapture(config.facts, self.store, length_limit)
         self.lineage = Lineage(config, id(self))
