@@ -8,9 +8,9 @@ max traces, max spans per trace, a decision wait in seconds since a trace's last
 drop counted) and runs the policy through the guard's own processor, **observe only** (it sees
 answers after they reached the user: it never claims a block). From the engine's results it
 exports the same ``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one
-``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span ids, and its own intake
-counters. ``/healthz`` answers 200 while serving and 503 while draining; ``stop()`` drains
-(decides every buffered trace), then flushes.
+``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span
+ids, and its own intake counters. ``/healthz`` answers 200 while serving and 503 while
+draining; ``stop()`` drains (decides every buffered trace), then flushes.
 """
 
 from __future__ import annotations
