@@ -180,10 +180,10 @@ class Guard:
                 mode=mode,
                 capture_content=self.config.capture_content,
             )
-            telemetry = self.processor.telemetry
+            results = self.processor.results
             if span.is_recording():
-                telemetry.annotate(span, evaluation)
-            telemetry.record(span, evaluation)
+                results.annotate(span, evaluation)
+            results.record(span, evaluation)
         except Exception:
             self.processor._internal_error(f"record_evaluation ({boundary})")
 
@@ -285,12 +285,10 @@ def install(
             RuntimeWarning,
             stacklevel=2,
         )
-    telemetry = Telemetry(
-        meter_provider, capture_content=config.capture_content, logger_provider=logger_provider
-    )
     processor = GroundplaneSpanProcessor(
         config,
-        telemetry,
+        Telemetry(meter_provider, config, logger_provider=logger_provider),
+        meter_provider=meter_provider,
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
     )

@@ -6,11 +6,11 @@ receives spans from every service (behind the Collector's ``load_balancing`` exp
 trace id, so each replica gets whole traces), assembles them in a bounded buffer (``Replayer``:
 max traces, max spans per trace, a decision wait in seconds since a trace's last span — every
 drop counted) and runs the policy through the guard's own processor, **observe only** (it sees
-answers after they reached the user: it never claims a block). It exports the same
-``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one ``gen_ai.guardrail.result``
-log record per finding carrying the guarded span's trace and span ids, and its own intake
-counters. ``/healthz`` answers 200 while serving and 503 while draining; ``stop()`` drains
-(decides every buffered trace), then flushes.
+answers after they reached the user: it never claims a block). From the engine's results it
+exports the same ``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one
+``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span
+ids, and its own intake counters. ``/healthz`` answers 200 while serving and 503 while
+draining; ``stop()`` drains (decides every buffered trace), then flushes.
 """
 
 from __future__ import annotations

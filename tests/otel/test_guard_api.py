@@ -225,7 +225,7 @@ class TestRecordEvaluation:
         def boom(*args: object) -> None:
             raise RuntimeError("guard bug")
 
-        monkeypatch.setattr(guard.processor.telemetry, "record", boom)
+        monkeypatch.setattr(guard.processor.results, "record", boom)
         run_node(guard, otel, WRONG, "all", three_checks())
         assert guard.processor.internal_errors == 1
 

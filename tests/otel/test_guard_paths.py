@@ -581,7 +581,7 @@ class TestInternalErrors:
         def boom(*args: object) -> None:
             raise RuntimeError("guard bug")
 
-        monkeypatch.setattr(guard.processor.telemetry, "annotate", boom)
+        monkeypatch.setattr(guard.processor.results, "annotate", boom)
         run_agent(otel, "EU")
         assert guard.processor.internal_errors == 1
         assert len(otel.spans("chat gpt-test")) == 2
@@ -595,7 +595,7 @@ class TestInternalErrors:
         def boom(*args: object) -> None:
             raise RuntimeError("guard bug")
 
-        monkeypatch.setattr(guard.processor.telemetry, "annotate", boom)
+        monkeypatch.setattr(guard.processor.results, "annotate", boom)
         with pytest.raises(RuntimeError, match="guard bug"):
             run_agent(otel, "EU")
         assert len(otel.spans("chat gpt-test")) == 2

@@ -100,6 +100,67 @@ def test_replay_gives_the_live_verdicts(tmp_path: Path) -> None:
     assert (stats.traces, stats.incomplete_traces, stats.orphan_spans) == (6, 0, 2)
 
 
+def live_totals(otel: Harness, metric: str, *labels: str) -> dict[tuple[str, ...], int]:
+    """The live guard's ``metric`` summed by the values of ``labels``."""
+    totals: dict[tuple[str, ...], int] = {}
+    for attributes, value in otel.metrics()[metric]:
+        key = tuple(attributes[label] for label in labels)
+        totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def test_replay_counts_the_live_claims_and_facts(tmp_path: Path) -> None:
+    """Claims by (boundary, verdict) and facts by (kind, source, outcome), tallied from the
+    engine's results, are the live guard's ``groundplane.claims`` and ``groundplane.facts``."""
+    otel, path = live_and_recorded(tmp_path)
+    stats = replayed([path]).stats
+    live_claims = live_totals(
+        otel, "groundplane.claims", "groundplane.boundary", "groundplane.verdict"
+    )
+    assert stats.claims == live_claims
+    assert live_claims == {
+        ("answer", "supported"): 4,
+        ("answer", "unsupported"): 1,
+        ("answer", "error"): 1,
+    }
+    live_facts = live_totals(
+        otel,
+        "groundplane.facts",
+        "groundplane.fact.kind",
+        "groundplane.fact.source",
+        "groundplane.fact.outcome",
+    )
+    assert stats.facts == live_facts
+    assert sum(live_facts.values()) == 6
+
+
+def test_replay_writes_no_telemetry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay without providers builds no telemetry at all: with the guard's telemetry made
+    unbuildable, the verdicts and findings are still the live ones."""
+    otel, path = live_and_recorded(tmp_path)
+    from groundplane_otel.otel._engine import telemetry
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("replay built telemetry")
+
+    monkeypatch.setattr(telemetry.Telemetry, "__init__", refuse)
+    replayer = replayed([path])
+    assert replayer.counts()["outputs"] == live_outputs(otel)
+    assert sorted((f.span_id, f.reason) for f in replayer.stats.findings) == live_findings(otel)
+    assert replayer.processor.internal_errors == 0
+
+
+def test_findings_over_the_limit_are_counted_not_kept(tmp_path: Path) -> None:
+    """With room for one finding, the first finding of the input is kept and the other two
+    are counted as dropped; the outcomes are counted all the same."""
+    otel, path = live_and_recorded(tmp_path)
+    everything = replayed([path]).stats.findings
+    replayer = replayed([path], max_findings=1)
+    assert replayer.stats.findings == everything[:1]
+    assert replayer.stats.findings_dropped == 2
+    assert replayer.counts()["outputs"] == live_outputs(otel)
+
+
 def test_any_span_order_over_any_number_of_files(tmp_path: Path) -> None:
     """Lines shuffled and split over three files (json and proto) decide the same."""
     otel, path = live_and_recorded(tmp_path)

@@ -110,7 +110,8 @@ def test_a_tool_in_one_service_and_the_answer_in_another_are_checked(
     sink: Sink, verifier: tuple[VerifierServer, MeterProvider, LoggerProvider]
 ) -> None:
     """The wrong winner is flagged (observe only) with mode=verifier, counted once; the log
-    record carries the guarded span's ids; the right winner passes."""
+    record carries the guarded span's ids; the right winner passes; both tool results are
+    exported as ``groundplane.facts`` and tallied in the replay's stats."""
     server, meters, logs = verifier
     endpoint = f"127.0.0.1:{server.port}"
     agents, tools = service("agent-service", endpoint), service("sales-service", endpoint)
@@ -150,6 +151,15 @@ def test_a_tool_in_one_service_and_the_answer_in_another_are_checked(
         sink.sums("groundplane.verifier.spans")[(("groundplane.verifier.outcome", "received"),)]
         == 8  # 2 requests x 4 spans
     )
+    assert stats.outputs == {("answer", "flagged"): 1, ("answer", "passed"): 1}
+    assert sink.sums("groundplane.facts") == {
+        (
+            ("groundplane.fact.kind", "ranking"),
+            ("groundplane.fact.outcome", "recorded"),
+            ("groundplane.fact.source", "genai"),
+        ): 2
+    }
+    assert stats.facts == {("ranking", "genai", "recorded"): 2}
     agents.shutdown()
     tools.shutdown()
 

@@ -33,7 +33,7 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import CheckPlan, evaluate, no_output
+from groundplane_otel.otel._engine.evaluate import CheckPlan, evaluate, no_output, plan_checks
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     COVERED_ATTR,
@@ -47,10 +47,10 @@ from groundplane_otel.otel._engine.lineage import (
     taken,
 )
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
+from groundplane_otel.otel._engine.results import ErrorSink, Results
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore
-from groundplane_otel.otel._engine.telemetry import Telemetry
-from groundplane_otel.otel.config import BoundarySpec, Limits
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 
 __all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
@@ -99,25 +99,42 @@ def _is_root(span: Any) -> bool:
     return parent is None or bool(parent.is_remote)
 
 
-class Accounting(Lineage):
-    """The decisions of ``GroundplaneSpanProcessor`` at a guarded span's end (a base class of
-    it), and the adapter entry points ``check_output`` / ``delegate``."""
+class Accounting:
+    """What one guard decides at a guarded span's end (``evaluate`` returns it), and the
+    adapter entry points ``check_output`` / ``delegate``. Its parts: the guard's ``config``,
+    the ``store`` of facts, the ``lineage`` reads, the driver's ``results`` (what
+    ``check_output`` writes through), the ``errors`` sink for its own bugs, and the attribute
+    ``length_limit`` of the provider (to read a truncated output as such)."""
 
-    store: TraceStore
-    telemetry: Telemetry
-    raise_internal_errors: bool
-    length_limit: int | None
-    _plans: dict[str, tuple[CheckPlan, ...]]
-    _delegated: set[str]
-    _by_agent_name: bool
-
-    def _internal_error(self, where: str, *, reraise: bool = True) -> None:
-        raise NotImplementedError  # pragma: no cover - provided by the processor
+    def __init__(
+        self,
+        config: GuardConfig,
+        store: TraceStore,
+        lineage: Lineage,
+        results: Results,
+        errors: ErrorSink,
+        *,
+        length_limit: int | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.lineage = lineage
+        self.results = results
+        self._internal_error = errors
+        self.length_limit = length_limit
+        self.guard = lineage.guard  # the guard's identity on span instances
+        self.boundaries = lineage.boundaries
+        self._match = lineage.match
+        self._plans: dict[str, tuple[CheckPlan, ...]] = {
+            spec.name: plan_checks(spec.checks, spec.facts) for spec in config.boundaries
+        }
+        self.delegated: set[str] = set()  # boundaries checked by framework adapters
+        self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
 
     # -- the span path --------------------------------------------------------------------
 
-    def _evaluate(self, span: Span) -> list[Evaluation]:
-        """Every outcome this span's end counts (usually none or one)."""
+    def evaluate(self, span: Span) -> list[Evaluation]:
+        """Every outcome this span's end counts (usually none or one): the engine's result."""
         attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
         chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
         agent = is_agent(span.name, attributes)
@@ -127,9 +144,9 @@ class Accounting(Lineage):
                 self._hold(span, attributes, chain)
             return []
         evaluations: list[Evaluation] = []
-        delegated = spec.name in self._delegated
+        delegated = spec.name in self.delegated
         if agent and not delegated:
-            for held in taken(span, HELD_ATTR, NO_DICT).get(id(self), ()):
+            for held in taken(span, HELD_ATTR, NO_DICT).get(self.guard, ()):
                 evaluations += self._held_once(span, spec, held, chain)
         elif agent:
             taken(span, HELD_ATTR, None)
@@ -179,10 +196,10 @@ class Accounting(Lineage):
         if read.status == "absent":
             if agent:
                 return True  # the agent's accounting below decides
-            return self._guarded_above(span, chain, spec) or any(
+            return self.lineage.guarded_above(span, chain, spec) or any(
                 self._agent_matches(ancestor, spec) for ancestor in chain if ancestor is not span
             )
-        return read.missing_content and self._guarded_above(span, chain, spec)
+        return read.missing_content and self.lineage.guarded_above(span, chain, spec)
 
     def _agent_matches(self, ancestor: Any, spec: BoundarySpec) -> bool:
         attributes = span_attributes(ancestor)
@@ -236,13 +253,14 @@ class Accounting(Lineage):
                 if entry.unanswered:
                     error = entry.evaluation.error
                     if error is not None:
-                        attached(span, HANDED_ATTR, dict).setdefault(id(self), error)
+                        attached(span, HANDED_ATTR, dict).setdefault(self.guard, error)
                     return True
         return False
 
     def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
         entries: list[Covered] | tuple[()] = getattr(span, COVERED_ATTR, ())
-        return [c for c in entries if c.guard == id(self) and c.boundary == spec.name]
+        guard = self.guard
+        return [c for c in entries if c.guard == guard and c.boundary == spec.name]
 
     def _check(
         self,
@@ -280,7 +298,7 @@ class Accounting(Lineage):
             finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
         answer = read.answer if read.status == "output" else None
-        entry = Covered(id(self), spec.name, answer, evaluation, call, handed)
+        entry = Covered(self.guard, spec.name, answer, evaluation, call, handed)
         for above in chain:
             if above is not span or itself:
                 attached(above, COVERED_ATTR, list).append(entry)
@@ -289,7 +307,7 @@ class Accounting(Lineage):
     def _unanswered(self, span: Span, spec: BoundarySpec, chain: tuple[Any, ...]) -> Evaluation:
         """A matched agent span ended with nothing checked below it."""
         evaluation = no_output(spec, spec.mode or self.config.mode, span_failed=_failed(span))
-        entry = Covered(id(self), spec.name, None, evaluation, unanswered=True)
+        entry = Covered(self.guard, spec.name, None, evaluation, unanswered=True)
         for above in chain:
             attached(above, COVERED_ATTR, list).append(entry)
         return evaluation
@@ -312,7 +330,7 @@ class Accounting(Lineage):
             return
         held = _Held(read, _failed(span), _call_of(span, chain))
         for ancestor in unnamed:
-            answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(id(self), [])
+            answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(self.guard, [])
             if len(answers) < MAX_HELD:
                 answers.append(held)
             elif len(answers) == MAX_HELD:  # fail closed, once
@@ -329,7 +347,7 @@ class Accounting(Lineage):
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter (``check_output``)."""
         self._spec(boundary)
-        self._delegated.add(boundary)
+        self.delegated.add(boundary)
 
     def _spec(self, boundary: str) -> BoundarySpec:
         spec = self.boundaries.get(boundary)
@@ -367,10 +385,10 @@ class Accounting(Lineage):
         evaluation = self._check(
             span, spec, read, False, chain or (span,), itself=True, handed=True
         )
-        telemetry = self.telemetry
+        results = self.results
         if span.is_recording():
-            telemetry.annotate(span, evaluation)
-        telemetry.record(span, evaluation)
+            results.annotate(span, evaluation)
+        results.record(span, evaluation)
         return evaluation
 
 

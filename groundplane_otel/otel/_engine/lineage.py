@@ -90,44 +90,47 @@ def same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
     return found
 
 
+def inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
+    """The lineage the parent span (current in ``parent_context``) holds, if any."""
+    above = trace.get_current_span(parent_context)
+    chain: tuple[Any, ...] | None = getattr(above, CHAIN_ATTR, None)
+    return chain
+
+
 class Lineage:
-    """The lineage reads of ``GroundplaneSpanProcessor`` (a base class of it): the parent's
-    chain, the boundary a span matches through its ancestors' agent names, and the enclosing
-    LLM spans of the same model call."""
+    """The lineage reads of one guard: the boundary a span matches (through its ancestors'
+    agent names), the enclosing LLM spans of the same model call, and the hand-up of a refusal
+    to them. ``guard``: the guard's identity on span instances (its processor's ``id``)."""
 
-    config: GuardConfig
-    boundaries: dict[str, BoundarySpec]
-    _unknown_warned: set[str]
+    def __init__(self, config: GuardConfig, guard: int) -> None:
+        self.config = config
+        self.boundaries: dict[str, BoundarySpec] = {spec.name: spec for spec in config.boundaries}
+        self.guard = guard
+        self._unknown_warned: set[str] = set()  # unknown boundary names warned about (bounded)
 
-    @staticmethod
-    def _inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
-        """The lineage the parent span (current in ``parent_context``) holds, if any."""
-        above = trace.get_current_span(parent_context)
-        chain: tuple[Any, ...] | None = getattr(above, CHAIN_ATTR, None)
-        return chain
-
-    def _guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
+    def guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
         """Does an enclosing LLM span of the same call match ``spec`` too? Then an output
         absent here (content capture off in one instrumentation) is read there, and fails
         closed there if it is absent everywhere."""
         for ancestor in same_call(span, chain):
             above = span_attributes(ancestor)
-            if self._match(ancestor, above, getattr(ancestor, CHAIN_ATTR, ())) is spec:
+            if self.match(ancestor, above, getattr(ancestor, CHAIN_ATTR, ())) is spec:
                 return True
         return False
 
-    def _hand_up(self, span: Span, error: BaseException) -> None:
+    def hand_up(self, span: Span, error: BaseException) -> None:
         """Two instrumentations wrapping one model call nest two LLM spans, and some (e.g.
         OpenInference) swallow what ``end()`` raises: the enclosing LLM spans of the same call
         (up to the first agent span) raise ``error`` again when they end, unless it is already
         propagating through them (never twice, never at an agent span the app may have
         caught it under)."""
         for ancestor in same_call(span, getattr(span, CHAIN_ATTR, ())):
-            attached(ancestor, HANDED_ATTR, dict).setdefault(id(self), error)
+            attached(ancestor, HANDED_ATTR, dict).setdefault(self.guard, error)
 
-    def _match(
+    def match(
         self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]
     ) -> BoundarySpec | None:
+        """The boundary ``span`` matches: the one it names, else the first whose match holds."""
         named = attributes.get(sc.BOUNDARY)
         if isinstance(named, str):
             spec = self.boundaries.get(named)

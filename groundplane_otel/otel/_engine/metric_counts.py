@@ -1,8 +1,10 @@
 """Reading the guard's own telemetry back: counters from a metric reader, findings from its
-``gen_ai.guardrail.result`` events (replay reports, grounded tests).
+``gen_ai.guardrail.result`` events (the pytest plugin's fixture, which observes the guard as an
+application's telemetry backend would).
 
-One place for it: the replay report and the pytest plugin count the same ``groundplane.outputs``
-points the same way, and read a finding from the same event attributes.
+A finding is read from one place: the fixture reads it from the events the guard wrote, and
+replay (which takes its results from the engine, not from telemetry) from the attributes the
+same event would carry (``telemetry.event_attributes``).
 """
 
 from __future__ import annotations

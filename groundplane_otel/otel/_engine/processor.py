@@ -10,9 +10,12 @@ instances themselves: a span that is an agent or may carry an output (a *guardab
 every span below one, holds the tuple of its enclosing guardable spans. Spans outside any agent
 or LLM span carry nothing and cost one context lookup; nothing is locked or cleaned up.
 
-The per-span hooks built once per guard live in ``_hooks``, the span readers and the SDK-field
-probe in ``_spans``, the lineage kept on span instances in ``_lineage``, and what a guarded
-span's end checks and counts (the accounting invariant, adapters) in ``_accounting``.
+The processor owns its parts, each built by its explicit constructor in ``__init__``:
+``store.TraceStore`` (facts per request), ``capture.FactCapture`` (tool results into facts),
+``lineage.Lineage`` (matching through ancestors), ``accounting.Accounting`` (what a guarded
+span's end decides: it returns the ``Evaluation``s), ``swallowed.SwallowWatch`` and the per-span
+hooks of ``hooks``. The end wrapper hands what the engine decided to the driver's
+``results.Results``: the live ``Telemetry``, or replay's tally.
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ from types import MethodType
 from typing import Any
 
 from opentelemetry.context import Context
+from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import scopes
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
-from groundplane_otel.otel._engine.evaluate import CheckPlan, plan_checks
 from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
@@ -38,8 +41,11 @@ from groundplane_otel.otel._engine.lineage import (
     NO_DICT,
     OUTPUT_ATTR,
     WATCHERS_ATTR,
+    Lineage,
     attached,
+    inherited,
 )
+from groundplane_otel.otel._engine.results import Results
 from groundplane_otel.otel._engine.spans import (
     LLM_KEYS,
     LLM_PREFIXES,
@@ -51,7 +57,6 @@ from groundplane_otel.otel._engine.spans import (
 from groundplane_otel.otel._engine.spans import sdk_layout as _sdk_layout
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore
 from groundplane_otel.otel._engine.swallowed import SwallowWatch
-from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS as RAISE_INTERNAL_ERRORS_ENV,
@@ -64,33 +69,43 @@ __all__ = ["RAISE_INTERNAL_ERRORS_ENV", "GroundplaneSpanProcessor"]
 logger = logging.getLogger(__name__)
 
 
-class GroundplaneSpanProcessor(Accounting, SpanProcessor):
-    """The guard. Build it with ``install()``; one instance per TracerProvider."""
+class GroundplaneSpanProcessor(SpanProcessor):
+    """The guard. Build it with ``install()``; one instance per TracerProvider.
+
+    This constructor builds every part a guard needs from its ``config`` and the driver's
+    ``results`` (the live ``Telemetry``, replay's tally): install and replay each make one
+    call. ``meter_provider``: where ``groundplane.outputs.swallowed`` is counted (none: not
+    counted); ``length_limit``: the provider's attribute value length limit."""
 
     def __init__(
         self,
         config: GuardConfig,
-        telemetry: Telemetry,
+        results: Results,
         *,
+        meter_provider: MeterProvider | None = None,
         length_limit: int | None = None,
         raise_internal_errors: bool | None = None,
     ) -> None:
         if raise_internal_errors is None:
             raise_internal_errors = raise_internal_errors_from_env()
         self.config = config
-        self.telemetry = telemetry
-        telemetry.configure(config)
-        self.length_limit = length_limit
+        self.results = results
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0
-        self.store = TraceStore(config.limits, telemetry.count_fact)
-        self.swallow = SwallowWatch(telemetry.meter_provider)  # refusals a framework swallowed
-        telemetry.watch_traces(self.store)  # groundplane.traces.active = len(store)
+        self.store = TraceStore(config.limits, results.count_fact)
+        self.swallow = SwallowWatch(meter_provider or NoOpMeterProvider())  # swallowed refusals
+        results.watch_traces(self.store)  # groundplane.traces.active = len(store)
         self.capture = FactCapture(config.facts, self.store, length_limit)
-        self.boundaries = {spec.name: spec for spec in config.boundaries}
-        self._plans: dict[str, tuple[CheckPlan, ...]] = {
-            spec.name: plan_checks(spec.checks, spec.facts) for spec in config.boundaries
-        }
+        self.lineage = Lineage(config, id(self))
+        self.boundaries = self.lineage.boundaries
+        self.accounting = Accounting(
+            config,
+            self.store,
+            self.lineage,
+            results,
+            self._internal_error,
+            length_limit=length_limit,
+        )
         self._span_names = frozenset(
             s.match.span_name for s in config.boundaries if s.match.span_name
         )
@@ -101,9 +116,6 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self._lineage: dict[int, None] = {}
         self._lineage_limit = 4 * config.limits.max_traces
         self._enabled = True
-        self._unknown_warned: set[str] = set()
-        self._delegated: set[str] = set()  # boundaries checked by framework adapters
-        self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
         self.known_layout = _sdk_layout()
         self._stop_hooks: Callable[[], None] | None = None
         self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
@@ -111,6 +123,8 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             on_start, on_end, self._stop_hooks = fast_hooks(self)
             self.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
             self.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
+
+    _inherited = staticmethod(inherited)  # the parent's lineage (read by the hooks)
 
     # -- SpanProcessor ------------------------------------------------------------------------
 
@@ -219,7 +233,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
 
     def shutdown(self) -> None:
         self._enabled = False
-        self.telemetry.close(self.store)
+        self.results.close(self.store)
         self.store.clear()  # traces in flight: their facts are released, not kept forever
         self._lineage.clear()
         if self._leave_dispatch is not None:  # riding on the provider's dispatch
@@ -258,10 +272,11 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                 return
             evaluations: list[Evaluation] = []
             internal: Exception | None = None
+            results = self.results
             try:
-                evaluations = self._evaluate(span)
+                evaluations = self.accounting.evaluate(span)  # what the engine decided
                 for evaluation in evaluations:
-                    self.telemetry.annotate(span, evaluation)
+                    results.annotate(span, evaluation)
             except Exception as exc:
                 internal = exc
                 if not getattr(exc, _COUNTED, False):  # a step below counted it already
@@ -273,7 +288,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                 ended_with = exc
             for evaluation in evaluations:
                 try:
-                    self.telemetry.record(span, evaluation)
+                    results.record(span, evaluation)
                 except Exception as exc:
                     internal = exc
                     self._internal_error("metrics", reraise=False)
@@ -283,7 +298,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             if refused is not None and refused.error is not None:
                 deferred = scopes.deliver(span_ids(span)[0], refused.error)
                 if not deferred:
-                    self._hand_up(span, refused.error)
+                    self.lineage.hand_up(span, refused.error)
                     self.swallow.raised(span, refused.boundary)
                     raise refused.error
             handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
@@ -293,6 +308,20 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
                 raise ended_with
 
         return end
+
+    # -- adapters (the accounting decides) ----------------------------------------------------
+
+    def check_output(self, span: Any, output: Any, boundary: str) -> Evaluation:
+        """``Accounting.check_output``: an answer an adapter handed over, checked once."""
+        return self.accounting.check_output(span, output, boundary)
+
+    def delegate(self, boundary: str) -> None:
+        """``boundary``'s answers are checked by a framework adapter (``check_output``)."""
+        self.accounting.delegate(boundary)
+
+    def request_of(self, span: Any) -> RequestKey:
+        """The request (local root span) a live span belongs to: the key of its facts."""
+        return self.accounting.request_of(span)
 
     def _internal_error(self, where: str, *, reraise: bool = True) -> None:
         """Log and count the exception being handled; re-raise it under the debugging switch

@@ -24,7 +24,7 @@ from groundplane_otel.otel._engine.spans import fits
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
-__all__ = ["Telemetry"]
+__all__ = ["Telemetry", "event_attributes"]
 
 
 def _content(value: Any) -> str:
@@ -110,14 +110,14 @@ class Telemetry:
     def __init__(
         self,
         meter_provider: MeterProvider,
+        config: GuardConfig,
         *,
-        capture_content: bool,
         logger_provider: Any = None,
         mode_label: str | None = None,
     ) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
         self.meter_provider = meter_provider
-        self.capture_content = capture_content
+        self.capture_content = config.capture_content
         self.mode_label = mode_label  # replaces groundplane.mode in metrics (the verifier)
         self.claims = meter.create_counter(
             sc.METRIC_CLAIMS, unit=sc.UNIT_CLAIM, description="Claims checked, by verdict."
@@ -145,6 +145,7 @@ class Telemetry:
         self._logger = None
         if logger_provider is not None:
             self._logger = logger_provider.get_logger(sc.METER_NAME)
+        self.configure(config)
 
     def watch_traces(self, store: Any) -> None:
         """Report ``len(store)`` in ``groundplane.traces.active`` (until ``close``)."""
@@ -256,38 +257,13 @@ class Telemetry:
             _override_ok(span, status)
 
     def event_attributes(self, evaluation: Evaluation, finding: Finding) -> dict[str, Any]:
-        attributes: dict[str, Any] = {
-            sc.GUARDRAIL_COMPONENT_NAME: sc.COMPONENT,
-            sc.GUARDRAIL_POLICY_ID: evaluation.boundary,
-            sc.GUARDRAIL_RESULT_TYPE: sc.RESULT_TYPE_VERDICT,
-            sc.GUARDRAIL_RESULT_VALUE: finding.result,
-            sc.GUARDRAIL_RESULT_REASON: finding.reason,
-            sc.GUARDRAIL_SOURCE: sc.SOURCE_MODEL_RESPONSE,
-        }
-        if self.policy_version is not None:
-            attributes[sc.GUARDRAIL_POLICY_VERSION] = self.policy_version
-        if finding.check is not None:
-            attributes[sc.GUARDRAIL_POLICY_RULE_ID] = finding.check
-        if finding.family is not None:
-            attributes[sc.CHECK] = finding.family
-        if finding.result == sc.RESULT_UNSUPPORTED:
-            attributes[sc.FIELD] = str(finding.claim.field)
-        if finding.fact is not None:
-            attributes[sc.FACT] = finding.fact
-        provenance = finding.provenance
-        if provenance is not None:
-            if provenance.tool is not None:
-                attributes[sc.FACT_TOOL] = provenance.tool
-            if provenance.trace_id is not None:
-                attributes[sc.FACT_TRACE_ID] = provenance.trace_id
-            if provenance.span_id is not None:
-                attributes[sc.FACT_SPAN_ID] = provenance.span_id
-        if self.capture_content and not withheld.is_withheld(finding.claim):
-            if finding.result == sc.RESULT_UNSUPPORTED:
-                attributes[sc.CLAIMED] = _content(finding.claim.claimed)
-                attributes[sc.SUPPORTED] = _content(finding.claim.supported)
-            attributes[sc.MESSAGE] = str(finding.claim)
-        return attributes
+        """The attributes of one finding's ``gen_ai.guardrail.result`` event."""
+        return event_attributes(
+            evaluation,
+            finding,
+            capture_content=self.capture_content,
+            policy_version=self.policy_version,
+        )
 
     def evaluation_attributes(self, span: Span, evaluation: Evaluation) -> list[dict[str, Any]]:
         """One ``gen_ai.evaluation.result`` per evaluated check (none when switched off): the
@@ -335,3 +311,47 @@ class Telemetry:
             add_link(context, {sc.FACT: fact})
         if fallback:
             span.set_attribute(sc.FACT_LINKS, fallback)
+
+
+def event_attributes(
+    evaluation: Evaluation,
+    finding: Finding,
+    *,
+    capture_content: bool,
+    policy_version: str | None = None,
+) -> dict[str, Any]:
+    """The attributes of one finding's ``gen_ai.guardrail.result`` event (the span event and
+    the log record; replay reads its findings from them too): claimed/supported values and the
+    message only with ``capture_content``, never for a withheld (restricted) finding."""
+    attributes: dict[str, Any] = {
+        sc.GUARDRAIL_COMPONENT_NAME: sc.COMPONENT,
+        sc.GUARDRAIL_POLICY_ID: evaluation.boundary,
+        sc.GUARDRAIL_RESULT_TYPE: sc.RESULT_TYPE_VERDICT,
+        sc.GUARDRAIL_RESULT_VALUE: finding.result,
+        sc.GUARDRAIL_RESULT_REASON: finding.reason,
+        sc.GUARDRAIL_SOURCE: sc.SOURCE_MODEL_RESPONSE,
+    }
+    if policy_version is not None:
+        attributes[sc.GUARDRAIL_POLICY_VERSION] = policy_version
+    if finding.check is not None:
+        attributes[sc.GUARDRAIL_POLICY_RULE_ID] = finding.check
+    if finding.family is not None:
+        attributes[sc.CHECK] = finding.family
+    if finding.result == sc.RESULT_UNSUPPORTED:
+        attributes[sc.FIELD] = str(finding.claim.field)
+    if finding.fact is not None:
+        attributes[sc.FACT] = finding.fact
+    provenance = finding.provenance
+    if provenance is not None:
+        if provenance.tool is not None:
+            attributes[sc.FACT_TOOL] = provenance.tool
+        if provenance.trace_id is not None:
+            attributes[sc.FACT_TRACE_ID] = provenance.trace_id
+        if provenance.span_id is not None:
+            attributes[sc.FACT_SPAN_ID] = provenance.span_id
+    if capture_content and not withheld.is_withheld(finding.claim):
+        if finding.result == sc.RESULT_UNSUPPORTED:
+            attributes[sc.CLAIMED] = _content(finding.claim.claimed)
+            attributes[sc.SUPPORTED] = _content(finding.claim.supported)
+        attributes[sc.MESSAGE] = str(finding.claim)
+    return attributes

@@ -7,7 +7,9 @@ when the buffer is full (then it is reported incomplete, as is a trace that lost
 ``max_spans_per_trace``). Deciding replays the trace's spans through the same
 ``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
 order, nesting respected even across services with skewed clocks, so facts, matching, checks
-and counting are exactly the live ones.
+and counting are exactly the live ones. What the engine decides comes back to replay as results
+(``stats.Tally``): outcomes, claims, findings and fact counts are tallied from them directly,
+with no metric measured and read back.
 The policy's modes apply: ``blocked`` reads "would have blocked".
 """
 
@@ -15,37 +17,19 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from opentelemetry.metrics import MeterProvider
+from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.metric_counts import SeenFinding, counter_totals, seen_finding
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
+from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 
 __all__ = ["ReplayStats", "Replayer"]
-
-
-@dataclass(slots=True)
-class ReplayStats:
-    """What the input held and what was done with it; every drop is counted."""
-
-    requests: int = 0
-    spans: int = 0
-    traces: int = 0
-    incomplete_traces: int = 0  # decided early (buffer full), or that lost spans
-    orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
-    dropped_spans: int = 0  # over max_spans_per_trace
-    findings: list[SeenFinding] = field(default_factory=list)
-    findings_dropped: int = 0  # over max_findings (counted in the metrics all the same)
 
 
 class _Trace:
@@ -61,10 +45,11 @@ class Replayer:
     """Feed it trace requests (``feed``), then ``finish``; read ``stats`` and ``counts()``.
 
     ``decision_wait`` is in units of ``clock``: by default the clock counts spans read (files);
-    the verifier passes ``time.monotonic`` (seconds). Metrics go to ``meter_provider`` (default:
-    an in-memory reader, read by ``counts()``), finding events also to ``logger_provider``;
-    ``mode_label`` replaces ``groundplane.mode`` in metrics (the verifier's ``verifier``).
-    At most ``max_findings`` findings are kept for the report (the rest are counted).
+    the verifier passes ``time.monotonic`` (seconds). The engine's results are tallied into
+    ``stats``; with a ``meter_provider`` and/or ``logger_provider`` (the verifier) they are also
+    exported as the live guard's metrics and log records, ``mode_label`` replacing
+    ``groundplane.mode`` in metrics (the verifier's ``verifier``). At most ``max_findings``
+    findings are kept for the report (the rest are counted).
     """
 
     def __init__(
@@ -80,21 +65,28 @@ class Replayer:
         logger_provider: Any = None,
         mode_label: str | None = None,
     ) -> None:
-        self.reader = InMemoryMetricReader()
-        self._meters = meter_provider or SdkMeterProvider(metric_readers=[self.reader])
-        self._own_meters = meter_provider is None
-        telemetry = Telemetry(
-            self._meters,
+        self.stats = ReplayStats()
+        export = None
+        if meter_provider is not None or logger_provider is not None:
+            export = Telemetry(
+                meter_provider or NoOpMeterProvider(),
+                config,
+                logger_provider=logger_provider,
+                mode_label=mode_label,
+            )
+        self.tally = Tally(
+            self.stats,
             capture_content=config.capture_content,
-            logger_provider=logger_provider,
-            mode_label=mode_label,
+            max_findings=max_findings,
+            export=export,
         )
-        self.processor = GroundplaneSpanProcessor(config, telemetry, raise_internal_errors=False)
+        self.processor = GroundplaneSpanProcessor(
+            config, self.tally, meter_provider=meter_provider, raise_internal_errors=False
+        )
         self.decision_wait = decision_wait
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.max_findings = max_findings
-        self.stats = ReplayStats()
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
         self._read = 0
         self._clock = clock or self._spans_read
@@ -181,35 +173,17 @@ class Replayer:
             else:
                 with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
                     record.end()
-        for record in records.values():
-            self._collect(record)
-
-    def _collect(self, record: SpanRecord) -> None:
-        context = record.get_span_context()
-        for name, attributes in record.written:
-            if name != sc.GUARDRAIL_EVENT:
-                continue
-            if len(self.stats.findings) >= self.max_findings:
-                self.stats.findings_dropped += 1
-                continue
-            self.stats.findings.append(
-                seen_finding(attributes, context.trace_id, context.span_id, record.name)
-            )
+        self.tally.settle(records.values())  # its findings, in the order read
 
     # -- results -----------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, dict[tuple[str, ...], int]]:
-        """``groundplane.outputs`` by (boundary, outcome) and ``groundplane.claims`` by
-        (boundary, verdict), read from the guard's own metrics."""
-        return {
-            "outputs": counter_totals(self.reader, sc.METRIC_OUTPUTS, sc.BOUNDARY, sc.OUTCOME),
-            "claims": counter_totals(self.reader, sc.METRIC_CLAIMS, sc.BOUNDARY, sc.VERDICT),
-        }
+    def counts(self) -> dict[str, dict[tuple[str, str], int]]:
+        """The engine's results so far: ``groundplane.outputs``' numbers by (boundary, outcome)
+        and ``groundplane.claims``' by (boundary, verdict)."""
+        return {"outputs": dict(self.stats.outputs), "claims": dict(self.stats.claims)}
 
     def close(self) -> None:
         self.processor.shutdown()
-        if isinstance(self._meters, SdkMeterProvider) and self._own_meters:
-            self._meters.shutdown()
 
 
 def _raw_id(record: SpanRecord) -> bytes:
@@ -252,9 +226,3 @@ def _timeline(
     events.sort(key=lambda event: event[:3])
     for _, _, _, kind, record in events:
         yield kind, record
-
-
-def replay_all(replayer: Replayer, requests: Iterable[ExportTraceServiceRequest]) -> ReplayStats:
-    for request in requests:
-        replayer.feed(request)
-    return replayer.finish()

@@ -28,15 +28,15 @@ class Gate:
 def build_report(
     replayer: Replayer, bad: Sequence[BadInput], gate: Gate, *, capture_content: bool
 ) -> dict[str, Any]:
-    """Everything the replay found, as plain data (``--json`` prints it as is)."""
-    counts = replayer.counts()
+    """Everything the replay found, as plain data (``--json`` prints it as is): every number
+    from the engine's results as replay tallied them (``replayer.stats``)."""
     stats = replayer.stats
     boundaries: dict[str, dict[str, Any]] = {}
-    for (boundary, outcome), value in counts["outputs"].items():
+    for (boundary, outcome), value in stats.outputs.items():
         entry = boundaries.setdefault(boundary, {"outputs": 0, "outcomes": {}, "claims": {}})
         entry["outputs"] += value
         entry["outcomes"][outcome] = entry["outcomes"].get(outcome, 0) + value
-    for (boundary, verdict), value in counts["claims"].items():
+    for (boundary, verdict), value in stats.claims.items():
         entry = boundaries.setdefault(boundary, {"outputs": 0, "outcomes": {}, "claims": {}})
         entry["claims"][verdict] = entry["claims"].get(verdict, 0) + value
     total_claims = unsupported = errors = 0

@@ -1,0 +1,44 @@
+"""What a driver does with the engine's decisions: the one interface between them.
+
+The engine decides (``Accounting.evaluate`` returns the ``Evaluation``s of a span's end) and
+hands every result to its driver's ``Results``: the live guard's ``Telemetry`` turns them into
+span attributes, events, status, metrics and log records; replay tallies them into its report
+(``replay.tally.Tally``), and the verifier's tally also exports them as OTLP metrics and log
+records. Facts the store records are counted through the same interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from groundplane_otel.otel.result import Evaluation
+
+__all__ = ["ErrorSink", "Results"]
+
+
+class Results(Protocol):
+    """The consumer of the engine's results (a guarded span's evaluations, fact outcomes)."""
+
+    @property
+    def count_fact(self) -> Callable[[str, str, str], None]:
+        """Count one tool result: (fact kind, source, outcome)."""
+
+    def annotate(self, span: Any, evaluation: Evaluation) -> None:
+        """One evaluation of ``span``, while it still records (before its ``end()``)."""
+
+    def record(self, span: Any, evaluation: Evaluation) -> None:
+        """One evaluation of ``span``, once it ended."""
+
+    def watch_traces(self, store: Any) -> None:
+        """The guard's store of live traces (``groundplane.traces.active``), until ``close``."""
+
+    def close(self, store: Any) -> None:
+        """The guard was shut down."""
+
+
+class ErrorSink(Protocol):
+    """Where a part of the engine reports a bug of its own (the processor counts and logs it;
+    re-raises it under ``raise_internal_errors`` when ``reraise``)."""
+
+    def __call__(self, where: str, *, reraise: bool = True) -> None: ...

@@ -1,0 +1,116 @@
+"""What a replay counts: its intake, and the engine's results tallied straight into the
+report's numbers.
+
+``Tally`` is the ``Results`` of a replaying processor: every evaluation the engine returns at a
+recorded span's end is counted by (boundary, outcome) and by (boundary, verdict), each finding
+kept (bounded) as the live ``gen_ai.guardrail.result`` event would describe it, and every fact
+outcome counted as ``groundplane.facts`` would count it. No metric is measured and read back.
+With an ``export`` (the verifier's ``Telemetry``) each result is also written as the live guard
+writes it: OTLP metrics and log records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
+from groundplane_otel.otel._engine.telemetry import Telemetry, event_attributes
+from groundplane_otel.otel.result import Evaluation
+
+__all__ = ["ReplayStats", "Tally"]
+
+
+@dataclass(slots=True)
+class ReplayStats:
+    """What the input held and what was done with it (every drop is counted), and the engine's
+    results tallied: the numbers of ``groundplane.outputs`` (boundary, outcome),
+    ``groundplane.claims`` (boundary, verdict) and ``groundplane.facts`` (kind, source,
+    outcome) over everything replayed, and the findings kept for the report."""
+
+    requests: int = 0
+    spans: int = 0
+    traces: int = 0
+    incomplete_traces: int = 0  # decided early (buffer full), or that lost spans
+    orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
+    dropped_spans: int = 0  # over max_spans_per_trace
+    outputs: dict[tuple[str, str], int] = field(default_factory=dict)
+    claims: dict[tuple[str, str], int] = field(default_factory=dict)
+    facts: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    findings: list[SeenFinding] = field(default_factory=list)
+    findings_dropped: int = 0  # over max_findings (counted in outputs and claims all the same)
+
+
+class Tally:
+    """The ``Results`` of a replay (see the module docstring): into ``stats``; at most
+    ``max_findings`` findings kept, in the order of their trace's spans (``settle``)."""
+
+    def __init__(
+        self,
+        stats: ReplayStats,
+        *,
+        capture_content: bool,
+        max_findings: int,
+        export: Telemetry | None = None,
+    ) -> None:
+        self.stats = stats
+        self.capture_content = capture_content
+        self.max_findings = max_findings
+        self.export = export
+        self._pending: list[tuple[Any, SeenFinding]] = []  # this trace's, until settled
+
+    def count_fact(self, kind: str, source: str, outcome: str) -> None:
+        key = (kind, source, outcome)
+        facts = self.stats.facts
+        facts[key] = facts.get(key, 0) + 1
+        if self.export is not None:
+            self.export.count_fact(kind, source, outcome)
+
+    def annotate(self, span: Any, evaluation: Evaluation) -> None:
+        """A replayed span is not annotated: nothing reads it afterwards."""
+
+    def record(self, span: Any, evaluation: Evaluation) -> None:
+        stats, boundary = self.stats, evaluation.boundary
+        key = (boundary, evaluation.outcome)
+        stats.outputs[key] = stats.outputs.get(key, 0) + 1
+        claims = stats.claims
+        for _, verdict in evaluation.verdicts:
+            claims[boundary, verdict] = claims.get((boundary, verdict), 0) + 1
+        if evaluation.findings:
+            self._found(span, evaluation)
+        if self.export is not None:
+            self.export.record(span, evaluation)
+
+    def _found(self, span: Any, evaluation: Evaluation) -> None:
+        if self.max_findings <= 0:  # none kept (the verifier): counted only
+            self.stats.findings_dropped += len(evaluation.findings)
+            return
+        context = span.get_span_context()
+        for finding in evaluation.findings:
+            attributes = event_attributes(evaluation, finding, capture_content=self.capture_content)
+            seen = seen_finding(attributes, context.trace_id, context.span_id, span.name)
+            self._pending.append((span, seen))
+
+    def settle(self, spans: Iterable[Any]) -> None:
+        """One trace was decided: its findings join the kept ones in the order of ``spans``
+        (as read), within ``max_findings``."""
+        if not self._pending:
+            return
+        order = {id(span): index for index, span in enumerate(spans)}
+        pending, self._pending = self._pending, []
+        pending.sort(key=lambda item: order.get(id(item[0]), len(order)))
+        kept = self.stats.findings
+        for _, seen in pending:
+            if len(kept) >= self.max_findings:
+                self.stats.findings_dropped += 1
+            else:
+                kept.append(seen)
+
+    def watch_traces(self, store: Any) -> None:
+        if self.export is not None:
+            self.export.watch_traces(store)
+
+    def close(self, store: Any) -> None:
+        if self.export is not None:
+            self.export.close(store)
