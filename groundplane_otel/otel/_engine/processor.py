@@ -10,9 +10,10 @@ instances themselves: a span that is an agent or may carry an output (a *guardab
 every span below one, holds the tuple of its enclosing guardable spans. Spans outside any agent
 or LLM span carry nothing and cost one context lookup; nothing is locked or cleaned up.
 
-The per-span hooks built once per guard live in ``_hooks``, the span readers and the SDK-field
-probe in ``_spans``, the lineage kept on span instances in ``_lineage``, and what a guarded
-span's end checks and counts (the accounting invariant, adapters) in ``_accounting``.
+The per-span hooks built once per guard live in ``sdk.hooks`` (every touch of an SDK private
+field is in ``sdk``), the span readers in ``_spans``, the lineage kept on span instances in
+``_lineage``, and what a guarded span's end checks and counts (the accounting invariant,
+adapters) in ``_accounting``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
-from types import MethodType
 from typing import Any
 
 from opentelemetry.context import Context
@@ -31,7 +31,6 @@ from groundplane_otel.otel._engine import scopes
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
 from groundplane_otel.otel._engine.evaluate import CheckPlan, plan_checks
-from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
@@ -40,6 +39,9 @@ from groundplane_otel.otel._engine.lineage import (
     WATCHERS_ATTR,
     attached,
 )
+from groundplane_otel.otel._engine.sdk import sdk_layout as _sdk_layout
+from groundplane_otel.otel._engine.sdk import unwrap_end, wrap_end
+from groundplane_otel.otel._engine.sdk.hooks import attach, detach
 from groundplane_otel.otel._engine.spans import (
     LLM_KEYS,
     LLM_PREFIXES,
@@ -48,7 +50,6 @@ from groundplane_otel.otel._engine.spans import (
     span_attributes,
     span_ids,
 )
-from groundplane_otel.otel._engine.spans import sdk_layout as _sdk_layout
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore
 from groundplane_otel.otel._engine.swallowed import SwallowWatch
 from groundplane_otel.otel._engine.telemetry import Telemetry
@@ -106,16 +107,14 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
         self.known_layout = _sdk_layout()
         self._stop_hooks: Callable[[], None] | None = None
-        self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
+        self._leave_dispatch: Callable[[], None] | None = None  # set by sdk.dispatch.ride
         if self.known_layout:  # per-instance closures: every span of the app goes through them
-            on_start, on_end, self._stop_hooks = fast_hooks(self)
-            self.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
-            self.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
+            self._stop_hooks = attach(self)
 
     # -- SpanProcessor ------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        """Generic hook (the fast closures of ``_hooks.fast_hooks`` replace it on a known SDK)."""
+        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
         if not self._enabled:
             return
         try:
@@ -147,7 +146,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             self._internal_error("on_start")
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Generic hook (the fast closures of ``_hooks.fast_hooks`` replace it on a known SDK)."""
+        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
         if not self._enabled:
             return
         try:
@@ -226,8 +225,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
             self._leave_dispatch()
             self._leave_dispatch = None
         if self._stop_hooks is not None:  # the fast closures (they do not check _enabled)
-            self._stop_hooks()
-            self.on_start, self.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
+            detach(self, self._stop_hooks)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
@@ -240,7 +238,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
         if id(self) in watchers:
             return
         watchers.add(id(self))
-        span.end = self._guarded_end(span, span.end)  # type: ignore[method-assign]
+        wrap_end(span, self._guarded_end)
 
     def submit(self, span: Span, output: Any, boundary: str | None = None) -> None:
         """Use ``output`` as the span's output (instead of reading its attributes)."""
@@ -251,8 +249,7 @@ class GroundplaneSpanProcessor(Accounting, SpanProcessor):
 
     def _guarded_end(self, span: Span, original: Callable[..., None]) -> Callable[..., None]:
         def end(end_time: int | None = None) -> None:
-            if getattr(span, "end", None) is end:
-                del span.end  # back to the SDK's end(): a second call is harmless
+            unwrap_end(span, end)
             if not self._enabled:
                 original(end_time)
                 return
