@@ -90,9 +90,11 @@ def _replacements(path: Path) -> list[tuple[str, int, str]]:
         for target in targets:
             if isinstance(target, ast.Attribute) and target.attr in REPLACED_NAMES:
                 found.append((path.name, node.lineno, target.attr))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "MethodType" or (node.func.id == "type" and len(node.args) == 3):
-                found.append((path.name, node.lineno, node.func.id))
+        called = (
+            node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+        )
+        if called == "MethodType" or (called == "type" and len(getattr(node, "args", ())) == 3):
+            found.append((path.name, node.lineno, called))
     return found
 
 
@@ -179,7 +181,8 @@ def test_span_record_mirrors_exactly_the_listed_span_fields() -> None:
     for name in sdk.SPAN_FIELDS:
         expected = (dict,) if name == "_attributes" else kinds[name]
         assert isinstance(vars(record)[name], expected), name
-    assert record._parent is not None and record._parent[2] is False  # a local parent
+    assert record._parent is not None
+    assert record._parent[2] is False  # a local parent
 
 
 def _span() -> Span:
