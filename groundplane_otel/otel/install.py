@@ -11,15 +11,15 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
-from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.dispatch import ride
 from groundplane_otel.otel._engine.evaluate import plan_checks
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
+from groundplane_otel.otel._engine.sdk import span_limits
+from groundplane_otel.otel._engine.sdk.dispatch import ride
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
@@ -234,10 +234,7 @@ def _live() -> tuple[Guard, ...]:
 
 
 def _length_limit(tracer_provider: Any) -> int | None:
-    limits = getattr(tracer_provider, "_span_limits", None)
-    if not isinstance(limits, SpanLimits):
-        limits = SpanLimits()  # what the SDK derives from OTEL_*ATTRIBUTE_VALUE_LENGTH_LIMIT
-    length = limits.max_span_attribute_length
+    length = span_limits(tracer_provider).max_span_attribute_length
     return length if isinstance(length, int) else None
 
 
@@ -258,7 +255,7 @@ def install(
     active (e.g. ``install()`` under the zero-code instrumentor) is a RuntimeError.
 
     On the SDK's own span dispatchers (synchronous, the default, and concurrent) the guard's
-    hooks *are* the provider's span hooks (``otel/_engine/dispatch.py``: no call of its own
+    hooks *are* the provider's span hooks (``otel/_engine/sdk/dispatch.py``: no call of its own
     per span); on any other it is added as a span processor. No SDK class is patched. With
     content capture off, the exceptions the guard raises are redacted (``str()``/``repr()``/``args``
     content-free, ``diagnosis`` full): whatever records or logs them writes no claimed or

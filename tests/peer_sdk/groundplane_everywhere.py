@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.otel import BoundarySpec, FactSpec, Guard, GuardConfig, MatchSpec, install
-from groundplane_otel.otel._engine.spans import sdk_layout
+from groundplane_otel.otel._engine.sdk import sdk_layout
 
 SUMMARY_ENV = "GROUNDPLANE_PEER_SUMMARY"
 ROOTS_ENV = "GROUNDPLANE_PEER_NAME_ROOTS"  # more source folders to take span names from

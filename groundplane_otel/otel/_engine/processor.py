@@ -14,8 +14,9 @@ The processor owns its parts, each built by its explicit constructor in ``__init
 ``store.TraceStore`` (facts per request), ``capture.FactCapture`` (tool results into facts),
 ``lineage.Lineage`` (matching through ancestors), ``accounting.Accounting`` (what a guarded
 span's end decides: it returns the ``Evaluation``s), ``swallowed.SwallowWatch`` and the per-span
-hooks of ``hooks``. The end wrapper hands what the engine decided to the driver's
+hooks of ``sdk.hooks``. The end wrapper hands what the engine decided to the driver's
 ``results.Results``: the live ``Telemetry``, or replay's tally.
+Every touch of an SDK private field is in ``sdk``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
-from types import MethodType
 from typing import Any
 
 from opentelemetry.context import Context
@@ -34,7 +34,6 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import scopes
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
-from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, fast_hooks, ignore_end, ignore_start
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
@@ -46,6 +45,9 @@ from groundplane_otel.otel._engine.lineage import (
     inherited,
 )
 from groundplane_otel.otel._engine.results import Results
+from groundplane_otel.otel._engine.sdk import sdk_layout as _sdk_layout
+from groundplane_otel.otel._engine.sdk import unwrap_end, wrap_end
+from groundplane_otel.otel._engine.sdk.hooks import attach, detach
 from groundplane_otel.otel._engine.spans import (
     LLM_KEYS,
     LLM_PREFIXES,
@@ -54,7 +56,6 @@ from groundplane_otel.otel._engine.spans import (
     span_attributes,
     span_ids,
 )
-from groundplane_otel.otel._engine.spans import sdk_layout as _sdk_layout
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore
 from groundplane_otel.otel._engine.swallowed import SwallowWatch
 from groundplane_otel.otel.config import GuardConfig
@@ -118,18 +119,16 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self._enabled = True
         self.known_layout = _sdk_layout()
         self._stop_hooks: Callable[[], None] | None = None
-        self._leave_dispatch: Callable[[], None] | None = None  # set by _dispatch.ride
+        self._leave_dispatch: Callable[[], None] | None = None  # set by sdk.dispatch.ride
         if self.known_layout:  # per-instance closures: every span of the app goes through them
-            on_start, on_end, self._stop_hooks = fast_hooks(self)
-            self.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
-            self.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
+            self._stop_hooks = attach(self)
 
     _inherited = staticmethod(inherited)  # the parent's lineage (read by the hooks)
 
     # -- SpanProcessor ------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        """Generic hook (the fast closures of ``_hooks.fast_hooks`` replace it on a known SDK)."""
+        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
         if not self._enabled:
             return
         try:
@@ -161,7 +160,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             self._internal_error("on_start")
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Generic hook (the fast closures of ``_hooks.fast_hooks`` replace it on a known SDK)."""
+        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
         if not self._enabled:
             return
         try:
@@ -240,8 +239,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             self._leave_dispatch()
             self._leave_dispatch = None
         if self._stop_hooks is not None:  # the fast closures (they do not check _enabled)
-            self._stop_hooks()
-            self.on_start, self.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
+            detach(self, self._stop_hooks)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
@@ -254,7 +252,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         if id(self) in watchers:
             return
         watchers.add(id(self))
-        span.end = self._guarded_end(span, span.end)  # type: ignore[method-assign]
+        wrap_end(span, self._guarded_end)
 
     def submit(self, span: Span, output: Any, boundary: str | None = None) -> None:
         """Use ``output`` as the span's output (instead of reading its attributes)."""
@@ -265,8 +263,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
 
     def _guarded_end(self, span: Span, original: Callable[..., None]) -> Callable[..., None]:
         def end(end_time: int | None = None) -> None:
-            if getattr(span, "end", None) is end:
-                del span.end  # back to the SDK's end(): a second call is harmless
+            unwrap_end(span, end)
             if not self._enabled:
                 original(end_time)
                 return

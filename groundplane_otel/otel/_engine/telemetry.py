@@ -20,7 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import withheld
-from groundplane_otel.otel._engine.spans import fits
+from groundplane_otel.otel._engine.sdk import fits, override_ok
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -32,18 +32,6 @@ def _content(value: Any) -> str:
         return json.dumps(value, default=repr, allow_nan=False)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _override_ok(span: Span, status: Status) -> None:
-    """ERROR on a blocked output's span even when an instrumentation already set OK.
-
-    The SDK ignores ``set_status`` once a span is OK, and OpenInference sets OK as the model call
-    returns, before the guard reads the answer: the blocked span would be exported as OK. Only
-    in that case is the SDK span's status replaced directly (``_status``, in every 1.x SDK).
-    """
-    current = getattr(span, "status", None)
-    if getattr(current, "status_code", None) is StatusCode.OK and hasattr(span, "_status"):
-        span._status = status
 
 
 class _Shared:
@@ -254,7 +242,7 @@ class Telemetry:
                 f"{evaluation.boundary!r} ({len(evaluation.findings)} finding(s))",
             )
             span.set_status(status)
-            _override_ok(span, status)
+            override_ok(span, status)
 
     def event_attributes(self, evaluation: Evaluation, finding: Finding) -> dict[str, Any]:
         """The attributes of one finding's ``gen_ai.guardrail.result`` event."""

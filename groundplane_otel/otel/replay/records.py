@@ -1,11 +1,12 @@
 """A recorded span, replayed through the guard: the minimal span record the engine works on.
 
 ``SpanRecord`` is built from an OTLP protobuf span (ids, parent, name, kind, attributes, events,
-status, resource) and behaves like the SDK span the guard's processor reads and annotates: the
-same fields the fast hooks read (``_context``, ``_parent``, ``_name``, ``_attributes``), a
-``__dict__`` for the lineage the guard keeps on span instances, and the public writers
-(``set_attributes``, ``add_event``, ``set_status``, ``add_link``) collecting what the guard
-writes. ``end()`` hands the record to the processor's ``on_end``, as the SDK does.
+status, resource) and behaves like the SDK span the guard's processor reads and annotates:
+exactly the SDK span fields the guard relies on (``_engine.sdk.SPAN_FIELDS``: ``_context``,
+``_parent``, ``_name``, ``_attributes`` as a plain dict, ``_status``), a ``__dict__`` for the
+lineage the guard keeps on span instances, and the public writers (``set_attributes``,
+``add_event``, ``set_status``, ``add_link``) collecting what the guard writes. ``end()`` hands
+the record to the processor's ``on_end``, as the SDK does.
 """
 
 from __future__ import annotations

@@ -1,13 +1,18 @@
 """The guard's per-span hooks on a known SDK: ``on_start``/``on_end`` closures built once per
-guard (when ``_spans.sdk_layout()`` holds), and the hooks of a guard that was shut down.
+guard (when ``sdk.sdk_layout()`` holds), bound on the guard's processor (``attach``), and the
+hooks of a guard that was shut down (``detach``).
 
-Riding on the provider's dispatch (``_dispatch.ride``), the closures *are* the provider's
+Riding on the provider's dispatch (``sdk.dispatch.ride``), the closures *are* the provider's
 ``on_start``/``on_end``: they hand the span to every registered processor, then do the guard's
-work, so a span pays no call of its own for the guard."""
+work, so a span pays no call of its own for the guard. They read the SDK fields listed in
+``sdk.FIELDS`` inline (``_parent``, ``_context``, ``_name``, ``_attributes._dict``,
+``_span_processors``): no call per span.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.attributes import BoundedAttributes
@@ -16,12 +21,13 @@ from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
 from groundplane_otel.otel._engine import scopes
 from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
-from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, span_attributes
+from groundplane_otel.otel._engine.sdk import span_attributes
+from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
 
 if TYPE_CHECKING:
     from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 
-__all__ = ["NO_PROCESSORS", "NAMES_REMEMBERED", "fast_hooks", "ignore_end", "ignore_start"]
+__all__ = ["NO_PROCESSORS", "NAMES_REMEMBERED", "attach", "detach", "fast_hooks"]
 
 NAMES_REMEMBERED = 1024  # span names known not to be LLM-like (past that: computed)
 # The owner of hooks that hand spans to no one (an empty dispatcher: its processors are none).
@@ -32,14 +38,15 @@ Hook = Callable[..., None]
 
 def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callable[[], None]]:
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
-    fields (``sdk_layout()``): the same decisions as the generic hooks, at a fraction of
-    the cost for the spans the guard ignores (no attribute lookups on ``processor``, no
-    property calls). A span whose ``_attributes`` another processor replaced (OpenInference's
-    pydantic-ai processor puts a plain dict there) is read through the public API.
+    fields (``sdk.FIELDS``, as ``sdk_layout()`` found them): the same decisions as the generic
+    hooks, at a fraction of the cost for the spans the guard ignores (no attribute lookups on
+    ``processor``, no property calls). A span whose ``_attributes`` another processor replaced
+    (OpenInference's pydantic-ai processor puts a plain dict there) is read through the public
+    API.
 
     The hooks take their owner first, as methods do: an SDK ``SynchronousMultiSpanProcessor``,
     whose processors each first gets the span, inline (the provider's dispatch, on which
-    ``_dispatch.ride`` makes them the class's methods; ``NO_PROCESSORS`` otherwise). The third
+    ``dispatch.ride`` makes them the class's methods; ``NO_PROCESSORS`` otherwise). The third
     closure stops the guard's part (the hand-over goes on).
 
     While a trace with two requests is live (``store.shared``), a span's end takes the generic
@@ -141,6 +148,22 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
         guarding = False
 
     return on_start, on_end, stop
+
+
+def attach(processor: GroundplaneSpanProcessor) -> Callable[[], None]:
+    """The fast hooks become ``processor``'s own ``on_start``/``on_end`` (per-instance methods
+    of an owner with no processors: a provider the guard does not ride calls them); returns the
+    closure that stops them."""
+    on_start, on_end, stop = fast_hooks(processor)
+    processor.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
+    processor.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
+    return stop
+
+
+def detach(processor: GroundplaneSpanProcessor, stop: Callable[[], None]) -> None:
+    """``processor`` was shut down: its fast hooks stop, and its hooks do nothing."""
+    stop()
+    processor.on_start, processor.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
 
 
 def ignore_start(span: Any, parent_context: Context | None = None) -> None:

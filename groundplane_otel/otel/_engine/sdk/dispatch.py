@@ -31,16 +31,14 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._engine.hooks import NO_PROCESSORS, Hook, fast_hooks
+from groundplane_otel.otel._engine.sdk import DISPATCH_STATE, DISPATCHERS
+from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, fast_hooks
 
 if TYPE_CHECKING:
     from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 
 __all__ = ["ride"]
 
-_DISPATCHERS = (SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor)
-# What a dispatcher holds (read by name: ``vars()`` would slow its method lookups for good).
-_STATE = ("_span_processors", "_lock", "_executor")
 _ORIGINAL = "_groundplane_original"  # on a riding dispatcher: the one it stands for
 
 
@@ -49,7 +47,7 @@ def ride(processor: GroundplaneSpanProcessor, tracer_provider: Any) -> Callable[
     possible here, add the processor instead)."""
     dispatch = getattr(tracer_provider, "_active_span_processor", None)
     kind = type(dispatch)
-    if kind not in _DISPATCHERS or not processor.known_layout:
+    if kind not in DISPATCHERS or not processor.known_layout:
         return None
     on_start, on_end, stop = fast_hooks(processor)
     if kind is not SynchronousMultiSpanProcessor:
@@ -106,7 +104,7 @@ def _replace(
     with dispatch._lock:  # add_span_processor's lock: no processor is added meanwhile
         shared = list(dispatch._span_processors)  # ``+=`` extends a list in place: both see it
         dispatch._span_processors = shared
-        for name in _STATE:
+        for name in DISPATCH_STATE:  # by name: ``vars()`` would slow its method lookups for good
             if hasattr(dispatch, name):
                 setattr(fresh, name, getattr(dispatch, name))
         setattr(fresh, _ORIGINAL, dispatch)
