@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import MethodType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
@@ -25,9 +25,49 @@ from groundplane_otel.otel._engine.sdk import span_attributes
 from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
 
 if TYPE_CHECKING:
-    from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+    from collections.abc import Mapping
 
-__all__ = ["NO_PROCESSORS", "NAMES_REMEMBERED", "attach", "detach", "fast_hooks"]
+    from opentelemetry.sdk.trace import ReadableSpan, Span
+
+    from groundplane_otel.otel._engine.capture import FactCapture
+    from groundplane_otel.otel._engine.store import RequestKey, TraceStore
+    from groundplane_otel.otel._engine.swallowed import SwallowWatch
+
+__all__ = ["NAMES_REMEMBERED", "NO_PROCESSORS", "Hooked", "attach", "detach", "fast_hooks"]
+
+
+class Hooked(Protocol):
+    """What the per-span hooks read of the guard's processor (``GroundplaneSpanProcessor``):
+    its parts, and the steps they hand a span to."""
+
+    store: TraceStore
+    capture: FactCapture
+    swallow: SwallowWatch
+    known_layout: bool
+    _lineage: dict[int, None]
+    _llm_names: frozenset[str]
+
+    @property
+    def boundaries(self) -> Mapping[str, Any]: ...
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None: ...
+    def on_end(self, span: ReadableSpan) -> None: ...
+    def shutdown(self) -> None: ...
+    def _inherited(self, parent_context: Context | None) -> tuple[Any, ...] | None: ...
+    def _inherit_request(self, span_id: int, parent_id: int) -> None: ...
+    def _internal_error(self, where: str, *, reraise: bool = True) -> None: ...
+    def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None: ...
+    def _started(
+        self,
+        span: Span,
+        name: str,
+        attributes: Mapping[str, Any],
+        trace_id: int,
+        inherited: tuple[Any, ...] | None,
+    ) -> None: ...
+    def _tool_ended(
+        self, span: ReadableSpan, attributes: Mapping[str, Any], request: RequestKey
+    ) -> None: ...
+
 
 NAMES_REMEMBERED = 1024  # span names known not to be LLM-like (past that: computed)
 # The owner of hooks that hand spans to no one (an empty dispatcher: its processors are none).
@@ -36,7 +76,7 @@ NO_PROCESSORS = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
 Hook = Callable[..., None]
 
 
-def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callable[[], None]]:
+def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
     fields (``sdk.FIELDS``, as ``sdk_layout()`` found them): the same decisions as the generic
     hooks, at a fraction of the cost for the spans the guard ignores (no attribute lookups on
@@ -150,7 +190,7 @@ def fast_hooks(processor: GroundplaneSpanProcessor) -> tuple[Hook, Hook, Callabl
     return on_start, on_end, stop
 
 
-def attach(processor: GroundplaneSpanProcessor) -> Callable[[], None]:
+def attach(processor: Hooked) -> Callable[[], None]:
     """The fast hooks become ``processor``'s own ``on_start``/``on_end`` (per-instance methods
     of an owner with no processors: a provider the guard does not ride calls them); returns the
     closure that stops them."""
@@ -160,7 +200,7 @@ def attach(processor: GroundplaneSpanProcessor) -> Callable[[], None]:
     return stop
 
 
-def detach(processor: GroundplaneSpanProcessor, stop: Callable[[], None]) -> None:
+def detach(processor: Hooked, stop: Callable[[], None]) -> None:
     """``processor`` was shut down: its fast hooks stop, and its hooks do nothing."""
     stop()
     processor.on_start, processor.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
