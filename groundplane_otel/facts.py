@@ -11,11 +11,11 @@ validated go through private ``_trusted`` constructors that skip re-validation.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundplane_otel._copy import copy_out
+from groundplane_otel._provenance import Provenance
 from groundplane_otel.documents import Document, Documents
 from groundplane_otel.ranking import OnMissing, Ranking, ranking_from_scores
 from groundplane_otel.table import Table
@@ -35,27 +35,6 @@ __all__ = [
 
 DEFAULT_LABEL = "entity"
 """What a Domain's members name when nobody said: ``record_domain(label=)``'s default."""
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Where a fact came from: the tool, its arguments and, under OpenTelemetry, the tool span."""
-
-    tool: str | None
-    args: Mapping[str, Any] = field(default_factory=dict)
-    trace_id: str | None = None
-    span_id: str | None = None
-    tool_call_id: str | None = None
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Provenance:
-        # The ids and the tool are strings; only the arguments need copying (the fast way).
-        return Provenance(
-            self.tool, copy_out(self.args), self.trace_id, self.span_id, self.tool_call_id
-        )
-
-    def __str__(self) -> str:
-        inner = ", ".join(f"{key}={self.args[key]!r}" for key in sorted(self.args))
-        return f"{self.tool if self.tool is not None else '<unknown tool>'}({inner})"
 
 
 @dataclass(frozen=True, slots=True)

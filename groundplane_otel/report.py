@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel._claims import UnsupportedClaim
 
 __all__ = ["Report"]
 
