@@ -7,49 +7,32 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from types import TracebackType
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
+from groundplane_otel._runner import REPORT_MODES, CheckFn, ReportMode, run_checks
 from groundplane_otel.checks._base import Check, NamedCheck, check_name
-from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError, UnsupportedClaim
+from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError
 from groundplane_otel.registry import FactRegistry
 from groundplane_otel.report import Report
 
-__all__ = ["Boundary", "BoundaryDeclaration", "Check", "NamedCheck", "boundary", "run_checks"]
+__all__ = [
+    "Boundary",
+    "BoundaryDeclaration",
+    "Check",
+    "CheckFn",
+    "NamedCheck",
+    "ReportMode",
+    "boundary",
+    "run_checks",
+]
 
-Mode = Literal["first", "all"]
-CheckFn = Callable[[FactRegistry, Mapping[str, Any]], None]
 F = TypeVar("F", bound=Callable[..., Any])
-_MODES = ("first", "all")
 
 
-def _validate_mode(mode: object) -> Mode:
-    if mode not in _MODES:
+def _validate_mode(mode: object) -> ReportMode:
+    if mode not in REPORT_MODES:
         raise ValueError(f'mode must be "first" or "all", got {mode!r}')
-    return cast(Mode, mode)
-
-
-def run_checks(
-    registry: FactRegistry, output: Mapping[str, Any], checks: Sequence[CheckFn], mode: Mode
-) -> Report:
-    """Run ``checks`` in order. "first" raises the first UnsupportedClaim; "all" collects them.
-
-    Any other exception (a misconfigured check, a bad recorded cell) propagates: it is a
-    developer mistake, not a model mistake.
-    """
-    violations: list[UnsupportedClaim] = []
-    passed: list[str] = []
-    failed: list[str] = []
-    for check in checks:
-        try:
-            check(registry, output)
-        except UnsupportedClaim as claim:
-            if mode == "first":
-                raise
-            violations.append(claim)
-            failed.append(check_name(check))
-        else:
-            passed.append(check_name(check))
-    return Report(tuple(violations), tuple(passed), tuple(failed))
+    return mode
 
 
 def _fact_names(facts: object) -> tuple[str, ...]:
@@ -100,7 +83,7 @@ class Boundary:
         checks: Sequence[CheckFn],
         *,
         require_output: bool = True,
-        mode: Mode = "first",
+        mode: ReportMode = "first",
         name: str | None = None,
     ) -> None:
         if not isinstance(registry, FactRegistry):
@@ -109,7 +92,7 @@ class Boundary:
         self.registry = registry.view(self.permitted)
         self.checks: tuple[NamedCheck, ...] = tuple(_named(check) for check in _callables(checks))
         self.require_output = require_output
-        self.mode: Mode = _validate_mode(mode)
+        self.mode: ReportMode = _validate_mode(mode)
         self.name = name
         self.submitted = False
         self.output: Mapping[str, Any] | None = None
@@ -122,7 +105,7 @@ class Boundary:
         permitted: tuple[str, ...],
         checks: tuple[NamedCheck, ...],
         require_output: bool,
-        mode: Mode,
+        mode: ReportMode,
         name: str | None,
     ) -> Boundary:
         """An entry from what a declaration already validated (the per-entry fast path)."""
@@ -143,7 +126,9 @@ class Boundary:
         model may be given (``llm_structured(facts=b.facts())``)."""
         return {name: self.registry.value(name) for name in self.permitted}
 
-    def submit(self, output: Mapping[str, Any], mode: Mode | None = None) -> Mapping[str, Any]:
+    def submit(
+        self, output: Mapping[str, Any], mode: ReportMode | None = None
+    ) -> Mapping[str, Any]:
         """Check ``output``; return it unchanged when every claim is supported.
 
         "first" raises the first UnsupportedClaim; "all" raises ClaimsUnsupported with all.
@@ -164,7 +149,7 @@ class Boundary:
         self.last_report = run_checks(self.registry, output, self.checks, "all")
         return self.last_report
 
-    def validate(self, mode: Mode | None = None) -> Mapping[str, Any]:
+    def validate(self, mode: ReportMode | None = None) -> Mapping[str, Any]:
         """Re-run the checks on the stored output (as ``submit`` does)."""
         if self.output is None:
             raise FactBoundaryError("validate() needs an output: call submit() or report() first")
@@ -180,7 +165,7 @@ class BoundaryDeclaration:
         facts: Sequence[str] = (),
         checks: Sequence[CheckFn] = (),
         require_output: bool = True,
-        mode: Mode = "first",
+        mode: ReportMode = "first",
         *,
         name: str | None = None,
     ) -> None:
@@ -247,7 +232,7 @@ def boundary(
     facts: Sequence[str] = (),
     checks: Sequence[CheckFn] = (),
     require_output: bool = True,
-    mode: Mode = "first",
+    mode: ReportMode = "first",
     *,
     name: str | None = None,
 ) -> BoundaryDeclaration:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from groundplane_otel._runner import CheckFn
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.registry import FactRegistry
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from groundplane_otel.otel.install import Guard
 
 __all__ = ["NodeChecks", "active_guard", "content_json", "current_span", "mirror_fact", "node_span"]
-
-CheckFn = Callable[[FactRegistry, Mapping[str, Any]], None]
 
 
 def active_guard() -> Guard | None:

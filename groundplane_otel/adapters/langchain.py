@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from groundplane_otel.adapters._extras import require
 from groundplane_otel.adapters._guardrail import (
-    Verdict,
+    Decision,
     boundary_name,
     check_answer,
     find_guard,
-    record_tool_result,
+    record_hook_result,
 )
 from groundplane_otel.adapters._otel import active_guard, current_span
 
@@ -151,15 +151,15 @@ class _Checker:
         guard.delegate(name)
         return name
 
-    def check(self, state: Mapping[str, Any]) -> Verdict | None:
+    def check(self, state: Mapping[str, Any]) -> Decision | None:
         answer = final_answer(state)
         return None if answer is None else self.verdict(answer)
 
-    def verdict(self, answer: Any) -> Verdict:
+    def verdict(self, answer: Any) -> Decision:
         guard = find_guard(self.guard, _ADAPTER)
         return check_answer(guard, answer, boundary=self.boundary_for(guard), span=_span())
 
-    def reask_update(self, verdict: Verdict) -> dict[str, Any] | None:
+    def reask_update(self, verdict: Decision) -> dict[str, Any] | None:
         """None when the answer passes; the state update of a reask; raises otherwise."""
         if verdict.error is None:
             return None
@@ -176,7 +176,7 @@ def _record(guard: Guard | None, request: Any, result: Any) -> None:
         content = getattr(result, "content", None)
     if content is None or getattr(result, "status", "success") == "error":
         return  # a Command, or a failed tool call: no result to hold answers to
-    record_tool_result(
+    record_hook_result(
         find_guard(guard, _ADAPTER),
         tool=str(call.get("name") or "tool"),
         arguments=call.get("args"),

@@ -20,7 +20,7 @@ from groundplane_otel.adapters._otel import (
     mirror_fact,
     node_span,
 )
-from groundplane_otel.boundary import CheckFn, Mode, boundary
+from groundplane_otel.boundary import CheckFn, ReportMode, boundary
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Fact
 from groundplane_otel.registry import FactRegistry
@@ -70,7 +70,7 @@ def guarded_node(
     checks: Sequence[CheckFn] = (),
     output_key: str | None = None,
     on_violation: OnViolation | None = None,
-    mode: Mode = "first",
+    mode: ReportMode = "first",
     name: str | None = None,
 ) -> F:
     """Wrap a LangGraph node (sync or async) so its state update crosses a boundary.

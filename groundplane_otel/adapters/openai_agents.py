@@ -24,7 +24,7 @@ from groundplane_otel.adapters._guardrail import (
     boundary_name,
     check_answer,
     find_guard,
-    record_tool_result,
+    record_hook_result,
 )
 from groundplane_otel.adapters._otel import active_guard, current_span
 
@@ -68,7 +68,7 @@ def output_guardrail(boundary: str | None = None, *, guard: Guard | None = None)
 
 def _record(guard: Guard | None, context: Any, tool: Any, result: Any) -> None:
     installed = find_guard(guard, "openai_agents")
-    record_tool_result(
+    record_hook_result(
         installed,
         tool=str(getattr(tool, "name", None) or getattr(context, "tool_name", "tool")),
         arguments=getattr(context, "tool_arguments", None),

@@ -24,7 +24,7 @@ from groundplane_otel.adapters._guardrail import (
     boundary_name,
     check_answer,
     find_guard,
-    record_tool_result,
+    record_hook_result,
 )
 from groundplane_otel.adapters._otel import active_guard, current_span
 
@@ -80,7 +80,7 @@ def _build_class() -> Any:
             self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any
         ) -> Any:
             guard = find_guard(self.guard, "pydantic_ai")
-            record_tool_result(
+            record_hook_result(
                 guard,
                 tool=call.tool_name,
                 arguments=args,

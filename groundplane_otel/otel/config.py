@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from groundplane_otel._runner import ReportMode
 from groundplane_otel.checks._base import NamedCheck
 
 __all__ = ["BoundarySpec", "FactKind", "FactSpec", "GuardConfig", "Limits", "MatchSpec", "Mode"]
@@ -104,7 +105,7 @@ class BoundarySpec:
     checks: tuple[NamedCheck, ...]
     match: MatchSpec = field(default_factory=MatchSpec)
     mode: Mode | None = None
-    report_mode: Literal["first", "all"] = "all"
+    report_mode: ReportMode = "all"
     answer: Literal["json", "text"] = "json"
 
     def __post_init__(self) -> None:

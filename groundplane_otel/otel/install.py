@@ -20,6 +20,7 @@ from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
 from groundplane_otel.otel._engine.sdk import span_limits
 from groundplane_otel.otel._engine.sdk.dispatch import ride
+from groundplane_otel.otel._engine.swallowed import handled
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
@@ -199,6 +200,12 @@ class Guard:
         answer; an unknown ``boundary`` is a ValueError."""
         target = span if span is not None else trace.get_current_span()
         return self.processor.check_output(target, output, boundary)
+
+    def mark_handled(self, span: Span) -> None:
+        """An adapter checked ``span``'s answer (``check_output``) and delivers the verdict
+        through its framework's own mechanism (a tripwire, a retry): a refusal raised at that
+        span's end is then not counted in ``groundplane.outputs.swallowed``."""
+        handled(span)
 
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter through ``check_output``:

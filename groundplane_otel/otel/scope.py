@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 from opentelemetry import trace
 from opentelemetry.sdk.trace import Span as SdkSpan
 
-from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, Mode
+from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, ReportMode
 from groundplane_otel.boundary import boundary as core_boundary
 from groundplane_otel.otel._engine import scopes
 from groundplane_otel.otel.install import Guard, active_guard
@@ -56,7 +56,7 @@ def boundary(
     facts: Sequence[str] = (),
     checks: Sequence[CheckFn] = (),
     require_output: bool = True,
-    mode: Mode = "first",
+    mode: ReportMode = "first",
     *,
     name: str | None = None,
     span: trace.Span | None = None,

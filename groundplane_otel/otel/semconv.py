@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from groundplane_otel.report import Verdict as Verdict  # noqa: PLC0414 (the core's, re-exported)
+
 # -- what the guard reads: GenAI semantic conventions ------------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
@@ -130,7 +132,6 @@ UNIT_ATTRIBUTE: Final = "{attribute}"
 DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 
 # -- fixed vocabularies -------------------------------------------------------------------------
-Verdict = Literal["supported", "unsupported", "error"]
 Outcome = Literal["passed", "blocked", "flagged", "skipped", "error"]
 SkipReason = Literal["refusal", "span_error"]
 FactSource = Literal[

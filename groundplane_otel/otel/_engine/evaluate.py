@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from groundplane_otel._runner import CheckFn, ReportMode, check_each
 from groundplane_otel.checks._base import check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
@@ -26,7 +27,7 @@ from groundplane_otel.otel.config import BoundarySpec, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.semconv import Outcome, Verdict
 from groundplane_otel.registry import FactRegistry
-from groundplane_otel.report import Report
+from groundplane_otel.report import CheckResult, Report
 
 __all__ = [
     "CheckPlan",
@@ -36,13 +37,12 @@ __all__ = [
     "no_output",
     "plan_checks",
     "run_all",
+    "run_of",
     "skipped",
     "unreadable",
 ]
 
 logger = logging.getLogger(__name__)
-CheckFn = Callable[[Any, Any], None]  # (registry, the JSON object or the answer text)
-ReportMode = Literal["first", "all"]
 
 
 def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
@@ -100,52 +100,65 @@ def run_all(
     hint: str = "",
 ) -> Run:
     """Every check of the boundary, always (telemetry counts each one, whatever the report
-    mode): (verdict per check, findings, names of the checks that passed). ``hint`` explains
-    a missing fact (where facts come from)."""
+    mode), through the core's runner with errors recorded (a check that raises, or needs a fact
+    it cannot read, is an error finding: fail closed). ``hint`` explains a missing fact (where
+    facts come from)."""
+    blockers: dict[tuple[str, ...], tuple[str, str] | None] = {}  # checks share their facts
+
+    def blocked(index: int) -> UnsupportedClaim | None:
+        step = plan[index]
+        needs = step.needs
+        if not needs:
+            return None
+        if needs in blockers:
+            found = blockers[needs]
+        else:
+            found = blockers[needs] = _blocker(needs, view)
+        if found is None:
+            return None
+        fact, reason = found
+        detail = f"check {step.name} needs fact {fact!r}"
+        if hint and reason == sc.REASON_FACT_MISSING:
+            detail = f"{detail}; {hint}"
+        return OutputUnchecked(boundary, reason, detail, fact=fact)
+
+    checks = [step.check for step in plan]
+    names = [step.name for step in plan]
+    results = check_each(view.registry, output, checks, names, on_error="record", blocked=blocked)
+    return run_of(boundary, plan, results, view)
+
+
+def run_of(
+    boundary: str, plan: Sequence[CheckPlan], results: Sequence[CheckResult], view: FactsView
+) -> Run:
+    """The engine's run of the runner's results, one per step of ``plan`` in order: (verdict
+    per check, findings, names of the checks that passed)."""
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []
-    registry = view.registry
-    blockers: dict[tuple[str, ...], tuple[str, str] | None] = {}  # checks share their facts
-    for step in plan:
-        name, family, needs = step.name, step.family, step.needs
-        if not needs:
-            blocked = None
-        elif needs in blockers:
-            blocked = blockers[needs]
-        else:
-            blocked = blockers[needs] = _blocker(needs, view)
-        if blocked is not None:
-            fact, reason = blocked
-            detail = f"check {name} needs fact {fact!r}"
-            if hint and reason == sc.REASON_FACT_MISSING:
-                detail = f"{detail}; {hint}"
-            claim = OutputUnchecked(boundary, reason, detail, fact=fact)
-            findings.append(Finding("error", reason, claim, name, family, fact))
-            verdicts.append((family, "error"))
-            continue
-        try:
-            step.check(registry, output)
-        except UnsupportedClaim as violation:
-            claimed_fact = violation.fact or (needs[0] if len(needs) == 1 else None)
-            provenance = violation.provenance or _provenance(view, claimed_fact)
+    for step, result in zip(plan, results, strict=True):
+        name, family = step.name, step.family
+        verdicts.append((family, result.verdict))
+        claim = result.claim
+        if result.verdict == "supported":
+            passed.append(name)
+        elif result.verdict == "unsupported" and claim is not None:
+            needs = step.needs
+            fact = claim.fact or (needs[0] if len(needs) == 1 else None)
+            provenance = claim.provenance or _provenance(view, fact)
             findings.append(
-                Finding(
-                    "unsupported", violation.code, violation, name, family, claimed_fact, provenance
-                )
+                Finding("unsupported", claim.code, claim, name, family, fact, provenance)
             )
-            verdicts.append((family, "unsupported"))
-        except Exception as exc:  # a developer/data error inside the check: fail closed
+        elif claim is not None:  # not run: a fact it needs cannot be read
+            findings.append(Finding("error", claim.code, claim, name, family, claim.fact))
+        else:  # a developer/data error inside the check: fail closed
+            exc = result.error
             logger.warning("groundplane: check %s raised %s", name, type(exc).__name__)
-            claim = OutputUnchecked(
+            error = OutputUnchecked(
                 boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
             )
-            claim.check_error = claim.__cause__ = exc
-            findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
-            verdicts.append((family, "error"))
-        else:
-            verdicts.append((family, "supported"))
-            passed.append(name)
+            error.check_error = error.__cause__ = exc
+            findings.append(Finding("error", sc.REASON_CHECK_ERROR, error, name, family))
     return verdicts, findings, passed
 
 

@@ -2,10 +2,12 @@
 
 Adapters (LangGraph, MCP, user code) run groundplane's ``boundary(...)`` and report what
 happened: a ``Report`` (every check ran), the exception that stopped it, or nothing (passed).
-This turns that into the guard's ``Evaluation`` — one verdict per check, whatever the report
-mode — so their telemetry is the guard's own. A report that does not account for every check
-(report mode "first" stopped at the first claim, or an exception interrupted the checks) is
-completed by evaluating the checks here, on the same output and facts, for telemetry only.
+The core runner's results in that report become the guard's ``Evaluation`` through the same
+``evaluate.run_of`` as the span path — one verdict per check, whatever the report mode — so
+their telemetry is the guard's own. A report whose results do not cover every check (report mode
+"first" stopped at the first claim, an exception interrupted the checks, a Report built by
+hand) is completed by running the checks here (``evaluate.run_all``), on the same output and
+facts, for telemetry only.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from typing import Any
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import redaction, withheld
-from groundplane_otel.otel._engine.evaluate import CheckPlan, Run, decide, run_all
+from groundplane_otel.otel._engine.evaluate import CheckPlan, Run, decide, run_all, run_of
 from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.registry import FactRegistry
-from groundplane_otel.report import Report
+from groundplane_otel.report import CheckResult, Report
 
 __all__ = ["ReportOrError", "reported_evaluation"]
 
@@ -34,32 +36,25 @@ def _view(registry: FactRegistry, facts: Sequence[str]) -> FactsView:
     return FactsView(registry.view([fact for fact in facts if fact in registry]), {})
 
 
-def _from_report(plan: Sequence[CheckPlan], report: ReportOrError, view: FactsView) -> Run | None:
-    """The run a report describes, when it accounts for every check of ``plan`` exactly once
-    (None passes them all); None otherwise."""
+def _from_report(
+    boundary: str, plan: Sequence[CheckPlan], report: ReportOrError, view: FactsView
+) -> Run | None:
+    """The run a report describes, when its results cover every check of ``plan`` exactly
+    once, by name (None: every check passed); None otherwise."""
     if report is None:
-        return [(step.family, "supported") for step in plan], [], [step.name for step in plan]
-    if not isinstance(report, Report) or len(report.failed) != len(report.violations):
+        results = [CheckResult(step.check, step.name, "supported") for step in plan]
+        return run_of(boundary, plan, results, view)
+    if not isinstance(report, Report):
         return None
+    by_name = {result.name: result for result in report.results}
     names = [step.name for step in plan]
-    if len(set(names)) != len(names) or sorted(report.passed + report.failed) != sorted(names):
+    if (
+        len(set(names)) != len(names)
+        or len(report.results) != len(names)
+        or by_name.keys() != set(names)
+    ):
         return None
-    claims = dict(zip(report.failed, report.violations, strict=True))
-    verdicts: list[tuple[str, Any]] = []
-    findings: list[Finding] = []
-    for step in plan:
-        claim = claims.get(step.name)
-        if claim is None:
-            verdicts.append((step.family, "supported"))
-            continue
-        verdicts.append((step.family, "unsupported"))
-        fact = claim.fact or (step.needs[0] if len(step.needs) == 1 else None)
-        findings.append(
-            Finding(
-                "unsupported", claim.code, claim, step.name, step.family, fact, claim.provenance
-            )
-        )
-    return verdicts, findings, list(report.passed)
+    return run_of(boundary, plan, [by_name[name] for name in names], view)
 
 
 def _before_checks(boundary: str, error: BaseException) -> Run:
@@ -115,7 +110,7 @@ def reported_evaluation(
     described = report_or_error
     if isinstance(described, ClaimsUnsupported):  # mode "all": its report has every check
         described = described.report
-    run = _from_report(plan, described, view)
+    run = _from_report(boundary, plan, described, view)
     if run is None and isinstance(output, Mapping):
         run = run_all(boundary, plan, output, view)
     if run is None:

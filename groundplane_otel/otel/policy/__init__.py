@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
 from groundplane_otel._echo import echo
+from groundplane_otel._runner import ReportMode
 from groundplane_otel.otel.config import (
     ANSWERS,
     FACT_KINDS,
@@ -73,7 +74,6 @@ _FACT: Final = (
 _BOUNDARY: Final = ("facts", "checks", "match", "mode", "report_mode", "answer")
 _MATCH: Final = ("agent_name", "operation_name", "span_name", "attributes")
 _REPORT_MODES: Final = ("all", "first")
-ReportMode = Literal["first", "all"]
 
 
 def load_policy(path: str | os.PathLike[str]) -> GuardConfig:
