@@ -13,9 +13,9 @@ from fractions import Fraction
 from typing import Any
 
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.checks.aggregate import aggregate_reconciles
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
 from groundplane_otel.checks.comparison import comparison
-from groundplane_otel.checks.entities import entities_recorded
+from groundplane_otel.checks.entities_recorded import entities_recorded
 from groundplane_otel.checks.ranking_prefix import ranking_prefix
 from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.checks.superlative import superlative

@@ -65,8 +65,8 @@ def _answer(rows: list[dict[str, Any]], words: int, rng: random.Random) -> str:
 
 
 def _measure(smoke: bool) -> Section:
-    from groundplane_otel.checks._numerals import scan_numbers
-    from groundplane_otel.checks.numbers import numbers_recorded
+    from groundplane_otel.checks._numbers.prose_scan import scan_numbers
+    from groundplane_otel.checks.numbers_recorded import numbers_recorded
     from groundplane_otel.errors import UnsupportedClaim
     from groundplane_otel.registry import FactRegistry
 

@@ -18,20 +18,32 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
     from groundplane_otel.checks._base import Check, NamedCheck
-    from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
-    from groundplane_otel.checks.anchors import check_quotes_anchored, quotes_anchored
-    from groundplane_otel.checks.citations import check_citations_retrieved, citations_retrieved
-    from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
-    from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
-    from groundplane_otel.checks.numbers import (
+    from groundplane_otel.checks.aggregate_reconciles import (
+        aggregate_reconciles,
+        check_aggregate_reconciles,
+    )
+    from groundplane_otel.checks.citations_retrieved import (
+        check_citations_retrieved,
+        citations_retrieved,
+    )
+    from groundplane_otel.checks.entities_in_scope import check_entities_in_scope, entities_in_scope
+    from groundplane_otel.checks.entities_recorded import check_entities_recorded, entities_recorded
+    from groundplane_otel.checks.field_matches_fact import (
+        check_field_matches_fact,
+        field_matches_fact,
+    )
+    from groundplane_otel.checks.no_restricted_values import (
+        check_no_restricted_values,
+        no_restricted_values,
+    )
+    from groundplane_otel.checks.numbers_recorded import (
         UnrecordedNumbers,
         check_numbers_recorded,
         numbers_recorded,
     )
+    from groundplane_otel.checks.quotes_anchored import check_quotes_anchored, quotes_anchored
     from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
-    from groundplane_otel.checks.restricted import check_no_restricted_values, no_restricted_values
     from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
-    from groundplane_otel.checks.scope import check_entities_in_scope, entities_in_scope
     from groundplane_otel.checks.superlative import check_superlative, superlative
     from groundplane_otel.comparison import check_comparison, comparison
     from groundplane_otel.documents import Document, Documents
@@ -53,16 +65,16 @@ __version__ = "0.1.0"
 _MODULES: Final[dict[str, tuple[str, ...]]] = {
     "boundary": ("Boundary", "BoundaryDeclaration", "boundary"),
     "checks._base": ("Check", "NamedCheck"),
-    "checks.aggregate": ("aggregate_reconciles", "check_aggregate_reconciles"),
-    "checks.anchors": ("check_quotes_anchored", "quotes_anchored"),
-    "checks.citations": ("check_citations_retrieved", "citations_retrieved"),
-    "checks.entities": ("check_entities_recorded", "entities_recorded"),
-    "checks.field_match": ("check_field_matches_fact", "field_matches_fact"),
-    "checks.numbers": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
+    "checks.aggregate_reconciles": ("aggregate_reconciles", "check_aggregate_reconciles"),
+    "checks.quotes_anchored": ("check_quotes_anchored", "quotes_anchored"),
+    "checks.citations_retrieved": ("check_citations_retrieved", "citations_retrieved"),
+    "checks.entities_recorded": ("check_entities_recorded", "entities_recorded"),
+    "checks.field_matches_fact": ("check_field_matches_fact", "field_matches_fact"),
+    "checks.numbers_recorded": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
     "checks.ranking_prefix": ("check_ranking_prefix", "ranking_prefix"),
-    "checks.restricted": ("check_no_restricted_values", "no_restricted_values"),
+    "checks.no_restricted_values": ("check_no_restricted_values", "no_restricted_values"),
     "checks.row_integrity": ("check_row_integrity", "row_integrity"),
-    "checks.scope": ("check_entities_in_scope", "entities_in_scope"),
+    "checks.entities_in_scope": ("check_entities_in_scope", "entities_in_scope"),
     "checks.superlative": ("check_superlative", "superlative"),
     "comparison": ("check_comparison", "comparison"),
     "documents": ("Document", "Documents"),

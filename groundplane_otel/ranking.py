@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from operator import eq, itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel._keys import strict_key
-from groundplane_otel._numbers import is_number
 
 __all__ = ["OnMissing", "Ranking", "ranking_from_scores"]
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel._copy import copy_out, flat_rows
 from groundplane_otel._keys import strict_key
-from groundplane_otel._numbers import is_number
 from groundplane_otel.errors import SparseColumnWarning, UnknownColumn
 from groundplane_otel.ranking import (
     _FLAT,

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 from groundplane_otel.boundary import boundary
-from groundplane_otel.checks.aggregate import aggregate_reconciles, check_aggregate_reconciles
+from groundplane_otel.checks.aggregate_reconciles import (
+    aggregate_reconciles,
+    check_aggregate_reconciles,
+)
 from groundplane_otel.errors import MISSING, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 

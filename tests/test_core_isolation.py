@@ -11,7 +11,7 @@ def test_core_import_loads_no_third_party_module() -> None:
     nor YAML."""
     code = (
         "import sys\nfrom groundplane_otel import *\n"
-        "assert 'groundplane_otel.checks.numbers' in sys.modules\n"
+        "assert 'groundplane_otel.checks.numbers_recorded' in sys.modules\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'opentelemetry', 'yaml', 'langgraph', 'mcp', 'openai', 'google'})\n"
         "print(bad)\n"

@@ -10,7 +10,7 @@ import pytest
 
 from groundplane_otel.boundary import boundary
 from groundplane_otel.checks import _names
-from groundplane_otel.checks.entities import check_entities_recorded, entities_recorded
+from groundplane_otel.checks.entities_recorded import check_entities_recorded, entities_recorded
 from groundplane_otel.errors import MISSING, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 

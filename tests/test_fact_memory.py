@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from groundplane_otel.checks import aggregate as aggregate_module
+from groundplane_otel.checks import aggregate_reconciles as aggregate_module
 from groundplane_otel.checks import row_integrity as row_module
-from groundplane_otel.checks.aggregate import aggregate_reconciles
-from groundplane_otel.checks.entities import entities_recorded
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
+from groundplane_otel.checks.entities_recorded import entities_recorded
 from groundplane_otel.checks.ranking_prefix import ranking_prefix
 from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.checks.superlative import superlative

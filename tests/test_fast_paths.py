@@ -18,10 +18,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from groundplane_otel._arithmetic import equals_exact, from_fraction, matches, unrepresentable
 from groundplane_otel._copy import copy_rows, flat_rows
 from groundplane_otel._keys import strict_key
-from groundplane_otel._numbers import equals_exact, from_fraction, matches, unrepresentable
-from groundplane_otel.checks.aggregate import aggregate_reconciles
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
 from groundplane_otel.checks.comparison import KINDS, _nearest_delta, delta
 from groundplane_otel.errors import SparseColumnWarning, UnsupportedClaim
 from groundplane_otel.facts import Ranking, Table, ranking_from_scores

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from groundplane_otel.boundary import boundary
-from groundplane_otel.checks.field_match import check_field_matches_fact, field_matches_fact
+from groundplane_otel.checks.field_matches_fact import check_field_matches_fact, field_matches_fact
 from groundplane_otel.errors import MISSING, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 

@@ -29,7 +29,7 @@ from groundplane_otel import (
     check_row_integrity,
     check_superlative,
 )
-from groundplane_otel._numbers import unrepresentable
+from groundplane_otel._arithmetic import unrepresentable
 
 SETTINGS = settings(max_examples=200, deadline=None)
 TOO_SMALL = "which is too small for a float (it rounds to 0.0): no int or float stands for it"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import groundplane_otel as gp
-from groundplane_otel.checks.numbers import (
+from groundplane_otel.checks.numbers_recorded import (
     NumberReceipt,
     UnrecordedNumbers,
     check_numbers_recorded,

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from groundplane_otel.checks._numerals import scan_numbers
+from groundplane_otel.checks._numbers.prose_scan import scan_numbers
 
 
 def read(text: str, locale: str = "en", **options: str) -> list[tuple[str, str]]:

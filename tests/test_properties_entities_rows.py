@@ -14,8 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from groundplane_otel._keys import strict_key
-from groundplane_otel.checks.entities import check_entities_recorded
-from groundplane_otel.checks.field_match import check_field_matches_fact
+from groundplane_otel.checks.entities_recorded import check_entities_recorded
+from groundplane_otel.checks.field_matches_fact import check_field_matches_fact
 from groundplane_otel.checks.row_integrity import check_row_integrity
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry

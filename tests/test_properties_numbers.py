@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import groundplane_otel as gp
-from groundplane_otel.checks.numbers import UnrecordedNumbers, check_numbers_recorded
+from groundplane_otel.checks.numbers_recorded import UnrecordedNumbers, check_numbers_recorded
 
 PROFILE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ONES = [
@@ -185,7 +185,7 @@ def test_declared_rounding_accepts_the_rounding_of_a_recorded_value(
 def test_any_text_scans_into_ordered_disjoint_spans(text: str, locale: str) -> None:
     """Whatever the text, the scan never crashes; every numeral and skip slices its own text,
     and they come in order without overlapping."""
-    from groundplane_otel.checks._numerals import scan_numbers
+    from groundplane_otel.checks._numbers.prose_scan import scan_numbers
 
     scan = scan_numbers(text, locale)
     spans = sorted(

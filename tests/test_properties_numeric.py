@@ -13,9 +13,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from groundplane_otel._numbers import from_fraction, matches
-from groundplane_otel.checks._numeric import exact_dot, exact_sum
-from groundplane_otel.checks.aggregate import check_aggregate_reconciles
+from groundplane_otel._arithmetic import from_fraction, matches
+from groundplane_otel.checks._numbers.sums import exact_dot, exact_sum
+from groundplane_otel.checks.aggregate_reconciles import check_aggregate_reconciles
 from groundplane_otel.checks.comparison import check_comparison
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry

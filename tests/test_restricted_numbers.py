@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from groundplane_otel.checks._numerals import scan_numbers
-from groundplane_otel.checks._recorded_numbers import as_decimal
+from groundplane_otel.checks._numbers.prose_scan import scan_numbers
+from groundplane_otel.checks._numbers.recorded import as_decimal
 from groundplane_otel.checks._restricted_values import RestrictedIndex, readings
 
 

@@ -9,7 +9,9 @@ quotes_anchored (what it may cite and quote)."""
 # submodule binds the package attribute to the module; these names then rebind it to the
 # builder (``import groundplane_otel.checks.superlative as m`` therefore gives the builder too:
 # import the module's contents with ``from groundplane_otel.checks.superlative import ...``).
-from groundplane_otel.checks.field_match import check_field_matches_fact as check_field_matches_fact
-from groundplane_otel.checks.field_match import field_matches_fact as field_matches_fact
+from groundplane_otel.checks.field_matches_fact import (
+    check_field_matches_fact as check_field_matches_fact,
+)
+from groundplane_otel.checks.field_matches_fact import field_matches_fact as field_matches_fact
 from groundplane_otel.checks.superlative import check_superlative as check_superlative
 from groundplane_otel.checks.superlative import superlative as superlative

@@ -11,9 +11,9 @@ import copy
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, Union, get_args
 
+from groundplane_otel._arithmetic import validate_tolerances
 from groundplane_otel._keys import strict_key
-from groundplane_otel._numbers import validate_tolerances
-from groundplane_otel.checks._numeric import require_name
+from groundplane_otel.checks._numbers.sums import require_name
 
 __all__ = ["BUILDER", "OPS", "Filter", "Op", "RowPredicate", "Where", "validate"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from groundplane_otel._numbers import is_number
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._aggregate_filter import Rows
-from groundplane_otel.checks._numeric import exact_dot, exact_sum
+from groundplane_otel.checks._numbers.sums import exact_dot, exact_sum
 from groundplane_otel.facts import Table
 
 __all__ = ["Cells", "compute", "exact_result", "plural", "read_cells", "weighted_mean"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from groundplane_otel._numbers import is_number
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._base import Answer, dotted_leaves, field_value, require_json
 
 __all__ = [

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from groundplane_otel._numbers import as_fraction, is_number, matches
+from groundplane_otel._arithmetic import as_fraction, is_number, matches
 from groundplane_otel.checks._base import require_name
-from groundplane_otel.checks._numeric import offset_text
+from groundplane_otel.checks._numbers.sums import offset_text
 from groundplane_otel.facts import Ranking
 
 __all__ = [

@@ -7,12 +7,13 @@ members, a Documents' ids and contents, and everything inside a plain value, its
 included (a ``{name: score}`` object holds names). Bools and None are not values. A string that
 is exactly one number ("4.20") is also that number.
 
-Numbers in a text are found by the one prose-number scanner (``_numerals.scan_numbers``: its
-locales, number words, ranges and its rules for dates, times, ordinals, list markers,
-references and identifiers, which are never numbers). What is restricted-specific is only what
-a number *may reveal* (``readings``): its value, and also the digits as written before a
-magnitude (``1.2M`` reveals 1,200,000 and 1.2) and the ratio a percent spells (``4.55%``
-reveals 4.55 and 0.0455) — a leak by any reading is a leak.
+Numbers in a text are found by the one prose-number scanner
+(``_numbers.prose_scan.scan_numbers``: its locales, number words, ranges and its rules for
+dates, times, ordinals, list markers, references and identifiers, which are never numbers).
+What is restricted-specific is only what a number *may reveal* (``readings``): its value,
+and also the digits as written before a magnitude (``1.2M`` reveals 1,200,000 and 1.2) and
+the ratio a percent spells (``4.55%`` reveals 4.55 and 0.0455) — a leak by any reading is a
+leak.
 
 A locator says where a value sits *without* showing it ("row 3, column 'cost'"): findings and
 telemetry name the place, never the value.
@@ -26,10 +27,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from groundplane_otel._numbers import is_number
-from groundplane_otel.checks._number_args import shifted
-from groundplane_otel.checks._numerals import Numeral, scan_numbers
-from groundplane_otel.checks._recorded_numbers import as_decimal
+from groundplane_otel._arithmetic import is_number
+from groundplane_otel.checks._numbers.prose_fields import shifted
+from groundplane_otel.checks._numbers.prose_scan import Numeral, scan_numbers
+from groundplane_otel.checks._numbers.recorded import as_decimal
 from groundplane_otel.checks._text import PhraseIndex, normalize
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Ranking, Table

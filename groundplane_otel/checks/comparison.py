@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, NamedTuple, cast, get_args
 
+from groundplane_otel._arithmetic import equals_exact, is_number, matches, validate_tolerances
 from groundplane_otel._keys import strict_equal
-from groundplane_otel._numbers import equals_exact, is_number, matches, validate_tolerances
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._names import name_index
-from groundplane_otel.checks._numeric import offset_text, represent, require_name, show
+from groundplane_otel.checks._numbers.sums import offset_text, represent, require_name, show
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry

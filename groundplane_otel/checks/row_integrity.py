@@ -19,8 +19,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groundplane_otel._arithmetic import as_fraction, is_number, matches, validate_tolerances
 from groundplane_otel._keys import strict_key, value_equal
-from groundplane_otel._numbers import as_fraction, is_number, matches, validate_tolerances
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._names import kind_of, name_index

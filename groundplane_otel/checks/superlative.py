@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from groundplane_otel._numbers import is_number, matches, validate_tolerances
+from groundplane_otel._arithmetic import is_number, matches, validate_tolerances
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._ranked import (
     extreme,

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import Span as SdkSpan
 
 from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, ReportMode
 from groundplane_otel.boundary import boundary as core_boundary
-from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel.install import Guard, active_guard
 from groundplane_otel.registry import FactRegistry
 
@@ -94,14 +94,14 @@ class enforce:
 
     def __init__(self, *, defer: bool = False) -> None:
         self.defer = defer
-        self._entered: ContextVar[tuple[tuple[scopes.ScopeState, Token[Any]], ...]] = ContextVar(
+        self._entered: ContextVar[tuple[tuple[handoff.ScopeState, Token[Any]], ...]] = ContextVar(
             "groundplane_enforce_entered", default=()
         )
 
     def __enter__(self) -> enforce:
         context = trace.get_current_span().get_span_context()
-        state = scopes.ScopeState(self.defer)
-        token = scopes.enter(state, context.trace_id if context.is_valid else None)
+        state = handoff.ScopeState(self.defer)
+        token = handoff.enter(state, context.trace_id if context.is_valid else None)
         self._entered.set((*self._entered.get(), (state, token)))
         return self
 
@@ -114,13 +114,13 @@ class enforce:
         *rest, (state, token) = self._entered.get()
         self._entered.set(tuple(rest))
         pending = list(state.pending)
-        scopes.leave(state, token)
+        handoff.leave(state, token)
         for error in pending:
-            if scopes.in_flight(error, exc):
-                scopes.settle(state, error)
+            if handoff.in_flight(error, exc):
+                handoff.settle(state, error)
                 return
         if pending:
-            scopes.settle(state, pending[0])
+            handoff.settle(state, pending[0])
             raise pending[0]
 
     def __call__(self, fn: F) -> F:

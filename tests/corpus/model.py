@@ -26,17 +26,17 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from groundplane_otel.boundary import boundary
-from groundplane_otel.checks.aggregate import aggregate_reconciles
-from groundplane_otel.checks.anchors import quotes_anchored
-from groundplane_otel.checks.citations import citations_retrieved
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
+from groundplane_otel.checks.citations_retrieved import citations_retrieved
 from groundplane_otel.checks.comparison import comparison
-from groundplane_otel.checks.entities import entities_recorded
-from groundplane_otel.checks.field_match import field_matches_fact
-from groundplane_otel.checks.numbers import numbers_recorded
+from groundplane_otel.checks.entities_in_scope import entities_in_scope
+from groundplane_otel.checks.entities_recorded import entities_recorded
+from groundplane_otel.checks.field_matches_fact import field_matches_fact
+from groundplane_otel.checks.no_restricted_values import no_restricted_values
+from groundplane_otel.checks.numbers_recorded import numbers_recorded
+from groundplane_otel.checks.quotes_anchored import quotes_anchored
 from groundplane_otel.checks.ranking_prefix import ranking_prefix
-from groundplane_otel.checks.restricted import no_restricted_values
 from groundplane_otel.checks.row_integrity import row_integrity
-from groundplane_otel.checks.scope import entities_in_scope
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import SparseColumnWarning, UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
@@ -173,7 +173,7 @@ def representable(exact: Fraction) -> bool:
 def truly_matches(
     claimed: Any, exact: Fraction, tolerance: float | int = 0, rel: float | int | None = None
 ) -> bool:
-    """The numeric rule, restated independently of groundplane_otel._numbers."""
+    """The numeric rule, restated independently of groundplane_otel._arithmetic."""
     if not is_num(claimed) or not representable(exact):
         return False
     claim = Fraction(claimed)

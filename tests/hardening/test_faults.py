@@ -45,11 +45,11 @@ from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import (
     Limits,
     OutputUnchecked,
-    _scopes,
     enforce,
     submit_output,
     trace_registry,
 )
+from groundplane_otel.otel._engine import handoff
 
 TIMEOUT = 0.5  # seconds: the exporter timeout every bad endpoint is configured with
 NO_PROXY = (("grpc.enable_http_proxy", 0),)
@@ -382,7 +382,7 @@ def test_a_worker_loop_inside_one_enforce_scope_keeps_no_entry_per_trace(otel: H
             seen["grown"] = held() - seen["before"]
         finally:
             tracemalloc.stop()
-        seen["entries"] = len(_scopes._by_trace)
+        seen["entries"] = len(handoff._by_trace)
         with contextlib.suppress(UnsupportedClaim):  # a framework swallows the violation
             agent_trace(otel.tracer, 1, WRONG)
 
@@ -390,8 +390,8 @@ def test_a_worker_loop_inside_one_enforce_scope_keeps_no_entry_per_trace(otel: H
         worker_loop()
     assert raised.value.code == "wrong_winner"
     assert seen["grown"] < 256 * 1024  # it held ~200 bytes per trace: ~3.6 MiB here
-    assert seen["entries"] <= _scopes.RELEASE_DELAY
-    assert _scopes._by_trace == {}  # the scope left
+    assert seen["entries"] <= handoff.RELEASE_DELAY
+    assert handoff._by_trace == {}  # the scope left
 
 
 def test_a_root_span_ended_on_another_thread_still_reaches_its_scope(otel: Harness) -> None:
@@ -418,7 +418,7 @@ def test_a_root_span_ended_on_another_thread_still_reaches_its_scope(otel: Harne
         worker = threading.Thread(target=chat_on_thread, args=(chat,))
         worker.start()
         worker.join(timeout=30)
-        kept.append(bool(_scopes._by_trace))  # the ended trace's entry is kept a little while
+        kept.append(bool(handoff._by_trace))  # the ended trace's entry is kept a little while
 
     with pytest.raises(UnsupportedClaim) as raised:
         request()

@@ -32,7 +32,7 @@ from integration_harness import Otel
 from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 from opentelemetry.trace import StatusCode
 
-from groundplane_otel.checks.numbers import numbers_recorded
+from groundplane_otel.checks.numbers_recorded import numbers_recorded
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
 from groundplane_otel.otel.completion_hook import GroundplaneCompletionHook

@@ -23,8 +23,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Tracer
 
-from groundplane_otel.checks.aggregate import aggregate_reconciles
-from groundplane_otel.checks.entities import entities_recorded
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
+from groundplane_otel.checks.entities_recorded import entities_recorded
 from groundplane_otel.checks.row_integrity import row_integrity
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.otel import (

@@ -18,7 +18,7 @@ from otel_harness import (
     tool_call_turn,
 )
 
-from groundplane_otel.checks.numbers import UnrecordedNumbers, numbers_recorded
+from groundplane_otel.checks.numbers_recorded import UnrecordedNumbers, numbers_recorded
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 
 ROWS = {"rows": [{"id": "A", "total": 10000, "days": 30}, {"id": "B", "total": 2500, "days": 45}]}

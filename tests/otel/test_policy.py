@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.checks.aggregate import aggregate_reconciles
+from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
 from groundplane_otel.checks.ranking_prefix import ranking_prefix
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.otel.config import FactSpec, Limits, MatchSpec

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from groundplane_otel.checks.numbers import numbers_recorded
+from groundplane_otel.checks.numbers_recorded import numbers_recorded
 from groundplane_otel.otel.policy import PolicyError, load_policy
 
 BASE = """\

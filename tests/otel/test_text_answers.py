@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from otel_harness import SALES_ROWS, Harness, sales_config
 
-from groundplane_otel.checks.numbers import numbers_recorded
+from groundplane_otel.checks.numbers_recorded import numbers_recorded
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import BoundarySpec, MatchSpec, submit_output
 from groundplane_otel.otel.policy import PolicyError, load_policy

@@ -31,7 +31,7 @@ from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine import handoff as scopes  # the enforce() scopes
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
 from groundplane_otel.otel._engine.lineage import (

@@ -38,7 +38,7 @@ from opentelemetry.trace import StatusCode
 
 from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.spans import is_agent, span_attributes
 
 __all__ = ["SwallowWatch", "handled", "mechanism_for"]
@@ -137,7 +137,7 @@ class SwallowWatch:
         if parent is None or parent.is_remote:
             return  # a local root: nothing encloses it
         trace_id = context.trace_id
-        if scopes.current_scopes() or scopes._by_trace.get(trace_id):
+        if handoff.current_scopes() or handoff._by_trace.get(trace_id):
             return  # an enforce() scope raises it
         swallower = mechanism_for(_callers())
         if swallower is None:

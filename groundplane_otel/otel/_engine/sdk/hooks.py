@@ -19,7 +19,7 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._engine import scopes
+from groundplane_otel.otel._engine import handoff as scopes  # the enforce() scopes
 from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
 from groundplane_otel.otel._engine.sdk import span_attributes
 from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeVar
 
-from groundplane_otel._numbers import equals_exact, is_number, matches
+from groundplane_otel._arithmetic import equals_exact, is_number, matches
 from groundplane_otel.checks._aggregate_args import (
     BUILDER as _BUILDER,
 )
@@ -52,7 +52,7 @@ from groundplane_otel.checks._aggregate_math import Cells, exact_result, plural
 from groundplane_otel.checks._aggregate_math import read_cells as _read_cells  # tests patch it here
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._memo import derived
-from groundplane_otel.checks._numeric import offset_text, represent, show
+from groundplane_otel.checks._numbers.sums import offset_text, represent, show
 from groundplane_otel.checks._resolve import resolve_table
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table

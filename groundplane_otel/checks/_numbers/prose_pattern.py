@@ -1,5 +1,5 @@
 """The scanner's one regular expression, built once per locale (what a match *means* is decided
-in ``_numerals``): list markers, digit-led tokens (dates, times, references, versions, numbers
+in ``prose_scan``): list markers, digit-led tokens (dates, times, references, versions, numbers
 with their sign, currency, exponent, percent and magnitude), and word-led tokens (month-led
 dates, ordinal words, number words).
 """
@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-from groundplane_otel.checks._numeral_words import (
+from groundplane_otel.checks._numbers.prose_words import (
     LOCALES,
     ORDINAL_WORDS,
     SCALE_WORDS,

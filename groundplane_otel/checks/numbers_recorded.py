@@ -1,9 +1,10 @@
 """numbers_recorded: every number in a prose field is a number the facts record, exactly.
 
 The prose-side twin of ``entities_recorded``: a right winner wrapped in a wrong number fails.
-Each numeral of the text (see ``_numerals`` for what is read as a number and the explicit rules
-for dates, times, years, ordinals, list markers, references and identifiers) must read exactly
-as a recorded number (see ``_recorded_numbers``: ints exactly, floats by their shortest repr),
+Each numeral of the text (see ``_numbers.prose_scan`` for what is read as a number and the
+explicit rules for dates, times, years, ordinals, list markers, references and identifiers)
+must read exactly
+as a recorded number (see ``_numbers.recorded``: ints exactly, floats by their shortest repr),
 compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
 
 Declared options, never implied (all off by default):
@@ -33,7 +34,7 @@ from decimal import Decimal
 from typing import Any, get_args
 
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
-from groundplane_otel.checks._number_args import (
+from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
     field_argument,
     field_label,
@@ -41,10 +42,10 @@ from groundplane_otel.checks._number_args import (
     read_texts,
     shifted,
 )
-from groundplane_otel.checks._number_receipts import NumberReceipt, UnrecordedNumbers
-from groundplane_otel.checks._numeral_words import LOCALES
-from groundplane_otel.checks._numerals import Numeral, Years, scan_numbers
-from groundplane_otel.checks._recorded_numbers import Recorded, RecordedNumbers, Rounding
+from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_numbers
+from groundplane_otel.checks._numbers.prose_words import LOCALES
+from groundplane_otel.checks._numbers.receipts import NumberReceipt, UnrecordedNumbers
+from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [

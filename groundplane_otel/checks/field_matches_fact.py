@@ -17,8 +17,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel._keys import strict_key, value_equal
-from groundplane_otel._numbers import is_number
 from groundplane_otel.checks._base import (
     Answer,
     NamedCheck,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import cast
 
-from groundplane_otel._numbers import approximate, from_fraction, unrepresentable
+from groundplane_otel._arithmetic import approximate, from_fraction, unrepresentable
 from groundplane_otel.checks._base import require_name
 
 __all__ = ["exact_dot", "exact_sum", "offset_text", "represent", "require_name", "show"]

@@ -26,8 +26,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Final, Literal
 
-from groundplane_otel.checks._number_args import shifted
-from groundplane_otel.checks._numeral_patterns import (
+from groundplane_otel.checks._numbers.prose_fields import shifted
+from groundplane_otel.checks._numbers.prose_pattern import (
     CURRENCY_CODES,
     JOINERS,
     MINUS,
@@ -35,7 +35,12 @@ from groundplane_otel.checks._numeral_patterns import (
     ordinal_suffix,
     pattern,
 )
-from groundplane_otel.checks._numeral_words import LOCALES, SCALE_WORDS, NumberLocale, parse_words
+from groundplane_otel.checks._numbers.prose_words import (
+    LOCALES,
+    SCALE_WORDS,
+    NumberLocale,
+    parse_words,
+)
 
 __all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
 

@@ -17,8 +17,8 @@ Matching:
   Unicode NFKC folding and with zero-width characters removed; texts with line breaks are also
   read with hyphenated breaks joined ("Fal-\\ncon") and with every break joined ("Fal\\ncon");
 - numbers by value, not by spelling, found by the prose-number scanner of ``numbers_recorded``
-  (``_numerals``: the same locales, number words, ranges and rules — dates, times, ordinals,
-  list markers, references and identifiers are not numbers): 1234.5 is revealed by 1234.5,
+  (``_numbers.prose_scan``: the same locales, number words, ranges and rules — dates, times,
+  ordinals, list markers, references and identifiers are not numbers): 1234.5 is revealed by 1234.5,
   "1,234.50", "$1,234.5", "1.2345k"; 88 by "eighty-eight"; 1.2 by "1.2M" (the digits before a
   magnitude); 0.0455 by "4.55%" (the ratio a percent spells).
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, require_name
-from groundplane_otel.checks._numeral_words import LOCALES
+from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._output_text import require_fields, said_in, whole_or_fields
 from groundplane_otel.checks._restricted_values import Leak, RestrictedIndex, restricted_index
 from groundplane_otel.errors import UnsupportedClaim

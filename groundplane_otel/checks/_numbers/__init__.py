@@ -1,0 +1,14 @@
+"""The number helpers of the checks, one role a module.
+
+- ``sums``: exact sums and dot products (fast for floats), a result as int or float, offsets
+  (the numeric families: aggregate_reconciles, comparison, superlative, ranking_prefix).
+- ``recorded``: the numbers a set of facts records, and where each one lives.
+- ``prose_words``: the vocabulary of numbers in prose (locales, magnitude and number words).
+- ``prose_pattern``: the scanner's one regular expression, built once per locale.
+- ``prose_scan``: finding the numbers in a text (``scan_numbers``) and what is not a quantity.
+- ``prose_fields``: numbers_recorded's arguments and the texts it scans.
+- ``receipts``: what a number no fact records gets in its claim (span, nearest value).
+
+Exact arithmetic the core itself needs (the registry, Table, Ranking) is
+``groundplane_otel._arithmetic``.
+"""
