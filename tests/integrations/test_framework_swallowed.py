@@ -106,6 +106,24 @@ def test_a_passed_answer_is_not_counted(otel: Otel, langchain_app: Any) -> None:
     assert swallowed(otel) == []
 
 
+def test_a_span_marked_handled_is_not_counted(otel: Otel, langchain_app: Any) -> None:
+    """``Guard.mark_handled`` on the chat span (what an adapter calls when its framework
+    delivers the verdict): the block is counted once in outputs, never as swallowed."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    guard = otel.install(config())
+
+    class MarkChats(SpanProcessor):
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            if span.name.startswith("chat"):
+                guard.mark_handled(span)
+
+    otel.tracer_provider.add_span_processor(MarkChats())
+    assert WRONG["winner"] in langchain_app(WRONG)
+    assert outputs(otel) == [("blocked", 1)]
+    assert swallowed(otel) == []
+
+
 def test_an_enforce_scope_is_not_counted(otel: Otel, langchain_app: Any) -> None:
     """Inside enforce() the scope raises on exit: the app sees the refusal, nothing counted."""
     otel.install(config())

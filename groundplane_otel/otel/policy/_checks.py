@@ -19,21 +19,22 @@ from groundplane_otel.otel.policy._reader import Path, Reader, show, suggest
 
 __all__ = ["FAMILIES", "build_check"]
 
-FAMILIES: Final[Mapping[str, str]] = {
-    "superlative": "superlative",
-    "ranking_prefix": "ranking_prefix",
-    "aggregate_reconciles": "aggregate",
-    "entities_recorded": "entities",
-    "row_integrity": "row_integrity",
-    "comparison": "comparison",
-    "field_matches_fact": "field_match",
-    "no_restricted_values": "restricted",
-    "entities_in_scope": "scope",
-    "citations_retrieved": "citations",
-    "quotes_anchored": "anchors",
-    "numbers_recorded": "numbers",
-}
-"""Check family (the key a policy writes) → module in ``groundplane_otel.checks``."""
+FAMILIES: Final = (
+    "superlative",
+    "ranking_prefix",
+    "aggregate_reconciles",
+    "entities_recorded",
+    "row_integrity",
+    "comparison",
+    "field_matches_fact",
+    "no_restricted_values",
+    "entities_in_scope",
+    "citations_retrieved",
+    "quotes_anchored",
+    "numbers_recorded",
+)
+"""The check families a policy may name; each is its builder's name and its module's in
+``groundplane_otel.checks``."""
 
 _MANY_FACTS: Final = frozenset({"numbers_recorded"})
 """Families whose ``fact`` may be a list (the facts a text may draw on)."""
@@ -44,7 +45,7 @@ _FACT_LISTS: Final = ("facts", "documents", "approved")
 
 
 def _builder(family: str) -> Callable[..., NamedCheck]:
-    module = importlib.import_module(f"groundplane_otel.checks.{FAMILIES[family]}")
+    module = importlib.import_module(f"groundplane_otel.checks.{family}")
     builder: Callable[..., NamedCheck] = getattr(module, family)
     return builder
 
