@@ -11,7 +11,7 @@ cannot be read).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from groundplane_otel._claims import UnsupportedClaim
 from groundplane_otel.checks._base import check_name
@@ -40,40 +40,45 @@ def check_each(
     registry: FactRegistry,
     output: Any,
     checks: Sequence[CheckFn],
-    names: Sequence[str],
     *,
     mode: ReportMode = "all",
     on_error: OnError = "raise",
     blocked: Callable[[int], UnsupportedClaim | None] | None = None,
-) -> tuple[CheckResult, ...]:
-    """Run ``checks`` (named ``names``) in order on ``output``: one CheckResult each.
+) -> dict[int, BaseException]:
+    """Run ``checks`` in order on ``output``; return the ones that did not pass, by index.
 
-    ``mode`` "first" raises the first UnsupportedClaim (the rest are not run). ``on_error``
-    "raise" lets any other exception propagate; "record" makes it an ``error`` result carrying
-    it. ``blocked(index)`` returning a claim makes that check an ``error`` result carrying the
-    claim, without running it.
+    A failed check maps to the UnsupportedClaim it raised; ``mode`` "first" raises the first
+    one instead (the rest are not run). An exception other than a claim propagates
+    (``on_error`` "raise") or is kept as that check's failure ("record"). A check for which
+    ``blocked(index)`` gives a claim is not run: the claim is its failure. A check missing
+    from the result passed (nothing is allocated for it: the engine runs this per output).
     """
-    results: list[CheckResult] = []
+    failures: dict[int, BaseException] = {}
     for index, check in enumerate(checks):
-        name = names[index]
         if blocked is not None:
             reason = blocked(index)
             if reason is not None:
-                results.append(CheckResult(check, name, "error", reason))
+                failures[index] = reason
                 continue
         try:
             check(registry, output)
         except UnsupportedClaim as claim:
             if mode == "first":
                 raise
-            results.append(CheckResult(check, name, "unsupported", claim))
+            failures[index] = claim
         except Exception as exc:
             if on_error == "raise":
                 raise
-            results.append(CheckResult(check, name, "error", error=exc))
-        else:
-            results.append(CheckResult(check, name, "supported"))
-    return tuple(results)
+            failures[index] = exc
+    return failures
+
+
+def _result(check: CheckFn, name: str, failure: BaseException | None) -> CheckResult:
+    if failure is None:
+        return CheckResult(check, name, "supported")
+    if isinstance(failure, UnsupportedClaim):
+        return CheckResult(check, name, "unsupported", failure)
+    return CheckResult(check, name, "error", error=cast(Exception, failure))
 
 
 def run_checks(
@@ -90,5 +95,10 @@ def run_checks(
     "raise": it is a developer mistake, not a model mistake), or is an ``error`` result in the
     Report (``on_error`` "record"; the Report is then not ``ok``).
     """
-    names = [check_name(check) for check in checks]
-    return Report.of(check_each(registry, output, checks, names, mode=mode, on_error=on_error))
+    failures = check_each(registry, output, checks, mode=mode, on_error=on_error)
+    return Report.of(
+        tuple(
+            _result(check, check_name(check), failures.get(index))
+            for index, check in enumerate(checks)
+        )
+    )

@@ -27,7 +27,6 @@ def broken(registry: FactRegistry, output: Mapping[str, Any]) -> None:
 
 
 CHECKS = [supported, wrong, broken]
-NAMES = ["supported", "wrong", "broken"]
 
 
 def test_raise_lets_a_check_error_propagate() -> None:
@@ -60,25 +59,29 @@ def test_first_raises_the_first_claim_and_runs_no_further_check() -> None:
         ran.append("after")
 
     with pytest.raises(UnsupportedClaim, match="model said 'US'"):
-        check_each(
-            FactRegistry(), {"winner": "US"}, [wrong, after], ["wrong", "after"], mode="first"
-        )
+        check_each(FactRegistry(), {"winner": "US"}, [wrong, after], mode="first")
     assert ran == []
 
 
-def test_a_blocked_check_is_an_error_result_and_is_not_run() -> None:
-    """``blocked`` returning a claim for a check makes it an error result carrying that claim,
-    without calling the check."""
+def test_check_each_returns_only_the_checks_that_did_not_pass() -> None:
+    """The engine's call (mode "all", errors recorded): a passing check has no entry; a failed
+    one maps to the claim or the exception it raised, by index."""
+    failures = check_each(FactRegistry(), {"winner": "US"}, CHECKS, on_error="record")
+    assert sorted(failures) == [1, 2]
+    assert isinstance(failures[1], UnsupportedClaim)
+    assert failures[1].code == "wrong_winner"
+    assert isinstance(failures[2], ZeroDivisionError)
+
+
+def test_a_blocked_check_is_a_failure_and_is_not_run() -> None:
+    """``blocked`` returning a claim for a check makes that claim its failure, without calling
+    the check (on_error "raise" would otherwise let its ZeroDivisionError out)."""
     reason = UnsupportedClaim("<output>", None, None, fact="sales", code="fact_missing")
-    results = check_each(
+    failures = check_each(
         FactRegistry(),
         {"winner": "US"},
         [broken, supported],
-        ["broken", "supported"],
         on_error="raise",
         blocked=lambda index: reason if index == 0 else None,
     )
-    assert [(r.name, r.verdict, r.claim) for r in results] == [
-        ("broken", "error", reason),
-        ("supported", "supported", None),
-    ]
+    assert failures == {0: reason}

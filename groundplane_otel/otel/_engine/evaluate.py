@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from groundplane_otel.otel.config import BoundarySpec, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.otel.semconv import Outcome, Verdict
 from groundplane_otel.registry import FactRegistry
-from groundplane_otel.report import CheckResult, Report
+from groundplane_otel.report import Report
 
 __all__ = [
     "CheckPlan",
@@ -103,62 +103,68 @@ def run_all(
     mode), through the core's runner with errors recorded (a check that raises, or needs a fact
     it cannot read, is an error finding: fail closed). ``hint`` explains a missing fact (where
     facts come from)."""
+    reasons: dict[int, UnsupportedClaim] = {}  # check index -> why it cannot run
     blockers: dict[tuple[str, ...], tuple[str, str] | None] = {}  # checks share their facts
-
-    def blocked(index: int) -> UnsupportedClaim | None:
-        step = plan[index]
+    for index, step in enumerate(plan):
         needs = step.needs
         if not needs:
-            return None
+            continue
         if needs in blockers:
             found = blockers[needs]
         else:
             found = blockers[needs] = _blocker(needs, view)
-        if found is None:
-            return None
-        fact, reason = found
-        detail = f"check {step.name} needs fact {fact!r}"
-        if hint and reason == sc.REASON_FACT_MISSING:
-            detail = f"{detail}; {hint}"
-        return OutputUnchecked(boundary, reason, detail, fact=fact)
-
+        if found is not None:
+            fact, reason = found
+            detail = f"check {step.name} needs fact {fact!r}"
+            if hint and reason == sc.REASON_FACT_MISSING:
+                detail = f"{detail}; {hint}"
+            reasons[index] = OutputUnchecked(boundary, reason, detail, fact=fact)
     checks = [step.check for step in plan]
-    names = [step.name for step in plan]
-    results = check_each(view.registry, output, checks, names, on_error="record", blocked=blocked)
-    return run_of(boundary, plan, results, view)
+    blocked = reasons.get if reasons else None
+    failures = check_each(view.registry, output, checks, on_error="record", blocked=blocked)
+    return run_of(boundary, plan, failures, reasons, view)
 
 
 def run_of(
-    boundary: str, plan: Sequence[CheckPlan], results: Sequence[CheckResult], view: FactsView
+    boundary: str,
+    plan: Sequence[CheckPlan],
+    failures: Mapping[int, BaseException],
+    blocked: Container[int],
+    view: FactsView,
 ) -> Run:
-    """The engine's run of the runner's results, one per step of ``plan`` in order: (verdict
+    """The engine's run of what the core's runner returned for ``plan`` (the failures by check
+    index; ``blocked``: the indices that were not run, their failure saying why): (verdict
     per check, findings, names of the checks that passed)."""
+    if not failures:
+        return [(step.family, "supported") for step in plan], [], [step.name for step in plan]
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []
-    for step, result in zip(plan, results, strict=True):
+    for index, step in enumerate(plan):
         name, family = step.name, step.family
-        verdicts.append((family, result.verdict))
-        claim = result.claim
-        if result.verdict == "supported":
+        failure = failures.get(index)
+        if failure is None:
+            verdicts.append((family, "supported"))
             passed.append(name)
-        elif result.verdict == "unsupported" and claim is not None:
+        elif index in blocked and isinstance(failure, UnsupportedClaim):
+            verdicts.append((family, "error"))  # a fact it needs cannot be read
+            findings.append(Finding("error", failure.code, failure, name, family, failure.fact))
+        elif isinstance(failure, UnsupportedClaim):
+            verdicts.append((family, "unsupported"))
             needs = step.needs
-            fact = claim.fact or (needs[0] if len(needs) == 1 else None)
-            provenance = claim.provenance or _provenance(view, fact)
+            fact = failure.fact or (needs[0] if len(needs) == 1 else None)
+            provenance = failure.provenance or _provenance(view, fact)
             findings.append(
-                Finding("unsupported", claim.code, claim, name, family, fact, provenance)
+                Finding("unsupported", failure.code, failure, name, family, fact, provenance)
             )
-        elif claim is not None:  # not run: a fact it needs cannot be read
-            findings.append(Finding("error", claim.code, claim, name, family, claim.fact))
         else:  # a developer/data error inside the check: fail closed
-            exc = result.error
-            logger.warning("groundplane: check %s raised %s", name, type(exc).__name__)
-            error = OutputUnchecked(
-                boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(exc).__name__}"
+            logger.warning("groundplane: check %s raised %s", name, type(failure).__name__)
+            claim = OutputUnchecked(
+                boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(failure).__name__}"
             )
-            error.check_error = error.__cause__ = exc
-            findings.append(Finding("error", sc.REASON_CHECK_ERROR, error, name, family))
+            claim.check_error = claim.__cause__ = failure
+            findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
+            verdicts.append((family, "error"))
     return verdicts, findings, passed
 
 

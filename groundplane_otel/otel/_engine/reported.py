@@ -23,7 +23,7 @@ from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 from groundplane_otel.registry import FactRegistry
-from groundplane_otel.report import CheckResult, Report
+from groundplane_otel.report import Report
 
 __all__ = ["ReportOrError", "reported_evaluation"]
 
@@ -42,19 +42,26 @@ def _from_report(
     """The run a report describes, when its results cover every check of ``plan`` exactly
     once, by name (None: every check passed); None otherwise."""
     if report is None:
-        results = [CheckResult(step.check, step.name, "supported") for step in plan]
-        return run_of(boundary, plan, results, view)
+        return run_of(boundary, plan, {}, (), view)
     if not isinstance(report, Report):
         return None
     by_name = {result.name: result for result in report.results}
     names = [step.name for step in plan]
-    if (
-        len(set(names)) != len(names)
-        or len(report.results) != len(names)
-        or by_name.keys() != set(names)
-    ):
+    if len(set(names)) != len(names) or len(report.results) != len(names):
         return None
-    return run_of(boundary, plan, [by_name[name] for name in names], view)
+    if by_name.keys() != set(names):
+        return None
+    failures: dict[int, BaseException] = {}
+    blocked: set[int] = set()
+    for index, name in enumerate(names):
+        result = by_name[name]
+        failure = result.claim if result.claim is not None else result.error
+        if result.verdict == "supported" or failure is None:
+            continue
+        failures[index] = failure
+        if result.verdict == "error" and result.claim is not None:
+            blocked.add(index)
+    return run_of(boundary, plan, failures, blocked, view)
 
 
 def _before_checks(boundary: str, error: BaseException) -> Run:
