@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from groundplane_otel.report import Report
 
 __all__ = [
     "CheckPlan",
+    "Plan",
     "decide",
     "evaluate",
     "failed_run",
@@ -75,9 +76,33 @@ class CheckPlan:
     needs: tuple[str, ...]
 
 
-def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> tuple[CheckPlan, ...]:
+class Plan(tuple[CheckPlan, ...]):
+    """The checks of one boundary, in order, with what every run of them reads precomputed
+    (once per configuration: the engine runs them on every guarded output): the callables,
+    the verdicts and names of a run where all pass, and the indices of the checks that need
+    each distinct set of facts."""
+
+    checks: tuple[CheckFn, ...]
+    all_supported: tuple[tuple[str, Verdict], ...]
+    names: tuple[str, ...]
+    needs: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]
+
+    def __new__(cls, steps: Iterable[CheckPlan]) -> Plan:
+        plan = super().__new__(cls, steps)
+        plan.checks = tuple(step.check for step in plan)
+        plan.all_supported = tuple((step.family, "supported") for step in plan)
+        plan.names = tuple(step.name for step in plan)
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for index, step in enumerate(plan):
+            if step.needs:
+                groups.setdefault(step.needs, []).append(index)
+        plan.needs = tuple((needs, tuple(indices)) for needs, indices in groups.items())
+        return plan
+
+
+def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> Plan:
     """Name, family and needed facts of each check (its own ``facts``, else the boundary's)."""
-    return tuple(
+    return Plan(
         CheckPlan(
             check,
             check_name(check),
@@ -103,31 +128,26 @@ def run_all(
     mode), through the core's runner with errors recorded (a check that raises, or needs a fact
     it cannot read, is an error finding: fail closed). ``hint`` explains a missing fact (where
     facts come from)."""
+    steps = plan if isinstance(plan, Plan) else Plan(plan)
     reasons: dict[int, UnsupportedClaim] = {}  # check index -> why it cannot run
-    blockers: dict[tuple[str, ...], tuple[str, str] | None] = {}  # checks share their facts
-    for index, step in enumerate(plan):
-        needs = step.needs
-        if not needs:
+    for needs, indices in steps.needs:
+        found = _blocker(needs, view)
+        if found is None:
             continue
-        if needs in blockers:
-            found = blockers[needs]
-        else:
-            found = blockers[needs] = _blocker(needs, view)
-        if found is not None:
-            fact, reason = found
-            detail = f"check {step.name} needs fact {fact!r}"
+        fact, reason = found
+        for index in indices:
+            detail = f"check {steps[index].name} needs fact {fact!r}"
             if hint and reason == sc.REASON_FACT_MISSING:
                 detail = f"{detail}; {hint}"
             reasons[index] = OutputUnchecked(boundary, reason, detail, fact=fact)
-    checks = [step.check for step in plan]
     blocked = reasons.get if reasons else None
-    failures = check_each(view.registry, output, checks, on_error="record", blocked=blocked)
-    return run_of(boundary, plan, failures, reasons, view)
+    failures = check_each(view.registry, output, steps.checks, on_error="record", blocked=blocked)
+    return run_of(boundary, steps, failures, reasons, view)
 
 
 def run_of(
     boundary: str,
-    plan: Sequence[CheckPlan],
+    plan: Plan,
     failures: Mapping[int, BaseException],
     blocked: Container[int],
     view: FactsView,
@@ -136,7 +156,7 @@ def run_of(
     index; ``blocked``: the indices that were not run, their failure saying why): (verdict
     per check, findings, names of the checks that passed)."""
     if not failures:
-        return [(step.family, "supported") for step in plan], [], [step.name for step in plan]
+        return list(plan.all_supported), [], list(plan.names)
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []

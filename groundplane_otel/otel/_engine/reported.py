@@ -18,7 +18,7 @@ from typing import Any
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import redaction, withheld
-from groundplane_otel.otel._engine.evaluate import CheckPlan, Run, decide, run_all, run_of
+from groundplane_otel.otel._engine.evaluate import CheckPlan, Plan, Run, decide, run_all, run_of
 from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
@@ -36,9 +36,7 @@ def _view(registry: FactRegistry, facts: Sequence[str]) -> FactsView:
     return FactsView(registry.view([fact for fact in facts if fact in registry]), {})
 
 
-def _from_report(
-    boundary: str, plan: Sequence[CheckPlan], report: ReportOrError, view: FactsView
-) -> Run | None:
+def _from_report(boundary: str, plan: Plan, report: ReportOrError, view: FactsView) -> Run | None:
     """The run a report describes, when its results cover every check of ``plan`` exactly
     once, by name (None: every check passed); None otherwise."""
     if report is None:
@@ -114,6 +112,7 @@ def reported_evaluation(
 ) -> Evaluation:
     """The guard's evaluation of an output some other code checked (see the module docstring)."""
     view = _view(registry, facts)
+    plan = plan if isinstance(plan, Plan) else Plan(plan)
     described = report_or_error
     if isinstance(described, ClaimsUnsupported):  # mode "all": its report has every check
         described = described.report
