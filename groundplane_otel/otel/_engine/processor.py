@@ -31,7 +31,7 @@ from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import handoff as scopes  # the enforce() scopes
+from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
 from groundplane_otel.otel._engine.lineage import (
@@ -137,7 +137,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             if parent is None or parent.is_remote:
                 trace_id, span_id = span_ids(span)
                 self.store.root_started(trace_id, span_id)
-                scopes.bind(trace_id)
+                handoff.bind(trace_id)
             else:
                 trace_id = parent.trace_id
                 if trace_id in self.store.shared:
@@ -228,7 +228,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
     def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None:
         if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
-            scopes.release(trace_id)
+            handoff.release(trace_id)
 
     def shutdown(self) -> None:
         self._enabled = False
@@ -293,13 +293,13 @@ class GroundplaneSpanProcessor(SpanProcessor):
                 raise internal
             refused = next((e for e in evaluations if e.error is not None), None)
             if refused is not None and refused.error is not None:
-                deferred = scopes.deliver(span_ids(span)[0], refused.error)
+                deferred = handoff.deliver(span_ids(span)[0], refused.error)
                 if not deferred:
                     self.lineage.hand_up(span, refused.error)
                     self.swallow.raised(span, refused.boundary)
                     raise refused.error
             handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
-            if handed is not None and not scopes.in_flight(handed, sys.exc_info()[1]):
+            if handed is not None and not handoff.in_flight(handed, sys.exc_info()[1]):
                 raise handed  # a nested LLM span raised it, and something swallowed it
             if ended_with is not None:
                 raise ended_with

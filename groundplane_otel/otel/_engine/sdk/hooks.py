@@ -19,7 +19,7 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._engine import handoff as scopes  # the enforce() scopes
+from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
 from groundplane_otel.otel._engine.sdk import span_attributes
 from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
@@ -94,8 +94,8 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
     store, lineage = processor.store, processor._lineage
     roots, requests, shared = store._roots, store._requests, store.shared
     roots_limit, root_started = store._roots_limit, store.root_started
-    entered = scopes.entered  # empty until an enforce() scope was entered in this process
-    awaited = scopes.awaited  # traces an enforce() scope waits for
+    entered = handoff.entered  # empty until an enforce() scope was entered in this process
+    awaited = handoff.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
     bounded = BoundedAttributes
@@ -126,8 +126,8 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
                 trace_id, span_id = context[0], context[1]
                 if roots.setdefault(trace_id, span_id) != span_id or len(roots) > roots_limit:
                     root_started(trace_id, span_id)  # a second root, or prune: the store decides
-                if entered and scopes.current_scopes():
-                    scopes.bind(trace_id)
+                if entered and handoff.current_scopes():
+                    handoff.bind(trace_id)
             elif shared or lineage:
                 trace_id = parent[0]
                 if shared and trace_id in shared:  # two requests in one trace: whose span?
@@ -177,7 +177,7 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
                     if lineage:
                         lineage.pop(trace_id, None)
                     if trace_id in awaited:
-                        scopes.release(trace_id)
+                        handoff.release(trace_id)
                     return
                 processor._root_ended(trace_id, context[1], trace_id)
         except Exception:
