@@ -14,6 +14,7 @@ from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.trace import Span, Tracer, TracerProvider
 
+from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.evaluate import plan_checks
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
@@ -121,18 +122,19 @@ class Guard:
             raise ValueError(f"source must be one of {sc.FACT_SOURCES}, got {source!r}")
         if span is None or not span.get_span_context().is_valid:
             return
-        from groundplane_otel.otel.tools import record_tool_result
-
         try:
-            record_tool_result(
-                self,
-                span,
+            context = span.get_span_context()
+            provenance = Provenance(
                 tool,
-                fact,
-                result=value,
-                arguments=arguments,
-                source=source,
-                tool_call_id=tool_call_id,
+                dict(arguments),
+                f"{context.trace_id:032x}",
+                f"{context.span_id:016x}",
+                tool_call_id,
+            )
+            processor = self.processor
+            request = processor.request_of(span)
+            processor.capture.record_given(
+                request, fact, value, provenance=provenance, source=source
             )
         except Exception:
             self.processor._internal_error(f"record_fact ({source})")

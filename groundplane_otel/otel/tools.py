@@ -12,19 +12,16 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
-from groundplane_otel._copy import copy_in
-from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.capture import arguments_match
 from groundplane_otel.otel.install import Guard, active_guard
 
-__all__ = ["record_tool_result", "tool"]
+__all__ = ["tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger(__name__)
@@ -32,55 +29,6 @@ logger = logging.getLogger(__name__)
 
 def _json(value: Any) -> str:
     return json.dumps(value, default=repr)
-
-
-def record_tool_result(
-    guard: Guard,
-    span: Span,
-    tool: str,
-    fact: str | None,
-    *,
-    result: Any,
-    arguments: Mapping[str, Any],
-    source: str = "code",
-    tool_call_id: str | None = None,
-) -> None:
-    """Record ``result`` for the span's request (``tool_call_id``: the model's tool call id, in
-    the provenance). A result that cannot be a fact is counted, and the checks that need it
-    fail closed. Public form: ``Guard.record_fact``."""
-    processor = guard.processor
-    context = span.get_span_context()
-    request = processor.request_of(span)
-    provenance = Provenance(
-        tool,
-        dict(arguments),
-        f"{context.trace_id:032x}",
-        f"{context.span_id:016x}",
-        tool_call_id,
-    )
-    specs = [
-        spec
-        for spec in processor.capture.specs_for(tool)
-        if (fact is None or spec.name == fact) and arguments_match(spec, arguments)
-    ]
-    name = fact or tool
-    try:
-        payload = copy_in(result, fact=name)
-    except ValueError:  # NaN/inf or nesting too deep
-        for spec_name, kind in [(s.name, s.kind) for s in specs] or [(name, "value")]:
-            processor.store.problem(request, spec_name, "unparseable", kind=kind, source=source)
-        return
-    if specs:
-        for spec in specs:
-            processor.capture.record(
-                spec,
-                payload=payload,
-                request=request,
-                provenance=provenance,
-                source=source,
-            )
-        return
-    processor.store.record(request, name, payload, source=source, provenance=provenance)
 
 
 def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> Callable[[F], F]:

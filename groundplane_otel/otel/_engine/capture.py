@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from groundplane_otel._copy import copy_in
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
@@ -304,6 +305,42 @@ class FactCapture:
         self.record_parsed(
             specs, parsed, request=request, provenance=provenance, source=call.source
         )
+
+    def record_given(
+        self,
+        request: RequestKey,
+        fact: str | None,
+        result: Any,
+        *,
+        provenance: Provenance,
+        source: str,
+    ) -> None:
+        """Record a tool result handed over in code (``Guard.record_fact``): as each fact the
+        tool's FactSpecs declare for its arguments (only ``fact`` when given), else as a value
+        under ``fact`` (or the tool's name). A result that cannot be a fact is counted, and
+        the checks that need it fail closed."""
+        tool = provenance.tool or ""
+        specs = [
+            spec
+            for spec in self.specs_for(tool, provenance.args)
+            if fact is None or spec.name == fact
+        ]
+        name = fact or tool
+        try:
+            payload = copy_in(result, fact=name)
+        except ValueError:  # NaN/inf or nesting too deep
+            call = call_of(provenance)
+            for spec_name, kind in [(s.name, s.kind) for s in specs] or [(name, "value")]:
+                self.store.problem(
+                    request, spec_name, "unparseable", kind=kind, source=source, call=call
+                )
+            return
+        for spec in specs:
+            self.record(
+                spec, payload=payload, request=request, provenance=provenance, source=source
+            )
+        if not specs:
+            self.store.record(request, name, payload, source=source, provenance=provenance)
 
     def record_parsed(
         self,

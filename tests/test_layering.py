@@ -1,0 +1,147 @@
+"""The package's layering, pinned: who may import whom (docs/development.md draws it).
+
+Every import counts, ``TYPE_CHECKING`` ones included: a type-only arrow is still an arrow a
+reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "groundplane_otel"
+OTEL = "groundplane_otel.otel"
+
+# Lowest first. A module may import its own layer and the layers below it; ``engine`` and
+# ``policy`` are siblings that never import each other.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("groundplane_otel.",)),  # everything not otel/adapters/cli/plugin (below)
+    ("vocabulary", tuple(f"{OTEL}.{m}" for m in ("semconv", "config", "result", "environment"))),
+    ("engine", (f"{OTEL}._engine",)),
+    ("policy", (f"{OTEL}.policy",)),
+    (
+        "drivers",
+        tuple(f"{OTEL}.{m}" for m in ("install", "replay", "verifier", "sampling", "otlp_files")),
+    ),
+    (
+        "face",
+        (OTEL, *(f"{OTEL}.{m}" for m in ("scope", "tools", "testing", "_grounded"))),
+        # the entry points users name in configuration
+    ),
+    ("entry points", tuple(f"{OTEL}.{m}" for m in ("completion_hook", "instrumentor"))),
+    ("adapters", ("groundplane_otel.adapters",)),
+    ("commands", ("groundplane_otel.cli", "groundplane_otel.pytest_plugin")),
+)
+SIBLINGS = {frozenset({"engine", "policy"})}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def layer_of(module: str) -> int:
+    """The index of the most specific layer prefix ``module`` falls under."""
+    best, length = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            matched = module == prefix or module.startswith(prefix.rstrip(".") + ".")
+            if prefix == "groundplane_otel.":  # the package namespace is the core's face
+                matched = module == "groundplane_otel" or module.startswith(prefix)
+            if matched and len(prefix) > length:
+                best, length = index, len(prefix)
+    assert best >= 0, module
+    return best
+
+
+def imports(module: str) -> Iterator[str]:
+    """The package modules ``module`` imports (``from a import b`` names ``a.b`` when that is a
+    module, else ``a``)."""
+    tree = ast.parse(MODULES[module].read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found = full if full in MODULES else node.module
+                if found in MODULES and found != module:
+                    yield found
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES and alias.name != module:
+                    yield alias.name
+
+
+GRAPH = {module: set(imports(module)) for module in MODULES}
+
+
+def test_every_import_goes_to_the_same_layer_or_below() -> None:
+    """No module imports from a higher layer, and the engine and policy never import each other."""
+    wrong = []
+    for module, targets in GRAPH.items():
+        here = layer_of(module)
+        for target in targets:
+            there = layer_of(target)
+            names = frozenset({LAYERS[here][0], LAYERS[there][0]})
+            if there > here or (there != here and names in SIBLINGS):
+                wrong.append(f"{module} ({LAYERS[here][0]}) -> {target} ({LAYERS[there][0]})")
+    assert sorted(wrong) == []
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    """No import circle anywhere in the package (a circle means two modules are really one)."""
+    circles: list[list[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(GRAPH[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(GRAPH):
+        if node not in index:
+            visit(node)
+    assert circles == []
+
+
+def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
+    """At most 16 modules at the top of ``otel/``; the engine, policy reading and replay are
+    subpackages, and every module of the engine is private to the package."""
+    top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
+    assert len(top) <= 16, top
+    packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
+    assert packages == ["_engine", "policy", "replay"]
+
+
+def test_adapters_and_commands_use_the_public_face_only() -> None:
+    """Adapters, the CLI and the pytest plugin never import the engine."""
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if layer_of(module) >= layer_of("groundplane_otel.adapters")
+        for target in targets
+        if target.startswith(f"{OTEL}._engine")
+    )
+    assert reaching == []
