@@ -55,6 +55,11 @@ for _ in range(traces):
 """
 
 
+_ROOT = os.pathsep.join(
+    [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
+)
+
+
 def _instructions(script: Path, *args: str) -> int:
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
@@ -69,7 +74,7 @@ def _instructions(script: Path, *args: str) -> int:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
+            env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT},  # finds bench
         )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -120,7 +125,7 @@ def run_once() -> None:
                     [sys.executable, str(script), scenario, variant, "2"],
                     check=True,
                     capture_output=True,
-                    env={**os.environ, "PYTHONHASHSEED": "0"},
+                    env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT},  # finds bench
                 )
 
 
