@@ -3,7 +3,7 @@
 The engine decides (``Accounting.evaluate`` returns the ``Evaluation``s of a span's end) and
 hands every result to its driver's ``Results``: the live guard's ``Telemetry`` turns them into
 span attributes, events, status, metrics and log records; replay tallies them into its report
-(``replay.tally.Tally``), and the verifier's tally also exports them as OTLP metrics and log
+(``replay.stats.Tally``), and the verifier's tally also exports them as OTLP metrics and log
 records. Facts the store records are counted through the same interface.
 """
 
