@@ -151,9 +151,11 @@ def _serve(args: argparse.Namespace) -> int:
         config,
         meter_provider=meters,
         logger_provider=logs,
-        decision_wait_s=args.decision_wait,
+        root_wait_s=args.root_wait,
+        idle_timeout_s=args.decision_wait,
         max_traces=args.max_traces,
         max_spans_per_trace=args.max_spans_per_trace,
+        max_receive_message_bytes=args.max_receive_message_bytes,
     )
     try:
         server = VerifierServer(verifier, listen=args.listen, health=args.health).start()
@@ -175,6 +177,22 @@ def _serve(args: argparse.Namespace) -> int:
     meters.shutdown()
     logs.shutdown()
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A serve duration: finite and >= 0, else a usage error (exit 2)."""
+    value = float(text)
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a finite number of seconds >= 0: {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """A serve size: an integer > 0, else a usage error (exit 2)."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not an integer > 0: {text!r}")
+    return value
 
 
 def _version() -> int:
@@ -240,7 +258,22 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
     serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
-    _buffer_arguments(serve, float, 5.0, "SECONDS", "seconds")
+    _buffer_arguments(serve, _seconds, 300.0, "SECONDS", "idle timeout (no root span): seconds")
+    serve.add_argument(
+        "--root-wait",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds after a trace's root span arrived before it is decided (other services' "
+        "batches land meanwhile)",
+    )
+    serve.add_argument(
+        "--max-receive-message-bytes",
+        type=_positive,
+        default=4 * 1024 * 1024,
+        metavar="BYTES",
+        help="larger export requests are refused (RESOURCE_EXHAUSTED) and counted",
+    )
     commands.add_parser("version", help="print the installed version")
     return parser
 

@@ -87,7 +87,7 @@ def verifier(sink: Sink) -> Iterator[tuple[VerifierServer, MeterProvider, Logger
         SimpleLogRecordProcessor(OTLPLogExporter(endpoint=sink.endpoint, insecure=True))
     )
     server = VerifierServer(
-        Verifier(CONFIG, meter_provider=meters, logger_provider=logs, decision_wait_s=0.2),
+        Verifier(CONFIG, meter_provider=meters, logger_provider=logs, root_wait_s=0.2),
         listen="127.0.0.1:0",
         health="127.0.0.1:0",
         tick_s=0.05,
@@ -223,7 +223,7 @@ def fleet(replicas: int, winners: list[str]) -> dict[str, int]:
     servers = [
         VerifierServer(
             Verifier(
-                CONFIG, meter_provider=MeterProvider(metric_readers=[reader]), decision_wait_s=0.2
+                CONFIG, meter_provider=MeterProvider(metric_readers=[reader]), root_wait_s=0.2
             ),
             listen="127.0.0.1:0",
             health=None,
