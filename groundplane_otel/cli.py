@@ -141,11 +141,12 @@ def _serve(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     resource = Resource.create({"service.name": "groundplane-verifier"})
-    meters = MeterProvider(
+    meters = MeterProvider(  # shut down below, so a refused start exports nothing at exit
         resource=resource,
         metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())],
+        shutdown_on_exit=False,
     )
-    logs = LoggerProvider(resource=resource)
+    logs = LoggerProvider(resource=resource, shutdown_on_exit=False)
     logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
     verifier = Verifier(
         config,
@@ -272,7 +273,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=4 * 1024 * 1024,
         metavar="BYTES",
-        help="larger export requests are refused (RESOURCE_EXHAUSTED) and counted",
+        help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted",
     )
     commands.add_parser("version", help="print the installed version")
     return parser

@@ -10,7 +10,8 @@ block). A trace is decided ``root_wait_s`` after its root span (no parent) arriv
 ends last, so the answer and its facts are in; the wait lets other services' batches land — or,
 when no root ever arrives, ``idle_timeout_s`` after its last span. A trace the engine raises on
 is counted ``failed`` and logged once; the decision loop, the intake and the drain go on.
-Requests over ``max_receive_message_bytes`` are refused (``RESOURCE_EXHAUSTED``) and counted. From the engine's results it
+Requests over ``max_receive_message_bytes`` are refused (``INVALID_ARGUMENT``, which OTLP
+clients do not retry) and counted. From the engine's results it
 exports the same ``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one
 ``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span
 ids, and its own intake counters. ``/healthz`` answers 200 while serving and 503 while
@@ -203,8 +204,8 @@ class Verifier:
         if len(data) > self.max_receive_message_bytes:
             with self.lock:
                 self.stats.oversize_requests += 1
-            return _Refused(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            return _Refused(  # permanent: OTLP clients do not retry INVALID_ARGUMENT
+                grpc.StatusCode.INVALID_ARGUMENT,
                 f"request of {len(data)} bytes is over the verifier's limit of "
                 f"{self.max_receive_message_bytes} (--max-receive-message-bytes)",
             )
