@@ -13,8 +13,8 @@ import argparse
 import dataclasses
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
@@ -204,7 +204,7 @@ def _version() -> int:
 
 
 def _buffer_arguments(
-    parser: argparse.ArgumentParser, kind: type, wait: float, unit: str, what: str
+    parser: argparse.ArgumentParser, kind: Callable[[str], Any], wait: float, unit: str, what: str
 ) -> None:
     """The trace buffer's bounds, shared by replay (waits in spans) and serve (in seconds)."""
     parser.add_argument(

@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
@@ -118,7 +118,7 @@ class _TraceBuffer(Replayer):
         rooted = self.roots.pop(trace_id, None) is not None
         try:
             super()._decide(trace_id, state, early=early)
-        except Exception as exc:  # noqa: BLE001 - one poison trace must not stop the rest
+        except Exception as exc:
             reason = type(exc).__name__
             stats.failed += 1
             stats.failures[reason] = stats.failures.get(reason, 0) + 1
@@ -210,21 +210,24 @@ class Verifier:
                 f"{self.max_receive_message_bytes} (--max-receive-message-bytes)",
             )
         try:
-            return trace_service_pb2.ExportTraceServiceRequest.FromString(data)
+            request: trace_service_pb2.ExportTraceServiceRequest
+            request = trace_service_pb2.ExportTraceServiceRequest.FromString(data)
         except DecodeError as exc:
             with self.lock:
                 self.stats.unreadable_requests += 1
             return _Refused(grpc.StatusCode.INVALID_ARGUMENT, f"unreadable request: {exc}")
+        return request
 
-    def Export(  # noqa: N802 - the gRPC method name
+    def Export(
         self, request: trace_service_pb2.ExportTraceServiceRequest | _Refused, context: Any
     ) -> trace_service_pb2.ExportTraceServiceResponse:
         if isinstance(request, _Refused):
-            context.abort(request.code, request.message)
+            context.abort(request.code, request.message)  # raises: the call ends here
+            return trace_service_pb2.ExportTraceServiceResponse()
         with self.lock:
             try:
                 self.replayer.feed(request)
-            except Exception as exc:  # noqa: BLE001 - intake must outlive any request
+            except Exception as exc:
                 self.stats.unreadable_requests += 1
                 _log.warning("groundplane-otel verifier: request not read: %r", exc)
                 if context is not None:
@@ -241,7 +244,7 @@ class Verifier:
         with self.lock:
             try:
                 self.replayer.finish()
-            except Exception:  # noqa: BLE001 - shutdown must still flush what was decided
+            except Exception:
                 _log.exception("groundplane-otel verifier: drain stopped early")
 
     def _observe_spans(self, options: CallbackOptions) -> Iterator[Observation]:
@@ -334,7 +337,7 @@ class VerifierServer:
         while not self._stopping.wait(self._tick_s):
             try:
                 self.verifier.tick()
-            except Exception:  # noqa: BLE001 - the decision thread must never die
+            except Exception:
                 _log.exception("groundplane-otel verifier: tick failed")
 
     def stop(self, grace_s: float = 5.0) -> None:
