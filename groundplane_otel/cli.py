@@ -255,7 +255,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")
-    serve = commands.add_parser("serve", help="run the fleet verifier (an OTLP/gRPC receiver)")
+    serve = commands.add_parser(
+        "serve",
+        help="run the fleet verifier (an OTLP/gRPC receiver)",
+        description="A trace is decided --root-wait seconds (default 5) after its root span "
+        "arrived, or --decision-wait seconds (default 300) after its last span when no root "
+        "arrives. Exit 0 after SIGTERM/SIGINT (every buffered trace decided, telemetry "
+        "flushed); exit 2 on a usage error, an invalid policy or an address already in use.",
+    )
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
     serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
@@ -273,7 +280,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=4 * 1024 * 1024,
         metavar="BYTES",
-        help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted",
+        help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted "
+        "(default 4 MiB)",
     )
     commands.add_parser("version", help="print the installed version")
     return parser
