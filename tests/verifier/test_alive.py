@@ -118,11 +118,11 @@ def test_a_trace_the_engine_raises_on_is_counted_failed_and_the_ticker_goes_on(
     agent_request(agents, tools, "US")
     stats = server.verifier.stats
     wait_for(lambda: stats.root_ended == 1, timeout=5)
-    assert time.monotonic() - sent < 2.0
+    assert time.monotonic() - sent < 3.0
     assert server._ticker.is_alive()
     assert (stats.failed, stats.failures) == (1, {"ValueError": 1})
     assert server.verifier.replayer.stats.outputs == {("answer", "flagged"): 1}
-    (record,) = caplog.records
+    (record,) = [r for r in caplog.records if r.name == "groundplane_otel.otel.verifier"]
     assert record.getMessage() == (
         f"groundplane-otel verifier: trace {poisoned_id:032x} (1 spans) not decided: "
         "ValueError: poisoned"
@@ -203,8 +203,8 @@ def test_a_trace_whose_root_never_arrives_is_decided_after_the_idle_timeout(
     endpoint = f"127.0.0.1:{server.port}"
     tools = service("sales-service", endpoint)
     headers = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    sent = time.monotonic()  # before the spans arrive: the timeout counts from them
     sales_service(tools, headers)
-    sent = time.monotonic()
     stats = server.verifier.stats
     wait_for(lambda: stats.idle == 1, timeout=5)
     assert time.monotonic() - sent >= 0.6
