@@ -13,6 +13,7 @@ import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -258,3 +259,33 @@ def test_a_second_verifier_on_a_port_in_use_is_refused(start: Start) -> None:
     verifier = Verifier(CONFIG, meter_provider=MeterProvider())
     with pytest.raises(OSError, match=rf"^cannot listen on '{listen}' \(in use\?\): "):
         VerifierServer(verifier, listen=listen, health=None)
+
+
+def test_spans_with_empty_or_short_ids_never_stop_later_decisions(start: Start) -> None:
+    """Spans with an empty, a 1-byte and a 16-byte span id (sent as OTLP protobuf over gRPC,
+    which the SDK's exporter cannot produce) never stop the ticker: each trace gets one
+    outcome and the wrong answer after them is flagged."""
+    server = start(root_wait_s=0.1)
+    endpoint = f"127.0.0.1:{server.port}"
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    spans = request.resource_spans.add().scope_spans.add().spans
+    for index, span_id in enumerate((b"", b"\x01", b"\x02" * 16)):
+        trace_id = (index + 1).to_bytes(16, "big")
+        spans.add(name="root", trace_id=trace_id, span_id=b"\x09" * 8)
+        spans.add(name="child", trace_id=trace_id, span_id=span_id, parent_span_id=b"\x09" * 8)
+    with grpc.insecure_channel(endpoint) as channel:
+        trace_service_pb2_grpc.TraceServiceStub(channel).Export(request, timeout=5)
+    agents, tools = service("agent-service", endpoint), service("sales-service", endpoint)
+    agent_request(agents, tools, "US")
+    stats = server.verifier.stats
+    wait_for(lambda: stats.root_ended + stats.failed == 4, timeout=10)
+    assert server._ticker.is_alive()
+    assert server.verifier.replayer.stats.outputs == {("answer", "flagged"): 1}
+    # replay's readers may learn to skip such spans (then the traces are decided): one outcome
+    # per trace either way
+    assert (stats.root_ended, stats.failed, stats.failures) in (
+        (1, 3, {"KeyError": 2, "OverflowError": 1}),
+        (4, 0, {}),
+    )
+    agents.shutdown()
+    tools.shutdown()
