@@ -127,7 +127,7 @@ def run(smoke: bool) -> list[Section]:
                 ExportTraceServiceRequest().ParseFromString(body)
 
         def intake() -> None:
-            verifier = Verifier(config, meter_provider=MeterProvider(), decision_wait_s=0.0)
+            verifier = Verifier(config, meter_provider=MeterProvider(), idle_timeout_s=0.0)
             for body in payloads:
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)

@@ -13,8 +13,8 @@ import argparse
 import dataclasses
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
@@ -141,19 +141,22 @@ def _serve(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     resource = Resource.create({"service.name": "groundplane-verifier"})
-    meters = MeterProvider(
+    meters = MeterProvider(  # shut down below, so a refused start exports nothing at exit
         resource=resource,
         metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())],
+        shutdown_on_exit=False,
     )
-    logs = LoggerProvider(resource=resource)
+    logs = LoggerProvider(resource=resource, shutdown_on_exit=False)
     logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
     verifier = Verifier(
         config,
         meter_provider=meters,
         logger_provider=logs,
-        decision_wait_s=args.decision_wait,
+        root_wait_s=args.root_wait,
+        idle_timeout_s=args.decision_wait,
         max_traces=args.max_traces,
         max_spans_per_trace=args.max_spans_per_trace,
+        max_receive_message_bytes=args.max_receive_message_bytes,
     )
     try:
         server = VerifierServer(verifier, listen=args.listen, health=args.health).start()
@@ -177,6 +180,22 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    """A serve duration: finite and >= 0, else a usage error (exit 2)."""
+    value = float(text)
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a finite number of seconds >= 0: {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """A serve size: an integer > 0, else a usage error (exit 2)."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not an integer > 0: {text!r}")
+    return value
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -185,7 +204,7 @@ def _version() -> int:
 
 
 def _buffer_arguments(
-    parser: argparse.ArgumentParser, kind: type, wait: float, unit: str, what: str
+    parser: argparse.ArgumentParser, kind: Callable[[str], Any], wait: float, unit: str, what: str
 ) -> None:
     """The trace buffer's bounds, shared by replay (waits in spans) and serve (in seconds)."""
     parser.add_argument(
@@ -236,11 +255,34 @@ def _parser() -> argparse.ArgumentParser:
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")
-    serve = commands.add_parser("serve", help="run the fleet verifier (an OTLP/gRPC receiver)")
+    serve = commands.add_parser(
+        "serve",
+        help="run the fleet verifier (an OTLP/gRPC receiver)",
+        description="A trace is decided --root-wait seconds (default 5) after its root span "
+        "arrived, or --decision-wait seconds (default 300) after its last span when no root "
+        "arrives. Exit 0 after SIGTERM/SIGINT (every buffered trace decided, telemetry "
+        "flushed); exit 2 on a usage error, an invalid policy or an address already in use.",
+    )
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
     serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
-    _buffer_arguments(serve, float, 5.0, "SECONDS", "seconds")
+    _buffer_arguments(serve, _seconds, 300.0, "SECONDS", "idle timeout (no root span): seconds")
+    serve.add_argument(
+        "--root-wait",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds after a trace's root span arrived before it is decided (other services' "
+        "batches land meanwhile)",
+    )
+    serve.add_argument(
+        "--max-receive-message-bytes",
+        type=_positive,
+        default=4 * 1024 * 1024,
+        metavar="BYTES",
+        help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted "
+        "(default 4 MiB)",
+    )
     commands.add_parser("version", help="print the installed version")
     return parser
 

@@ -117,7 +117,8 @@ METRIC_SWALLOWED: Final = "groundplane.outputs.swallowed"  # blocks that never r
 METRIC_CHECK_DURATION: Final = "groundplane.check.duration"
 METRIC_FACTS: Final = "groundplane.facts"
 METRIC_VERIFIER_SPANS: Final = "groundplane.verifier.spans"  # received / dropped
-METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # decided / incomplete
+METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # root_ended/idle/incomplete/failed
+METRIC_VERIFIER_REQUESTS: Final = "groundplane.verifier.requests"  # received/oversize/unreadable
 VERIFIER_OUTCOME: Final = "groundplane.verifier.outcome"
 METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
 # summary attributes not written on a guarded span at its attribute limit (never evict the app's)
@@ -128,6 +129,7 @@ UNIT_SECONDS: Final = "s"
 UNIT_FACT: Final = "{fact}"
 UNIT_SPAN: Final = "{span}"
 UNIT_TRACE: Final = "{trace}"
+UNIT_REQUEST: Final = "{request}"
 UNIT_ATTRIBUTE: Final = "{attribute}"
 DURATION_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 

@@ -4,9 +4,14 @@ Agents whose tools run in another service (an MCP server, a retrieval or SQL ser
 guarded in process: only something that sees the whole trace can check the answer. The verifier
 receives spans from every service (behind the Collector's ``load_balancing`` exporter, routed by
 trace id, so each replica gets whole traces), assembles them in a bounded buffer (``Replayer``:
-max traces, max spans per trace, a decision wait in seconds since a trace's last span — every
-drop counted) and runs the policy through the guard's own processor, **observe only** (it sees
-answers after they reached the user: it never claims a block). From the engine's results it
+max traces, max spans per trace — every drop counted) and runs the policy through the guard's
+own processor, **observe only** (it sees answers after they reached the user: it never claims a
+block). A trace is decided ``root_wait_s`` after its root span (no parent) arrived — the root
+ends last, so the answer and its facts are in; the wait lets other services' batches land — or,
+when no root ever arrives, ``idle_timeout_s`` after its last span. A trace the engine raises on
+is counted ``failed`` and logged once; the decision loop, the intake and the drain go on.
+Requests over ``max_receive_message_bytes`` are refused (``INVALID_ARGUMENT``, which OTLP
+clients do not retry) and counted. From the engine's results it
 exports the same ``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one
 ``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span
 ids, and its own intake counters. ``/healthz`` answers 200 while serving and 503 while
@@ -16,24 +21,30 @@ draining; ``stop()`` drains (decides every buffered trace), then flushes.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay import Replayer
 
-__all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "observe_only"]
+__all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "VerifierStats", "observe_only"]
 
 MODE_VERIFIER = "verifier"
+DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024  # gRPC's own default
+_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+_log = logging.getLogger(__name__)
 
 
 def observe_only(config: GuardConfig) -> GuardConfig:
@@ -42,8 +53,94 @@ def observe_only(config: GuardConfig) -> GuardConfig:
     return dataclasses.replace(config, mode="observe", boundaries=boundaries)
 
 
-class Verifier(trace_service_pb2_grpc.TraceServiceServicer):
-    """The receiving end: every export is fed to one ``Replayer`` under a lock."""
+@dataclasses.dataclass(slots=True)
+class VerifierStats:
+    """How each trace was decided and what became of each request; one outcome per trace:
+    ``root_ended`` (its root span arrived), ``idle`` (no root: the idle timeout or the drain),
+    ``incomplete`` (decided early, buffer full, or lost spans), ``failed`` (the engine raised)."""
+
+    root_ended: int = 0
+    idle: int = 0
+    incomplete: int = 0
+    failed: int = 0
+    failures: dict[str, int] = dataclasses.field(default_factory=dict)  # by exception type
+    oversize_requests: int = 0  # over max_receive_message_bytes, refused
+    unreadable_requests: int = 0  # not an ExportTraceServiceRequest, or intake raised
+
+
+class _Refused:
+    """A request the verifier will not read: the gRPC status it gets back, and why."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: Any, message: str) -> None:
+        self.code, self.message = code, message
+
+
+class _TraceBuffer(Replayer):
+    """Replay's buffer with the verifier's rule: a trace is due ``root_wait_s`` after its root
+    span arrived; deciding one never raises (a failure is counted, logged once)."""
+
+    def __init__(
+        self, config: GuardConfig, stats: VerifierStats, root_wait_s: float, **options: Any
+    ) -> None:
+        super().__init__(config, **options)
+        self.verifier_stats = stats
+        self.root_wait_s = root_wait_s
+        self.roots: OrderedDict[bytes, float] = OrderedDict()  # trace id -> when it is due
+
+    def feed(self, request: trace_service_pb2.ExportTraceServiceRequest) -> None:
+        due = time.monotonic() + self.root_wait_s
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    if not span.parent_span_id:
+                        self.roots.setdefault(span.trace_id, due)
+        super().feed(request)
+
+    def decide_roots(self) -> int:
+        """Decide the traces whose root arrived ``root_wait_s`` ago; how many were decided."""
+        now, decided, roots, buffer = time.monotonic(), 0, self.roots, self._buffer
+        while roots:
+            trace_id, due = next(iter(roots.items()))
+            if due > now:
+                break
+            state = buffer.pop(trace_id, None)
+            if state is None:  # already decided (buffer full)
+                del roots[trace_id]
+                continue
+            self._decide(trace_id, state, early=False)
+            decided += 1
+        return decided
+
+    def _decide(self, trace_id: bytes, state: Any, *, early: bool) -> None:
+        stats = self.verifier_stats
+        rooted = self.roots.pop(trace_id, None) is not None
+        try:
+            super()._decide(trace_id, state, early=early)
+        except Exception as exc:
+            reason = type(exc).__name__
+            stats.failed += 1
+            stats.failures[reason] = stats.failures.get(reason, 0) + 1
+            _log.warning(
+                "groundplane-otel verifier: trace %s (%d spans) not decided: %s: %.200s",
+                trace_id.hex(),
+                len(state.spans),
+                reason,
+                exc,
+            )
+            return
+        if early or state.dropped:
+            stats.incomplete += 1
+        elif rooted:
+            stats.root_ended += 1
+        else:
+            stats.idle += 1
+
+
+class Verifier:
+    """The receiving end of OTLP/gRPC ``TraceService/Export``: every export is fed to one trace
+    buffer under a lock; ``tick`` decides what is due, ``drain`` everything (never raising)."""
 
     def __init__(
         self,
@@ -51,13 +148,19 @@ class Verifier(trace_service_pb2_grpc.TraceServiceServicer):
         *,
         meter_provider: MeterProvider,
         logger_provider: Any = None,
-        decision_wait_s: float = 5.0,
+        root_wait_s: float = 5.0,
+        idle_timeout_s: float = 300.0,
         max_traces: int = 10_000,
         max_spans_per_trace: int = 10_000,
+        max_receive_message_bytes: int = DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
     ) -> None:
-        self.replayer = Replayer(
+        self.stats = VerifierStats()
+        self.max_receive_message_bytes = max_receive_message_bytes
+        self.replayer = _TraceBuffer(
             observe_only(config),
-            decision_wait=decision_wait_s,
+            self.stats,
+            root_wait_s,
+            decision_wait=idle_timeout_s,
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
             max_findings=0,  # findings go out as log records, not into a report
@@ -80,23 +183,69 @@ class Verifier(trace_service_pb2_grpc.TraceServiceServicer):
             unit=sc.UNIT_TRACE,
             description="Traces the verifier decided, by outcome.",
         )
+        meter.create_observable_counter(
+            sc.METRIC_VERIFIER_REQUESTS,
+            callbacks=[self._observe_requests],
+            unit=sc.UNIT_REQUEST,
+            description="Export requests the verifier received, by outcome.",
+        )
+
+    def handler(self) -> Any:
+        """The gRPC handler of ``TraceService/Export``, reading requests through ``read``."""
+        export = grpc.unary_unary_rpc_method_handler(
+            self.Export,
+            request_deserializer=self.read,
+            response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
+        )
+        return grpc.method_handlers_generic_handler(_SERVICE, {"Export": export})
+
+    def read(self, data: bytes) -> trace_service_pb2.ExportTraceServiceRequest | _Refused:
+        """A request's bytes, or why it is refused (counted): over the size limit, unparsable."""
+        if len(data) > self.max_receive_message_bytes:
+            with self.lock:
+                self.stats.oversize_requests += 1
+            return _Refused(  # permanent: OTLP clients do not retry INVALID_ARGUMENT
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"request of {len(data)} bytes is over the verifier's limit of "
+                f"{self.max_receive_message_bytes} (--max-receive-message-bytes)",
+            )
+        try:
+            request: trace_service_pb2.ExportTraceServiceRequest
+            request = trace_service_pb2.ExportTraceServiceRequest.FromString(data)
+        except DecodeError as exc:
+            with self.lock:
+                self.stats.unreadable_requests += 1
+            return _Refused(grpc.StatusCode.INVALID_ARGUMENT, f"unreadable request: {exc}")
+        return request
 
     def Export(
-        self, request: trace_service_pb2.ExportTraceServiceRequest, context: Any
+        self, request: trace_service_pb2.ExportTraceServiceRequest | _Refused, context: Any
     ) -> trace_service_pb2.ExportTraceServiceResponse:
+        if isinstance(request, _Refused):
+            context.abort(request.code, request.message)  # raises: the call ends here
+            return trace_service_pb2.ExportTraceServiceResponse()
         with self.lock:
-            self.replayer.feed(request)
+            try:
+                self.replayer.feed(request)
+            except Exception as exc:
+                self.stats.unreadable_requests += 1
+                _log.warning("groundplane-otel verifier: request not read: %r", exc)
+                if context is not None:
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unreadable request: {exc}")
         return trace_service_pb2.ExportTraceServiceResponse()
 
     def tick(self) -> int:
-        """Decide the traces whose wait has passed."""
+        """Decide the traces that are due (root ended, or idle); how many were decided."""
         with self.lock:
-            return self.replayer.decide_ready()
+            return self.replayer.decide_roots() + self.replayer.decide_ready()
 
     def drain(self) -> None:
-        """Decide every buffered trace now (shutdown)."""
+        """Decide every buffered trace now (shutdown); never raises."""
         with self.lock:
-            self.replayer.finish()
+            try:
+                self.replayer.finish()
+            except Exception:
+                _log.exception("groundplane-otel verifier: drain stopped early")
 
     def _observe_spans(self, options: CallbackOptions) -> Iterator[Observation]:
         stats = self.replayer.stats
@@ -104,9 +253,17 @@ class Verifier(trace_service_pb2_grpc.TraceServiceServicer):
         yield Observation(stats.dropped_spans, {sc.VERIFIER_OUTCOME: "dropped"})
 
     def _observe_traces(self, options: CallbackOptions) -> Iterator[Observation]:
-        stats = self.replayer.stats
-        yield Observation(stats.traces - stats.incomplete_traces, {sc.VERIFIER_OUTCOME: "decided"})
-        yield Observation(stats.incomplete_traces, {sc.VERIFIER_OUTCOME: "incomplete"})
+        stats = self.stats
+        yield Observation(stats.root_ended, {sc.VERIFIER_OUTCOME: "root_ended"})
+        yield Observation(stats.idle, {sc.VERIFIER_OUTCOME: "idle"})
+        yield Observation(stats.incomplete, {sc.VERIFIER_OUTCOME: "incomplete"})
+        yield Observation(stats.failed, {sc.VERIFIER_OUTCOME: "failed"})
+
+    def _observe_requests(self, options: CallbackOptions) -> Iterator[Observation]:
+        stats = self.stats
+        yield Observation(self.replayer.stats.requests, {sc.VERIFIER_OUTCOME: "received"})
+        yield Observation(stats.oversize_requests, {sc.VERIFIER_OUTCOME: "oversize"})
+        yield Observation(stats.unreadable_requests, {sc.VERIFIER_OUTCOME: "unreadable"})
 
 
 class _Health(BaseHTTPRequestHandler):
@@ -138,13 +295,18 @@ class VerifierServer:
         tick_s: float = 0.2,
     ) -> None:
         self.verifier = verifier
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            verifier, self.server
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=workers),
+            handlers=[verifier.handler()],
+            options=[
+                ("grpc.so_reuseport", 0),  # a second replica on the port is refused, not split
+                ("grpc.max_receive_message_length", -1),  # the verifier's own limit counts
+            ],
         )
-        self.port = self.server.add_insecure_port(listen)
-        if self.port == 0:
-            raise ValueError(f"cannot listen on {listen!r}")
+        try:
+            self.port = self.server.add_insecure_port(listen)
+        except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
+            raise OSError(f"cannot listen on {listen!r} (in use?): {exc}") from None
         self.serving = threading.Event()
         self._stopping = threading.Event()
         self._tick_s = tick_s
@@ -173,7 +335,10 @@ class VerifierServer:
 
     def _tick(self) -> None:
         while not self._stopping.wait(self._tick_s):
-            self.verifier.tick()
+            try:
+                self.verifier.tick()
+            except Exception:
+                _log.exception("groundplane-otel verifier: tick failed")
 
     def stop(self, grace_s: float = 5.0) -> None:
         """Graceful: refuse new exports, finish those in flight, decide every buffered trace;

@@ -4,8 +4,6 @@ a running verifier (tool span in one service, the answer in the other, context p
 
 from __future__ import annotations
 
-import json
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -14,62 +12,17 @@ from typing import Any
 
 import grpc
 import pytest
-from opentelemetry import propagate
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, PeriodicExportingMetricReader
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import SpanKind
-from otel_harness import SALES_ROWS, answer, sales_config
+from otlp_services import CONFIG, agent_request, service, wait_for
 from otlp_sink import Sink
 
 from groundplane_otel.otel.verifier import Verifier, VerifierServer
-
-CONFIG = sales_config()  # enforce in the policy: the verifier still only observes
-AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
-
-
-def service(name: str, endpoint: str) -> TracerProvider:
-    provider = TracerProvider(resource=Resource.create({"service.name": name}))
-    provider.add_span_processor(
-        SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint, insecure=True))
-    )
-    return provider
-
-
-def sales_service(tools: TracerProvider, headers: dict[str, str]) -> None:
-    """Service A: a request handler that runs the tool (its span carries the result)."""
-    tracer = tools.get_tracer("sales-service")
-    context = propagate.extract(headers)
-    with tracer.start_as_current_span("GET /sales", context=context, kind=SpanKind.SERVER):
-        attributes = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "top_sales",
-            "gen_ai.tool.call.result": json.dumps(SALES_ROWS),
-        }
-        with tracer.start_as_current_span("execute_tool top_sales", attributes=attributes):
-            pass
-
-
-def agent_request(agents: TracerProvider, tools: TracerProvider, winner: str) -> Any:
-    """Service B: the agent calls service A (traceparent in the headers), then answers."""
-    tracer = agents.get_tracer("agent-service")
-    with tracer.start_as_current_span("invoke_agent analyst", attributes=AGENT):
-        headers: dict[str, str] = {}
-        propagate.inject(headers)
-        sales_service(tools, headers)
-        with tracer.start_as_current_span(
-            "chat m", attributes={"gen_ai.operation.name": "chat"}
-        ) as chat:
-            chat.set_attribute("gen_ai.output.messages", answer({"winner": winner}))
-    return chat.get_span_context()
 
 
 @pytest.fixture
@@ -87,7 +40,7 @@ def verifier(sink: Sink) -> Iterator[tuple[VerifierServer, MeterProvider, Logger
         SimpleLogRecordProcessor(OTLPLogExporter(endpoint=sink.endpoint, insecure=True))
     )
     server = VerifierServer(
-        Verifier(CONFIG, meter_provider=meters, logger_provider=logs, decision_wait_s=0.2),
+        Verifier(CONFIG, meter_provider=meters, logger_provider=logs, root_wait_s=0.2),
         listen="127.0.0.1:0",
         health="127.0.0.1:0",
         tick_s=0.05,
@@ -96,14 +49,6 @@ def verifier(sink: Sink) -> Iterator[tuple[VerifierServer, MeterProvider, Logger
     server.stop(grace_s=1)
     meters.shutdown()
     logs.shutdown()
-
-
-def wait_for(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.02)
 
 
 def test_a_tool_in_one_service_and_the_answer_in_another_are_checked(
@@ -223,7 +168,7 @@ def fleet(replicas: int, winners: list[str]) -> dict[str, int]:
     servers = [
         VerifierServer(
             Verifier(
-                CONFIG, meter_provider=MeterProvider(metric_readers=[reader]), decision_wait_s=0.2
+                CONFIG, meter_provider=MeterProvider(metric_readers=[reader]), root_wait_s=0.2
             ),
             listen="127.0.0.1:0",
             health=None,

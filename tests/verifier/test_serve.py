@@ -1,0 +1,102 @@
+"""``groundplane-otel serve`` as an operator runs it (a subprocess, the real OTLP exporters both
+ways): SIGTERM with a poison trace buffered, a port already in use, bad values."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from otlp_services import agent_request, deep_chain, service
+from otlp_sink import Sink
+
+from groundplane_otel.cli import main
+
+POLICY = str(Path(__file__).with_name("sales_policy.yaml"))
+
+
+def serve(sink: Sink, *options: str) -> subprocess.Popen[str]:
+    """The CLI serving on an ephemeral port, exporting to the sink."""
+    env = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{sink.endpoint}",
+        "OTEL_EXPORTER_OTLP_INSECURE": "true",
+    }
+    command = [sys.executable, "-m", "groundplane_otel.cli", "serve", "--policy", POLICY]
+    command += ["--health", "127.0.0.1:0", *options]
+    return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+
+
+def listening_port(process: subprocess.Popen[str]) -> int:
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert "verifier listening on" in line, line
+    return int(line.split("(port ")[1].split(")")[0])
+
+
+@pytest.fixture
+def running(sink: Sink) -> Iterator[subprocess.Popen[str]]:
+    process = serve(sink, "--listen", "127.0.0.1:0", "--root-wait", "600")
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait(10)
+
+
+def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
+    sink: Sink, running: subprocess.Popen[str]
+) -> None:
+    """20 buffered wrong answers and a 1,500-deep leaf-first chain: SIGTERM drains without a
+    traceback, exit 0, and all 20 findings arrive as log records."""
+    endpoint = f"127.0.0.1:{listening_port(running)}"
+    agents, tools = service("agent-service", endpoint), service("sales-service", endpoint)
+    for _ in range(10):
+        agent_request(agents, tools, "US")
+    deep_chain(endpoint)
+    for _ in range(10):
+        agent_request(agents, tools, "US")
+    running.send_signal(signal.SIGTERM)
+    assert running.wait(30) == 0
+    assert running.stderr is not None
+    assert "Traceback" not in running.stderr.read()
+    with sink.lock:
+        records = [log for log in sink.logs if log.event_name == "gen_ai.guardrail.result"]
+    assert len(records) == 20
+    agents.shutdown()
+    tools.shutdown()
+
+
+def test_a_second_serve_on_a_port_in_use_exits_2(
+    sink: Sink, running: subprocess.Popen[str]
+) -> None:
+    """A second replica on a live verifier's port says why and exits 2, never "listening"."""
+    listen = f"127.0.0.1:{listening_port(running)}"
+    second = serve(sink, "--listen", listen)
+    _, stderr = second.communicate(timeout=30)
+    assert second.returncode == 2
+    last = stderr.splitlines()[-1]  # after gRPC core's own "Failed to add port" log line
+    assert last.startswith(f"groundplane-otel: cannot listen on '{listen}' (in use?): ")
+    assert "listening" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--root-wait", "nan", "not a finite number of seconds >= 0: 'nan'"),
+        ("--decision-wait", "-1", "not a finite number of seconds >= 0: '-1'"),
+        ("--root-wait", "inf", "not a finite number of seconds >= 0: 'inf'"),
+        ("--max-receive-message-bytes", "0", "not an integer > 0: '0'"),
+    ],
+)
+def test_bad_serve_values_are_usage_errors(
+    option: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NaN, infinite or negative wait and a non-positive size limit exit 2 with the reason."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--policy", POLICY, option, value])
+    assert exited.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err
