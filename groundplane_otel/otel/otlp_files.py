@@ -167,15 +167,51 @@ def _proto_requests(
                 BadInput(f"{path}@{offset}", f"truncated message ({len(body)}/{size} bytes)")
             )
             return
-        request = ExportTraceServiceRequest()
         try:
-            request.ParseFromString(body)
-        except (DecodeError, RecursionError) as exc:
-            detail = _cap(str(exc)) if str(exc) else type(exc).__name__
+            request = _parse_message(body)
+        except RecursionError:
+            bad.append(BadInput(f"{path}@{offset}", "not a trace request (nested too deep)"))
+        except (
+            DecodeError,
+            ValueError,
+            json_format.ParseError,
+            zstandard.ZstdError,
+            OSError,
+            EOFError,
+            zlib.error,
+        ) as exc:
+            detail = _cap(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             bad.append(BadInput(f"{path}@{offset}", f"not a trace request ({detail})"))
         else:
             yield f"{path}@{offset}", request
         offset += 4 + size
+
+
+def _parse_message(body: bytes) -> ExportTraceServiceRequest:
+    """One length-prefixed message: protobuf, or — as a Collector with ``compression`` set
+    writes every message, in json or proto format — a compressed frame of either."""
+    if body[:4] == _ZSTD:
+        reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
+        body = _bounded(reader.read(_MAX_MESSAGE + 1))
+    elif body[:2] == _GZIP:
+        body = _bounded(zlib.decompressobj(wbits=31).decompress(body, _MAX_MESSAGE + 1))
+    else:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        return request
+    if body.lstrip()[:1] == b"{":
+        return _parse_json_line(body.decode("utf-8"))
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(body)
+    return request
+
+
+def _bounded(data: bytes) -> bytes:
+    """Decompressed ``data`` (read up to one byte past the limit), refused past the message
+    size limit: a compression bomb."""
+    if len(data) > _MAX_MESSAGE:
+        raise ValueError(f"decompresses to more than {_MAX_MESSAGE} bytes")
+    return data
 
 
 class ReadProgress:
