@@ -214,6 +214,48 @@ def _bounded(data: bytes) -> bytes:
     return data
 
 
+class _ZstdFrames(io.RawIOBase):
+    """A zstd file's content, frame after frame; a file that ends inside a frame is an
+    error (``EOFError``), never a silent end (the stdlib gzip reader behaves the same)."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._frame = zstandard.ZstdDecompressor().decompressobj()
+        self._started = False  # the current frame has received input
+        self._ready = b""  # decompressed, from ``self._at`` on not yet read
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._at >= len(self._ready):
+            chunk = self._raw.read(self._CHUNK)
+            if not chunk:
+                if self._started:
+                    raise EOFError("zstd file ended inside a frame (truncated)")
+                return 0
+            self._ready, self._at = self._feed(chunk), 0
+        size = min(len(buffer), len(self._ready) - self._at)
+        buffer[:size] = self._ready[self._at : self._at + size]
+        self._at += size
+        return size
+
+    def _feed(self, chunk: bytes) -> bytes:
+        out = []
+        while chunk:
+            self._started = True
+            out.append(self._frame.decompress(chunk))
+            if not self._frame.eof:
+                break
+            chunk = self._frame.unused_data  # the next frame begins here
+            self._frame = zstandard.ZstdDecompressor().decompressobj()
+            self._started = False
+        return b"".join(out)
+
+
 class ReadProgress:
     """Bytes read so far over all the input files (for a progress bar)."""
 
@@ -257,8 +299,7 @@ def located_requests(
             if magic[:2] == _GZIP:
                 stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"))
             elif magic == _ZSTD:
-                reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-                stream = io.BufferedReader(reader)
+                stream = io.BufferedReader(_ZstdFrames(raw))
             try:
                 yield from _file_requests(path, stream, bad, format)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
