@@ -19,6 +19,7 @@ import base64
 import gzip
 import io
 import json
+import re
 import struct
 import threading
 import zlib
@@ -94,6 +95,19 @@ def _cap(text: str) -> str:
     return text if len(text) <= _ECHO else text[:_ECHO] + "…"
 
 
+_CHAIN = re.compile(r"^(?:Failed to parse (\w+) field: )+")
+
+
+def _detail(exc: Exception) -> str:
+    """What went wrong, short: the first line, protobuf's chain of enclosing fields replaced by
+    the innermost one, capped."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    chain = _CHAIN.match(text)
+    if chain:
+        text = f"{text[chain.end() :]} in {chain.group(1)}"
+    return _cap(text)
+
+
 def _ids(node: Any, convert: Any) -> Any:
     """Convert every trace/span id in an OTLP/JSON tree (hex <-> base64), in place."""
     stack = [node]
@@ -140,8 +154,8 @@ def _json_requests(
             problem = "not an OTLP/JSON trace request (nested too deep)"
             bad.append(BadInput(f"{path}:{number}", problem))
         except (ValueError, json_format.ParseError, UnicodeDecodeError) as exc:
-            detail = _cap(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            bad.append(BadInput(f"{path}:{number}", f"not an OTLP/JSON trace request ({detail})"))
+            problem = f"not an OTLP/JSON trace request ({_detail(exc)})"
+            bad.append(BadInput(f"{path}:{number}", problem))
         else:
             yield f"{path}:{number}", request
 
@@ -180,8 +194,7 @@ def _proto_requests(
             EOFError,
             zlib.error,
         ) as exc:
-            detail = _cap(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            bad.append(BadInput(f"{path}@{offset}", f"not a trace request ({detail})"))
+            bad.append(BadInput(f"{path}@{offset}", f"not a trace request ({_detail(exc)})"))
         else:
             yield f"{path}@{offset}", request
         offset += 4 + size
@@ -303,7 +316,7 @@ def located_requests(
             try:
                 yield from _file_requests(path, stream, bad, format)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
-                problem = f"unreadable compressed data ({_cap(str(exc) or type(exc).__name__)})"
+                problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
             if progress is not None:
                 progress._before += path.stat().st_size

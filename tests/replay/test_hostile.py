@@ -8,6 +8,8 @@ import contextlib
 import gzip
 import json
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,58 @@ def test_an_over_deep_json_line_is_located_and_skipped(
     code, report = replay(tmp_path, capsys, str(path), "--max-unreadable", "1")
     assert code == 0
     assert report["gate"] == {"passed": True, "failures": []}
+
+
+def test_over_deep_attributes_are_located_with_the_innermost_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An attribute nested 60 arrays deep (valid JSON, too deep for protobuf) makes its line
+    unreadable, named by protobuf's innermost problem rather than its chain of fields."""
+    path, lines = recording(tmp_path)
+    value: dict[str, Any] = {"stringValue": "x"}
+    for _ in range(60):
+        value = {"arrayValue": {"values": [value]}}
+    tree = json.loads(lines[0])
+    tree["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append(
+        {"key": "deep", "value": value}
+    )
+    write(path, [json.dumps(tree), *lines[1:]])
+    code, report = replay(tmp_path, capsys, str(path), "--max-unreadable", "1")
+    assert code == 0
+    [location] = report["input"]["unreadable_locations"]
+    assert location.startswith(
+        f"{path}:1: not an OTLP/JSON trace request (Message too deep. Max recursion depth is 100"
+    )
+    assert report["input"]["spans"] == len(lines) - 1
+
+
+def test_the_console_command_reports_a_hostile_line_without_a_traceback(tmp_path: Path) -> None:
+    """``python -m groundplane_otel.cli replay`` in its own process, over an over-deep line:
+    exit 1, the located line in the report, nothing on stderr that looks like a traceback."""
+    path, lines = recording(tmp_path)
+    write(path, ['{"resourceSpans":' + "[" * 200_000 + "]" * 200_000 + "}", *lines])
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundplane_otel.cli",
+            "replay",
+            "--policy",
+            str(policy),
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    out = done.stdout.splitlines()
+    assert f"  unreadable {path}:1: not an OTLP/JSON trace request (nested too deep)" in out
+    assert out[-1] == "gate: FAILED — 1 unreadable inputs > 0"
 
 
 def test_spans_with_invalid_ids_are_unreadable_and_every_other_trace_is_decided(
@@ -253,8 +307,9 @@ def length_prefixed(bodies: list[bytes]) -> bytes:
 def test_gzip_and_zstd_recordings_decide_as_the_plain_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Whole-file gzip and zstd (json lines in one frame or in many, and proto) and the Collector's per-message zstd
-    frames (json and proto) are read: the same outcomes, nothing unreadable, exit 0."""
+    """Whole-file gzip and zstd (json lines in one frame or in many, and proto) and the
+    Collector's per-message zstd frames (json and proto) are read: the same outcomes, nothing
+    unreadable, exit 0."""
     path, lines = recording(tmp_path)
     plain = path.read_bytes()
     protos = [_parse_json_line(line).SerializeToString() for line in lines]
