@@ -1,8 +1,8 @@
 """``groundplane-otel``: validate a policy file in CI, print the version.
 
 groundplane-otel check-policy policy.yaml    # exit 0 and a summary, or exit 1 and the error
-groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (exit 1 above
-                                                              # the thresholds, 2 on bad usage)
+groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (see
+                                                              # REPLAY_EXIT_CODES)
 groundplane-otel serve --policy policy.yaml --listen 0.0.0.0:4317   # the fleet verifier
 groundplane-otel version
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +20,33 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
 
-__all__ = ["main"]
+__all__ = ["REPLAY_EXIT_CODES", "main"]
+
+REPLAY_EXIT_CODES = """\
+exit codes:
+  0  the gate passed: every input was read (or --max-unreadable allows what was not), at
+     least one guarded output was decided (or --allow-empty), and no threshold was exceeded
+  1  the gate failed: a threshold was exceeded, more inputs were unreadable than
+     --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
+  2  bad usage: an invalid option value, policy file or missing input file"""
+
+
+def _number(kind: type, low: float, high: float = math.inf) -> argparse._ActionType:
+    """An argparse type: a finite ``kind`` within [low, high], or a usage error naming the
+    value (argparse adds the option's name)."""
+    what = "a whole number" if kind is int else "a number"
+    bounds = f">= {low:g}" if high == math.inf else f"between {low:g} and {high:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what} {bounds}, got {text!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"must be {what} {bounds}, got {text!r}")
+        return value  # type: ignore[no-any-return]
+
+    return parse
 
 
 def _count(count: int, singular: str, plural: str) -> str:
@@ -56,7 +83,7 @@ def _check_policy(path: str) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from groundplane_otel.otel.otlp_files import BadInput, ReadProgress, read_requests
+    from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
     from groundplane_otel.otel.replay import Replayer
     from groundplane_otel.otel.replay import report as replay_report
 
@@ -65,18 +92,20 @@ def _replay(args: argparse.Namespace) -> int:
         return 2
     if args.capture_content:
         config = dataclasses.replace(config, capture_content=True)
+    bad = Unreadable(keep=args.max_unreadable_shown)
     replayer = Replayer(
         config,
         decision_wait=args.decision_wait,
         max_traces=args.max_traces,
         max_spans_per_trace=args.max_spans_per_trace,
+        max_findings=args.max_findings,
+        unreadable=bad,
     )
-    bad: list[BadInput] = []
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
-    read = ReadProgress(args.files)
     try:
-        for request in read_requests(args.files, bad, format=args.format, progress=read):
-            replayer.feed(request)
+        read = ReadProgress(args.files)
+        for where, request in located_requests(args.files, bad, format=args.format, progress=read):
+            replayer.feed(request, where)
             progress.show(read.fraction, replayer.stats.spans, replayer.stats.traces)
         replayer.finish()
     except ValueError as exc:
@@ -84,7 +113,12 @@ def _replay(args: argparse.Namespace) -> int:
         return 2
     finally:
         progress.done()
-    gate = replay_report.Gate(args.max_unsupported_rate, args.max_errors)
+    gate = replay_report.Gate(
+        args.max_unsupported_rate,
+        args.max_errors,
+        max_unreadable=args.max_unreadable,
+        allow_empty=args.allow_empty,
+    )
     report = replay_report.build_report(replayer, bad, gate, capture_content=config.capture_content)
     replayer.close()
     if args.json:
@@ -209,13 +243,15 @@ def _buffer_arguments(
     """The trace buffer's bounds, shared by replay (waits in spans) and serve (in seconds)."""
     parser.add_argument(
         "--decision-wait",
-        type=kind,
+        type=_number(kind, 0),
         default=wait,
         metavar=unit,
         help=f"{what} after a trace's last span before it is decided",
     )
-    parser.add_argument("--max-traces", type=int, default=10_000, help="traces buffered at once")
-    parser.add_argument("--max-spans-per-trace", type=int, default=10_000)
+    parser.add_argument(
+        "--max-traces", type=_number(int, 1), default=10_000, help="traces buffered at once"
+    )
+    parser.add_argument("--max-spans-per-trace", type=_number(int, 1), default=10_000)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -231,6 +267,10 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser(
         "replay",
         help="run a policy over recorded traces (Collector file exporter, json or proto)",
+        description="Run a policy over recorded traces (the Collector's file exporter: json or "
+        "proto, plain, gzip or zstd) and gate on the result.",
+        epilog=REPLAY_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
     replay.add_argument("--policy", required=True, help="path of the YAML policy file")
@@ -241,17 +281,44 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--max-unsupported-rate",
-        type=float,
+        type=_number(float, 0, 1),
         default=None,
         metavar="R",
         help="exit 1 when the unsupported-claim rate is above R (0 gates every claim)",
     )
     replay.add_argument(
         "--max-errors",
-        type=int,
+        type=_number(int, 0),
         default=None,
         metavar="N",
         help="exit 1 when more than N outputs could not be checked",
+    )
+    replay.add_argument(
+        "--max-unreadable",
+        type=_number(int, 0),
+        default=0,
+        metavar="N",
+        help="exit 1 when more than N lines, messages, files or spans could not be read "
+        "(default 0: any unreadable input fails the gate)",
+    )
+    replay.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="pass when no guarded output is in the input (by default that fails the gate)",
+    )
+    replay.add_argument(
+        "--max-findings",
+        type=_number(int, 0),
+        default=10_000,
+        metavar="N",
+        help="findings listed in the report (the rest are counted)",
+    )
+    replay.add_argument(
+        "--max-unreadable-shown",
+        type=_number(int, 0),
+        default=100,
+        metavar="N",
+        help="unreadable inputs located in the report (the rest are counted)",
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")

@@ -1,4 +1,5 @@
-"""The replay tests reuse the guard tests' harness (``tests/otel/otel_harness.py``)."""
+"""The replay tests reuse the guard tests' harness (``tests/otel/otel_harness.py``) and share
+a recording (``replay_recording.py``)."""
 
 from __future__ import annotations
 
@@ -6,3 +7,4 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "otel"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))

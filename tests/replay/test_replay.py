@@ -3,7 +3,6 @@ the same processor decides both, whatever the order of spans, lines and files.""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import struct
@@ -12,50 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
-from otel_harness import SALES_ROWS, Harness, answer, sales_config
+from otel_harness import Harness
+from replay_recording import CONFIG, POLICY, live_and_recorded
 
 from groundplane_otel.cli import main
-from groundplane_otel.errors import FactBoundaryError
-from groundplane_otel.otel.otlp_files import BadInput, OtlpFileExporter, read_requests
+from groundplane_otel.otel.otlp_files import BadInput, read_requests
 from groundplane_otel.otel.replay import Replayer
-
-CONFIG = sales_config()
-INCOMING = trace.set_span_in_context(
-    NonRecordingSpan(SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(1)))
-)
-
-
-def traffic(otel: Harness) -> None:
-    """A mixed stream: right, wrong, fact missing, no answer, two requests in one trace."""
-
-    def run(winner: str | None, facts: bool = True, context: Any = None) -> None:
-        with otel.tracer.start_as_current_span(
-            "invoke_agent analyst",
-            context=context,
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"},
-        ):
-            if facts:
-                otel.tool(SALES_ROWS)
-            if winner is not None:
-                otel.chat(answer({"winner": winner}))
-
-    for winner, facts in [("EU", True), ("US", True), ("EU", False), (None, True), ("EU", True)]:
-        with contextlib.suppress(FactBoundaryError):
-            run(winner, facts)
-    for _ in range(2):  # one incoming traceparent, two requests (sequential here)
-        run("EU", True, INCOMING)
-
-
-def live_and_recorded(tmp_path: Path) -> tuple[Harness, Path]:
-    otel = Harness()
-    path = tmp_path / "traces.jsonl"
-    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
-    otel.install(CONFIG)
-    traffic(otel)
-    return otel, path
 
 
 def live_outputs(otel: Harness) -> dict[tuple[str, str], int]:
@@ -233,26 +194,6 @@ def test_cli_gate_exits_non_zero_above_the_thresholds(
     assert report["gate"]["failures"][0] == "unsupported-claim rate 0.1667 > 0.0"
     assert report["boundaries"]["answer"]["outcomes"] == {"passed": 4, "blocked": 1, "error": 2}
     assert main(["replay", "--policy", str(policy), str(path), "--max-errors", "1"]) == 1
-
-
-POLICY = """\
-version: 1
-mode: enforce
-facts:
-  sales:
-    tool: top_sales
-    kind: ranking
-    path: rows
-    key: region
-    score: total
-boundaries:
-  answer:
-    facts: [sales]
-    match: {agent_name: analyst}
-    report_mode: all
-    checks:
-      - superlative: {winner_field: winner}
-"""
 
 
 def test_progress_follows_the_bytes_read_over_every_file(tmp_path: Path) -> None:

@@ -11,6 +11,17 @@ and counting are exactly the live ones. What the engine decides comes back to re
 (``stats.Tally``): outcomes, claims, findings and fact counts are tallied from them directly,
 with no metric measured and read back.
 The policy's modes apply: ``blocked`` reads "would have blocked".
+
+Hostile input never crashes a replay, and is never decided silently:
+
+- a span whose trace id is not 16 bytes, or whose span id is not 8 bytes (or is zero), or whose
+  parent id is neither empty nor 8 bytes, is *unreadable*: counted (``stats.bad_spans``), told
+  to ``unreadable`` with its location, and left out; every other span and trace is decided;
+- two spans with the same id in one trace: byte-identical copies (an exporter's retry) are one
+  span, counted in ``stats.duplicate_spans``; copies that differ make the trace ambiguous — it is
+  not decided at all (no output counted from it), counted in ``stats.conflicting_traces`` and
+  told to ``unreadable`` (so a gate fails on it);
+- nesting is resolved without recursion, whatever the depth or the order of spans.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
+from groundplane_otel.otel.otlp_files import BadInput, BadSink, Unreadable
 from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 
@@ -49,7 +61,8 @@ class Replayer:
     ``stats``; with a ``meter_provider`` and/or ``logger_provider`` (the verifier) they are also
     exported as the live guard's metrics and log records, ``mode_label`` replacing
     ``groundplane.mode`` in metrics (the verifier's ``verifier``). At most ``max_findings``
-    findings are kept for the report (the rest are counted).
+    findings are kept for the report (the rest are counted). Spans that cannot be replayed are
+    told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
     """
 
     def __init__(
@@ -64,8 +77,10 @@ class Replayer:
         meter_provider: MeterProvider | None = None,
         logger_provider: Any = None,
         mode_label: str | None = None,
+        unreadable: BadSink | None = None,
     ) -> None:
         self.stats = ReplayStats()
+        self.unreadable: BadSink = unreadable if unreadable is not None else Unreadable()
         export = None
         if meter_provider is not None or logger_provider is not None:
             export = Telemetry(
@@ -96,14 +111,22 @@ class Replayer:
 
     # -- intake --------------------------------------------------------------------------------
 
-    def feed(self, request: ExportTraceServiceRequest) -> None:
-        """One ``ExportTraceServiceRequest`` (a line or message of a recorded file)."""
+    def feed(self, request: ExportTraceServiceRequest, location: str = "request") -> None:
+        """One ``ExportTraceServiceRequest`` (a line or message of a recorded file, found at
+        ``location``)."""
         self.stats.requests += 1
         for resource_spans in request.resource_spans:
             resource = attributes_of(resource_spans.resource.attributes)
             for scope_spans in resource_spans.scope_spans:
-                for span in scope_spans.spans:
-                    self._add(span, resource)
+                for index, span in enumerate(scope_spans.spans):
+                    problem = _bad_ids(span)
+                    if problem is None:
+                        self._add(span, resource)
+                        continue
+                    self.stats.spans += 1
+                    self.stats.bad_spans += 1
+                    where = f"{location} span {index} {_cap_name(span.name)}"
+                    self.unreadable.append(BadInput(where, problem))
         self.decide_ready()
 
     def _add(self, span: Any, resource: dict[str, Any]) -> None:
@@ -153,16 +176,19 @@ class Replayer:
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
         self.stats.traces += 1
-        ids = {span.span_id for span, _ in state.spans}
+        unique = self._unique(trace_id, state)
+        if unique is None:
+            return
+        ids = {span.span_id for span, _ in unique}
         records = {
             span.span_id: SpanRecord(
                 span, resource, parent_present=bool(span.parent_span_id in ids)
             )
-            for span, resource in state.spans
+            for span, resource in unique
         }
-        parents = {span.span_id: records.get(span.parent_span_id) for span, _ in state.spans}
+        parents = {span.span_id: records.get(span.parent_span_id) for span, _ in unique}
         orphans = sum(
-            1 for span, _ in state.spans if span.parent_span_id and span.parent_span_id not in ids
+            1 for span, _ in unique if span.parent_span_id and span.parent_span_id not in ids
         )
         self.stats.orphan_spans += orphans
         if early or state.dropped:
@@ -174,6 +200,33 @@ class Replayer:
                 with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
                     record.end()
         self.tally.settle(records.values())  # its findings, in the order read
+
+    def _unique(self, trace_id: bytes, state: _Trace) -> list[tuple[Any, dict[str, Any]]] | None:
+        """The trace's spans, identical copies collapsed; None (told, counted) when two spans
+        share an id but differ: which one is true cannot be known."""
+        seen: dict[bytes, Any] = {}
+        unique: list[tuple[Any, dict[str, Any]]] = []
+        conflicts: list[bytes] = []
+        for span, resource in state.spans:
+            first = seen.get(span.span_id)
+            if first is None:
+                seen[span.span_id] = span
+                unique.append((span, resource))
+            elif first == span:
+                self.stats.duplicate_spans += 1
+            else:
+                conflicts.append(span.span_id)
+        if not conflicts:
+            return unique
+        self.stats.conflicting_traces += 1
+        self.stats.incomplete_traces += 1
+        problem = (
+            f"span id {conflicts[0].hex()} used by {len(conflicts) + 1} different spans"
+            + (f" (and {len(set(conflicts)) - 1} more ids)" if len(set(conflicts)) > 1 else "")
+            + ": trace not decided"
+        )
+        self.unreadable.append(BadInput(f"trace {trace_id.hex()}", problem))
+        return None
 
     # -- results -----------------------------------------------------------------------------
 
@@ -190,29 +243,55 @@ def _raw_id(record: SpanRecord) -> bytes:
     return record.get_span_context().span_id.to_bytes(8, "big")
 
 
+def _cap_name(name: str) -> str:
+    return repr(name if len(name) <= 40 else name[:40] + "…")
+
+
+def _bad_ids(span: Any) -> str | None:
+    """Why ``span``'s ids make it unreplayable, or None."""
+    if len(span.trace_id) != 16 or not any(span.trace_id):
+        return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
+    if len(span.span_id) != 8 or not any(span.span_id):
+        return f"invalid span id ({len(span.span_id)} bytes, need 8, not all zero)"
+    if len(span.parent_span_id) not in (0, 8):
+        return f"invalid parent span id ({len(span.parent_span_id)} bytes, need 0 or 8)"
+    return None
+
+
+def _nesting(
+    records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
+) -> tuple[dict[bytes, int], dict[bytes, int]]:
+    """Each span's start widened to its parent's, and its depth, iteratively (any depth, any
+    order); a cycle of parent ids is cut where it closes (that span is treated as a root)."""
+    starts: dict[bytes, int] = {}
+    depth: dict[bytes, int] = {}
+    for first in records:
+        if first in starts:
+            continue
+        chain: list[bytes] = []  # from ``first`` up to the nearest span already resolved
+        on_chain: set[bytes] = set()
+        span_id: bytes | None = first
+        while span_id is not None and span_id not in starts and span_id not in on_chain:
+            chain.append(span_id)
+            on_chain.add(span_id)
+            parent = parents[span_id]
+            span_id = _raw_id(parent) if parent is not None else None
+        above = span_id if span_id is not None and span_id in starts else None
+        for current in reversed(chain):  # top-down: each parent resolved before its child
+            value, level = records[current].start_time, 0
+            if above is not None:
+                value, level = max(value, starts[above]), depth[above] + 1
+            starts[current], depth[current] = value, level
+            above = current
+    return starts, depth
+
+
 def _timeline(
     records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
 ) -> Iterator[tuple[str, SpanRecord]]:
     """Starts and ends in time order, with each span's interval widened to nest in its
     parent's (clocks of two services disagree; nesting is what the guard relies on)."""
-    starts: dict[bytes, int] = {}
-    depth: dict[bytes, int] = {}
-
-    def start_of(span_id: bytes, seen: frozenset[bytes] = frozenset()) -> int:
-        if span_id in starts:
-            return starts[span_id]
-        record, parent = records[span_id], parents[span_id]
-        value, level = record.start_time, 0
-        if parent is not None:
-            parent_id = _raw_id(parent)
-            if parent_id not in seen:  # a cycle of parent ids: treat as a root
-                value = max(value, start_of(parent_id, seen | {span_id}))
-                level = depth.get(parent_id, 0) + 1
-        starts[span_id], depth[span_id] = value, level
-        return value
-
-    for span_id in records:
-        start_of(span_id)
+    starts, depth = _nesting(records, parents)
     ends = {span_id: max(record.end_time, starts[span_id]) for span_id, record in records.items()}
     for span_id in sorted(records, key=lambda key: -depth[key]):  # children widen parents
         parent = parents[span_id]

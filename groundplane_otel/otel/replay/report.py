@@ -1,15 +1,18 @@
 """The report of a replay: per boundary outputs, outcomes and the unsupported-claim rate; per
 finding trace id, span id, boundary, check and reason code (receipts only with content capture);
-and the CI gate's verdict against thresholds."""
+and the CI gate's verdict against thresholds.
+
+The gate is honest: it fails on input it could not read (more than ``max_unreadable``
+unreadable lines, messages, files or spans; 0 by default) and on input where no guarded output
+matched (unless ``allow_empty``), besides its thresholds."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundplane_otel.otel.otlp_files import BadInput
+from groundplane_otel.otel.otlp_files import Unreadable
 from groundplane_otel.otel.replay import Replayer
 
 __all__ = ["Gate", "build_report", "render_text"]
@@ -19,17 +22,21 @@ _OUTCOMES = ("passed", "blocked", "flagged", "skipped", "error")
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """CI thresholds: None means not gated."""
+    """CI thresholds: None means not gated. Unreadable input above ``max_unreadable`` and an
+    input with no guarded output (unless ``allow_empty``) always fail."""
 
     max_unsupported_rate: float | None = None
     max_errors: int | None = None
+    max_unreadable: int = 0
+    allow_empty: bool = False
 
 
 def build_report(
-    replayer: Replayer, bad: Sequence[BadInput], gate: Gate, *, capture_content: bool
+    replayer: Replayer, bad: Unreadable, gate: Gate, *, capture_content: bool
 ) -> dict[str, Any]:
     """Everything the replay found, as plain data (``--json`` prints it as is): every number
-    from the engine's results as replay tallied them (``replayer.stats``)."""
+    from the engine's results as replay tallied them (``replayer.stats``); ``bad`` holds what
+    could not be read (the readers' and the replayer's)."""
     stats = replayer.stats
     boundaries: dict[str, dict[str, Any]] = {}
     for (boundary, outcome), value in stats.outputs.items():
@@ -67,6 +74,10 @@ def build_report(
         failures.append(f"unsupported-claim rate {rate:.4f} > {gate.max_unsupported_rate}")
     if gate.max_errors is not None and errors > gate.max_errors:
         failures.append(f"{errors} error outputs > {gate.max_errors}")
+    if bad.count > gate.max_unreadable:
+        failures.append(f"{bad.count} unreadable inputs > {gate.max_unreadable}")
+    if not boundaries and not gate.allow_empty:
+        failures.append("no guarded output in the input (--allow-empty to pass)")
     return {
         "input": {
             "requests": stats.requests,
@@ -75,12 +86,18 @@ def build_report(
             "incomplete_traces": stats.incomplete_traces,
             "orphan_spans": stats.orphan_spans,
             "dropped_spans": stats.dropped_spans,
-            "unreadable": [str(item) for item in bad],
+            "bad_spans": stats.bad_spans,
+            "duplicate_spans": stats.duplicate_spans,
+            "conflicting_traces": stats.conflicting_traces,
+            "unreadable": bad.count,
+            "unreadable_locations": [str(item) for item in bad.kept],
+            "unreadable_left_out": bad.left_out,
         },
         "boundaries": dict(sorted(boundaries.items())),
         "unsupported_rate": rate,
         "error_outputs": errors,
         "findings": findings,
+        "findings_left_out": stats.findings_dropped,
         "gate": {"passed": not failures, "failures": failures},
     }
 
@@ -91,12 +108,13 @@ def render_text(report: dict[str, Any]) -> str:
     lines = [
         f"replayed {data['spans']} spans in {data['traces']} traces ({data['requests']} "
         f"requests); incomplete traces: {data['incomplete_traces']}, orphan spans: "
-        f"{data['orphan_spans']}, dropped spans: {data['dropped_spans']}, unreadable: "
-        f"{len(data['unreadable'])}"
+        f"{data['orphan_spans']}, dropped spans: {data['dropped_spans']}, duplicate spans: "
+        f"{data['duplicate_spans']}, conflicting traces: {data['conflicting_traces']}, "
+        f"unreadable: {data['unreadable']}"
     ]
-    lines += [f"  unreadable {item}" for item in data["unreadable"][:20]]
-    if len(data["unreadable"]) > 20:
-        lines.append(f"  … {len(data['unreadable']) - 20} more")
+    lines += [f"  unreadable {item}" for item in data["unreadable_locations"]]
+    if data["unreadable_left_out"]:
+        lines.append(f"  … {data['unreadable_left_out']} more unreadable, not located")
     lines.append("")
     lines.append(
         f"{'boundary':<24} {'outputs':>7} "
@@ -117,6 +135,8 @@ def render_text(report: dict[str, Any]) -> str:
         if "claimed" in finding and finding["claimed"] is not None:
             line += f" claimed {finding['claimed']} supported {finding['supported']}"
         lines.append(line)
+    if report["findings_left_out"]:
+        lines.append(f"… {report['findings_left_out']} more findings, not listed")
     gate = report["gate"]
     lines.append("")
     lines.append(

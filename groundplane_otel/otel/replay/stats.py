@@ -35,6 +35,9 @@ class ReplayStats:
     incomplete_traces: int = 0  # decided early (buffer full), or that lost spans
     orphan_spans: int = 0  # spans whose parent is not in the input (a remote parent, or lost)
     dropped_spans: int = 0  # over max_spans_per_trace
+    bad_spans: int = 0  # invalid trace/span/parent id: unreadable, left out (in ``spans``)
+    duplicate_spans: int = 0  # byte-identical copies of a span in its trace, replayed once
+    conflicting_traces: int = 0  # two different spans with one id: not decided (incomplete)
     outputs: dict[tuple[str, str], int] = field(default_factory=dict)
     claims: dict[tuple[str, str], int] = field(default_factory=dict)
     facts: dict[tuple[str, str, str], int] = field(default_factory=dict)
