@@ -14,8 +14,8 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
@@ -214,22 +214,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seconds(text: str) -> float:
-    """A serve duration: finite and >= 0, else a usage error (exit 2)."""
-    value = float(text)
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"not a finite number of seconds >= 0: {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    """A serve size: an integer > 0, else a usage error (exit 2)."""
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"not an integer > 0: {text!r}")
-    return value
-
-
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -238,7 +222,7 @@ def _version() -> int:
 
 
 def _buffer_arguments(
-    parser: argparse.ArgumentParser, kind: Callable[[str], Any], wait: float, unit: str, what: str
+    parser: argparse.ArgumentParser, kind: type, wait: float, unit: str, what: str
 ) -> None:
     """The trace buffer's bounds, shared by replay (waits in spans) and serve (in seconds)."""
     parser.add_argument(
@@ -333,10 +317,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
     serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
-    _buffer_arguments(serve, _seconds, 300.0, "SECONDS", "idle timeout (no root span): seconds")
+    _buffer_arguments(serve, float, 300.0, "SECONDS", "idle timeout (no root span): seconds")
     serve.add_argument(
         "--root-wait",
-        type=_seconds,
+        type=_number(float, 0),
         default=5.0,
         metavar="SECONDS",
         help="seconds after a trace's root span arrived before it is decided (other services' "
@@ -344,7 +328,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-receive-message-bytes",
-        type=_positive,
+        type=_number(int, 1),
         default=4 * 1024 * 1024,
         metavar="BYTES",
         help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted "

@@ -89,14 +89,16 @@ class _TraceBuffer(Replayer):
         self.root_wait_s = root_wait_s
         self.roots: OrderedDict[bytes, float] = OrderedDict()  # trace id -> when it is due
 
-    def feed(self, request: trace_service_pb2.ExportTraceServiceRequest) -> None:
+    def feed(
+        self, request: trace_service_pb2.ExportTraceServiceRequest, location: str = "request"
+    ) -> None:
         due = time.monotonic() + self.root_wait_s
         for resource_spans in request.resource_spans:
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     if not span.parent_span_id:
                         self.roots.setdefault(span.trace_id, due)
-        super().feed(request)
+        super().feed(request, location)
 
     def decide_roots(self) -> int:
         """Decide the traces whose root arrived ``root_wait_s`` ago; how many were decided."""

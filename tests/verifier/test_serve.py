@@ -86,10 +86,10 @@ def test_a_second_serve_on_a_port_in_use_exits_2(
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--root-wait", "nan", "not a finite number of seconds >= 0: 'nan'"),
-        ("--decision-wait", "-1", "not a finite number of seconds >= 0: '-1'"),
-        ("--root-wait", "inf", "not a finite number of seconds >= 0: 'inf'"),
-        ("--max-receive-message-bytes", "0", "not an integer > 0: '0'"),
+        ("--root-wait", "nan", "must be a number >= 0, got 'nan'"),
+        ("--decision-wait", "-1", "must be a number >= 0, got '-1'"),
+        ("--root-wait", "inf", "must be a number >= 0, got 'inf'"),
+        ("--max-receive-message-bytes", "0", "must be a whole number >= 1, got '0'"),
     ],
 )
 def test_bad_serve_values_are_usage_errors(
