@@ -36,6 +36,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from groundplane_otel._echo import capped
+
 __all__ = [
     "BadInput",
     "OtlpFileExporter",
@@ -91,10 +93,6 @@ class Unreadable:
         return self.count - len(self.kept)
 
 
-def _cap(text: str) -> str:
-    return text if len(text) <= _ECHO else text[:_ECHO] + "…"
-
-
 _CHAIN = re.compile(r"^(?:Failed to parse (\w+) field: )+")
 
 
@@ -105,7 +103,7 @@ def _detail(exc: Exception) -> str:
     chain = _CHAIN.match(text)
     if chain:
         text = f"{text[chain.end() :]} in {chain.group(1)}"
-    return _cap(text)
+    return capped(text, _ECHO)
 
 
 def _ids(node: Any, convert: Any) -> Any:

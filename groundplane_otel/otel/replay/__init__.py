@@ -34,6 +34,7 @@ from typing import Any
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from groundplane_otel._echo import capped
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
@@ -125,7 +126,7 @@ class Replayer:
                         continue
                     self.stats.spans += 1
                     self.stats.bad_spans += 1
-                    where = f"{location} span {index} {_cap_name(span.name)}"
+                    where = f"{location} span {index} {capped(span.name, 40)!r}"
                     self.unreadable.append(BadInput(where, problem))
         self.decide_ready()
 
@@ -241,10 +242,6 @@ class Replayer:
 
 def _raw_id(record: SpanRecord) -> bytes:
     return record.get_span_context().span_id.to_bytes(8, "big")
-
-
-def _cap_name(name: str) -> str:
-    return repr(name if len(name) <= 40 else name[:40] + "…")
 
 
 def _bad_ids(span: Any) -> str | None:
