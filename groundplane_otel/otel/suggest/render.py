@@ -1,0 +1,98 @@
+"""The suggested policy as YAML in the policy file's format, with what was measured as comments.
+
+Each kept check carries its support ("held in 526 of 600 runs") and the trace ids of the runs
+that broke it (the first few: the wrong answers it would have caught). The policy is written in
+``observe`` mode (shadow first) and is valid for ``check-policy`` as written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from groundplane_otel.otel.suggest import Suggestion
+from groundplane_otel.otel.suggest.verify import Candidate
+
+__all__ = ["render", "summary"]
+
+MAX_REJECTED_SHOWN = 5
+
+
+def _flow(value: Any) -> str:
+    """One YAML flow value (a scalar, list or mapping) on one line."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000, sort_keys=False)
+    return text.removesuffix("\n...\n").strip()
+
+
+def _support(candidate: Candidate) -> str:
+    text = f"held in {candidate.held} of {candidate.applied} runs"
+    if candidate.broke_count:
+        listed = ", ".join(candidate.broke)
+        more = candidate.broke_count - len(candidate.broke)
+        text += f"; broke in {listed}" + (f" (and {more} more)" if more else "")
+    return text
+
+
+def _entry(candidate: Candidate) -> str:
+    return f"{candidate.family}: {_flow(candidate.arguments)}"
+
+
+def summary(suggestion: Suggestion) -> str:
+    """One line: what was read and what was inferred."""
+    kept = [c for plan in suggestion.boundaries for c in plan.kept(suggestion.min_support)]
+    boundaries = sum(1 for plan in suggestion.boundaries if plan.kept(suggestion.min_support))
+    return (
+        f"{suggestion.runs} runs read ({suggestion.counts.spans} spans): "
+        f"{len(suggestion.facts)} facts, {boundaries} boundaries, {len(kept)} checks"
+    )
+
+
+def render(suggestion: Suggestion) -> str:
+    """The policy file's text."""
+    support = suggestion.min_support
+    lines = [
+        f"# Suggested by `groundplane-otel suggest` from {suggestion.runs} recorded runs:",
+        f"# every check held in at least {support:.0%} of the runs it applies to.",
+        "# Review it, backtest it (groundplane-otel replay --policy THIS_FILE TRACES...),",
+        "# then promote `mode: observe` to `mode: enforce`.",
+    ]
+    if suggestion.kept_runs < suggestion.runs:
+        lines.append(
+            f"# Inferred from the first {suggestion.kept_runs} runs, tallied over all of them"
+            f" ({suggestion.unplanned_runs} later runs matched no boundary)."
+        )
+    if suggestion.unreadable:
+        lines.append(f"# {suggestion.unreadable} unreadable inputs were skipped.")
+    lines += ["version: 1", "mode: observe", "capture_content: false", "facts:"]
+    for fact in suggestion.facts:
+        lines.append(f"  {fact.spec.name}:  # {fact.why}")
+        for key, value in fact.as_mapping().items():
+            lines.append(f"    {key}: {_flow(value)}")
+    lines.append("boundaries:")
+    for plan in suggestion.boundaries:
+        kept = plan.kept(support)
+        who = "agent" if plan.by[0] == "agent_name" else "LLM span"
+        if not kept:
+            lines.append(f"  # {who} {plan.by[1]!r}: no check held often enough ({plan.runs} runs)")
+            continue
+        facts = sorted({name for c in kept for name in c.check.facts})
+        lines += [
+            f"  {plan.name}:  # the answers of {who} {_flow(plan.by[1])} in {plan.runs} runs",
+            f"    facts: {_flow(facts)}",
+            f"    match: {_flow({plan.by[0]: plan.by[1]})}",
+            f"    answer: {plan.answer}",
+            "    report_mode: all",
+            "    checks:",
+        ]
+        for candidate in kept:
+            lines += [f"      # {_support(candidate)}", f"      - {_entry(candidate)}"]
+        rejected = plan.rejected(support)
+        for candidate in rejected[:MAX_REJECTED_SHOWN]:
+            lines.append(
+                f"      # not kept ({candidate.held} of {candidate.applied} runs): "
+                f"{_entry(candidate)}"
+            )
+        if len(rejected) > MAX_REJECTED_SHOWN:
+            lines.append(f"      # ({len(rejected) - MAX_REJECTED_SHOWN} more not kept)")
+    return "\n".join(lines) + "\n"
