@@ -105,3 +105,151 @@ def runner_up(ctr: dict[str, float]) -> tuple[str, float]:
 
 def json_answer(winner: tuple[str, float]) -> str:
     return json.dumps({"winner": winner[0], "ctr": winner[1]})
+
+
+def record_openai(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
+    """examples/openai_agent.py's ``run_agent``: the real ``openai`` client, instrumented,
+    against the loopback fake server; its tool runs in a GenAI ``execute_tool`` span carrying
+    the result (as a tool instrumentation records it: the example's ``tool`` decorator records
+    the fact in code, which no recording can replay); the CTRs change per run; every
+    ``wrong_every``-th answer names the runner-up."""
+    import os
+
+    import openai
+    import openai_agent
+    from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
+    from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    meters = MeterProvider()
+    OpenAIInstrumentor().instrument(tracer_provider=provider, meter_provider=meters)
+    tracer = provider.get_tracer("suggest-test")
+    rng = random.Random(7)
+    wrong_ids: set[str] = set()
+    ctr: dict[str, float] = {}
+
+    def warehouse_query(window: str) -> dict[str, float]:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "warehouse_query",
+            "gen_ai.tool.call.arguments": json.dumps({"window": window}),
+        }
+        with tracer.start_as_current_span("execute_tool warehouse_query") as span:
+            span.set_attributes(attributes)
+            span.set_attribute("gen_ai.tool.call.result", json.dumps(ctr))
+        return dict(ctr)
+
+    decorated = openai_agent.warehouse_query
+    openai_agent.warehouse_query = warehouse_query  # type: ignore[assignment]
+    try:
+        for index in range(runs):
+            ctr.clear()
+            ctr.update(shuffled_ctr(rng))
+            wrong = index % wrong_every == wrong_every - 1
+            claimed = runner_up(ctr) if wrong else best(ctr)
+            script = [
+                tool_call_turn("warehouse_query", {"window": "7d"}),
+                answer_turn({"winner": claimed[0], "ctr": claimed[1]}),
+            ]
+            with FakeOpenAI(script) as api, tracer.start_as_current_span("request") as root:
+                client = openai.OpenAI(base_url=api.base_url, api_key="not-needed", max_retries=0)
+                openai_agent.run_agent(client, tracer)
+                if wrong:
+                    wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
+    finally:
+        openai_agent.warehouse_query = decorated
+        OpenAIInstrumentor().uninstrument()
+        provider.shutdown()
+        meters.shutdown()
+    return wrong_ids
+
+
+def record_pydantic_ai(path: Path, runs: int = 30, wrong_every: int = 5) -> set[str]:
+    """A pydantic-ai agent as examples/pydantic_ai_agent.py builds it (its ``FunctionModel``,
+    the real instrumentation with content on), answering in text (JSON); the tool's CTRs change
+    per run; every ``wrong_every``-th answer names the runner-up."""
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import Instrumentation
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    settings = InstrumentationSettings(tracer_provider=provider, include_content=True)
+    tracer = provider.get_tracer("suggest-test")
+    rng = random.Random(11)
+    wrong_ids: set[str] = set()
+    for index in range(runs):
+        ctr = shuffled_ctr(rng)
+        wrong = index % wrong_every == wrong_every - 1
+        claimed = runner_up(ctr) if wrong else best(ctr)
+
+        def respond(
+            messages: list[ModelMessage], info: AgentInfo, claimed: Any = claimed
+        ) -> ModelResponse:
+            if len(messages) == 1:
+                return ModelResponse(parts=[ToolCallPart("warehouse_query", {"window": "7d"})])
+            return ModelResponse(parts=[TextPart(json_answer(claimed))])
+
+        agent = Agent(
+            FunctionModel(respond),
+            name="campaign-analyst",
+            capabilities=[Instrumentation(settings)],
+        )
+
+        @agent.tool_plain
+        def warehouse_query(window: str, ctr: dict[str, float] = ctr) -> dict[str, float]:
+            """CTR per campaign."""
+            return dict(ctr)
+
+        with tracer.start_as_current_span("request") as root:
+            agent.run_sync("Which campaign won?")
+            if wrong:
+                wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
+    provider.shutdown()
+    return wrong_ids
+
+
+def record_demo_prose(path: Path, runs: int = 30, wrong_every: int = 5) -> set[str]:
+    """The demo's campaign analyst answering in prose (its tool, its model's chat spans); every
+    ``wrong_every``-th answer quotes a click count that is not in the table."""
+    import demo_agent
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    tracer = provider.get_tracer("suggest-test")
+    db = demo_agent.build_warehouse()
+    wrong_ids: set[str] = set()
+
+    class ProseModel(demo_agent.ScriptedModel):
+        def __init__(self, window: str, wrong: bool) -> None:
+            super().__init__(demo_agent.right_answer)
+            self.window, self.wrong = window, wrong
+
+        def ask_for_rows(self, tracer: Any) -> dict[str, Any]:
+            arguments = {"table": "campaign_daily", "window": self.window}
+            call = {"type": "tool_call", "id": "call_1", "name": "warehouse.query"}
+            call["arguments"] = arguments  # type: ignore[assignment]
+            self.chat(tracer, [call], "tool_calls")
+            return call
+
+        def final_answer(self, tracer: Any, rows: Rows) -> dict[str, Any]:
+            top = max(rows, key=lambda row: row["ctr"])
+            clicks = top["clicks"] + (1000 if self.wrong else 0)
+            text = f"{top['campaign']} led with a CTR of {top['ctr']} on {clicks} clicks."
+            self.chat(tracer, [{"type": "text", "content": text}], "stop")
+            return {"text": text}
+
+    for index in range(runs):
+        wrong = index % wrong_every == wrong_every - 1
+        model = ProseModel(WINDOWS[index % len(WINDOWS)], wrong)
+        with tracer.start_as_current_span("request") as root:
+            demo_agent.run_agent(tracer, model, db)
+            if wrong:
+                wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
+    provider.shutdown()
+    return wrong_ids

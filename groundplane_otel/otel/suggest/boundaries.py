@@ -1,7 +1,8 @@
 """One boundary per agent: its facts, its answer kind, its candidate checks and their tally.
 
 An agent's boundary matches its ``gen_ai.agent.name`` (on the LLM span or an ancestor), else the
-LLM span's name. Its answer is ``json`` when most of its answers carry a JSON object, else
+LLM span's name; it is named as the answers' spans name their boundary (``groundplane.boundary``,
+which replay matches by name), else after the agent. Its answer is ``json`` when most of its answers carry a JSON object, else
 ``text``. Candidates are proposed from the kept runs (``candidates.proposals``; for ``text``,
 ``numbers_recorded`` over every fact), built as the policy builds them, and tallied on every run.
 """
@@ -9,6 +10,7 @@ LLM span's name. Its answer is ``json`` when most of its answers carry a JSON ob
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +90,13 @@ class BoundaryPlan:
         return sorted(low, key=lambda c: -c.support)
 
 
-def _boundary_name(by: tuple[str, str], used: set[str]) -> str:
+def _boundary_name(by: tuple[str, str], named: Counter[str], used: set[str]) -> str:
+    """The name the answers' spans give their boundary (replay matches it), else the agent's
+    (or span's) name made an identifier."""
+    common = named.most_common(1)
+    if common and common[0][0] not in used:
+        used.add(common[0][0])
+        return common[0][0]
     name = re.sub(r"\W+", "_", by[1]).strip("_").lower() or "answer"
     while name in used:
         name += "_"
@@ -132,11 +140,14 @@ def plan_boundaries(
     """The boundaries the kept runs show, each with its candidates built (not yet tallied)."""
     reads: dict[tuple[str, str], list[bool]] = {}
     fed: dict[tuple[str, str], set[str]] = {}
+    named: dict[tuple[str, str], Counter[str]] = {}
     for run in runs:
         names = {f.spec.name for result in run.tools for f in matching(facts, result)}
         for answer in run.answers:
             reads.setdefault(answer.by, []).append(answer.read.value is not None)
             fed.setdefault(answer.by, set()).update(names)
+            if answer.named is not None:
+                named.setdefault(answer.by, Counter())[answer.named] += 1
     plans: list[BoundaryPlan] = []
     used: set[str] = set()
     for by, json_reads in reads.items():
@@ -144,7 +155,8 @@ def plan_boundaries(
         if not boundary_facts:
             continue
         kind = "json" if sum(json_reads) * 2 >= len(json_reads) else "text"
-        plan = BoundaryPlan(_boundary_name(by, used), by, kind, boundary_facts)
+        name = _boundary_name(by, named.get(by, Counter()), used)
+        plan = BoundaryPlan(name, by, kind, boundary_facts)
         for family, arguments, needed in _proposed(plan, runs):
             check = build_check(family, arguments, needed, kind)
             if check is not None:

@@ -7,7 +7,9 @@ with unusable ids are told to ``unreadable`` with their location and left out, e
 replay does (``replay._bad_ids``); two different spans with one id make the trace ambiguous: it
 is told and not used. What a span *means* is read by the engine's own readers: tool calls and
 their results (``capture.read_tool_call``, ``read_arguments``, ``payload.parse_payload``),
-answers (``output.read_output``), agent names (``spans.agent_names``).
+answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
+the app recorded in code (``groundplane.fact.source``, the ``tool`` decorator) is skipped, as the
+engine skips it: replay could not capture that fact either.
 
 This module is the one place suggest reads recorded spans (``_span_view`` adapts an OTLP span):
 switching to a faster reader changes only it.
@@ -52,10 +54,13 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)), the read."""
+    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)), the read,
+    and the boundary the span names (``groundplane.boundary``, e.g. written by a guard that was
+    on when it was recorded: replay matches that boundary by name)."""
 
     by: tuple[str, str]
     read: OutputRead
+    named: str | None = None
 
 
 @dataclass(slots=True)
@@ -79,6 +84,7 @@ class ReadCounts:
     dropped_spans: int = 0
     tool_spans: int = 0
     tool_results: int = 0  # tool spans whose result was captured and parsed
+    tool_results_in_code: int = 0  # tool spans whose result the app recorded in code
     llm_outputs: int = 0  # LLM spans with an answer
     outputs_without_content: int = 0  # LLM spans that answered but carry no content
     answers_dropped: int = 0
@@ -210,6 +216,9 @@ class RunReader:
             call = read_tool_call(view.attributes, view.name)
             if call is not None:
                 counts.tool_spans += 1
+                if sc.FACT_SOURCE in view.attributes:  # recorded in code: the engine skips it
+                    counts.tool_results_in_code += 1
+                    continue
                 payload = _payload(call.result, limits)
                 counts.tool_results += payload is not None
                 arguments = read_arguments(call.arguments, limits)
@@ -223,7 +232,10 @@ class RunReader:
                 continue
             if read.status == "output" or read.as_text().status == "output":
                 counts.llm_outputs += 1
-                answers.append((view.end, Answer(_answered_by(view, views), read)))
+                named = view.attributes.get(sc.BOUNDARY)
+                by = _answered_by(view, views)
+                answer = Answer(by, read, named if isinstance(named, str) and named else None)
+                answers.append((view.end, answer))
         kept: dict[tuple[str, str], int] = {}
         for _, answer in answers:
             if kept.get(answer.by, 0) >= MAX_ANSWERS_PER_RUN:
