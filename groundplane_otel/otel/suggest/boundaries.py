@@ -2,9 +2,10 @@
 
 An agent's boundary matches its ``gen_ai.agent.name`` (on the LLM span or an ancestor), else the
 LLM span's name; it is named as the answers' spans name their boundary (``groundplane.boundary``,
-which replay matches by name), else after the agent. Its answer is ``json`` when most of its answers carry a JSON object, else
-``text``. Candidates are proposed from the kept runs (``candidates.proposals``; for ``text``,
-``numbers_recorded`` over every fact), built as the policy builds them, and tallied on every run.
+which replay matches by name), else after the agent. Its answer is ``json`` when most of its
+answers carry a JSON object, else ``text``. Candidates are proposed from the kept runs
+(``candidates.proposals``; for ``text``, ``numbers_recorded`` over every fact), built as the
+policy builds them, and tallied on every run.
 """
 
 from __future__ import annotations
