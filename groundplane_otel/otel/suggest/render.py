@@ -7,6 +7,7 @@ that broke it (the first few: the wrong answers it would have caught). The polic
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
@@ -20,9 +21,16 @@ MAX_REJECTED_SHOWN = 5
 
 
 def _flow(value: Any) -> str:
-    """One YAML flow value (a scalar, list or mapping) on one line."""
+    """One YAML flow value (a scalar, list or mapping) on one line, quoted as YAML needs (a
+    value with a line break or an odd character is written as JSON, which YAML reads)."""
     text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000, sort_keys=False)
-    return text.removesuffix("\n...\n").strip()
+    text = text.removesuffix("\n...\n").strip()
+    return json.dumps(value) if "\n" in text or not text.isprintable() else text
+
+
+def _note(text: str) -> str:
+    """Text for a comment: kept on its line (a line break or odd character is escaped)."""
+    return text if text.isprintable() else json.dumps(text)
 
 
 def _support(candidate: Candidate) -> str:
@@ -66,7 +74,7 @@ def render(suggestion: Suggestion) -> str:
         lines.append(f"# {suggestion.unreadable} unreadable inputs were skipped.")
     lines += ["version: 1", "mode: observe", "capture_content: false", "facts:"]
     for fact in suggestion.facts:
-        lines.append(f"  {fact.spec.name}:  # {fact.why}")
+        lines.append(f"  {_flow(fact.spec.name)}:  # {_note(fact.why)}")
         for key, value in fact.as_mapping().items():
             lines.append(f"    {key}: {_flow(value)}")
     lines.append("boundaries:")
@@ -74,11 +82,14 @@ def render(suggestion: Suggestion) -> str:
         kept = plan.kept(support)
         who = "agent" if plan.by[0] == "agent_name" else "LLM span"
         if not kept:
-            lines.append(f"  # {who} {plan.by[1]!r}: no check held often enough ({plan.runs} runs)")
+            lines.append(
+                f"  # {who} {_note(plan.by[1])}: no check held often enough ({plan.runs} runs)"
+            )
             continue
         facts = sorted({name for c in kept for name in c.check.facts})
+        answers = f"the answers of {who} {_note(plan.by[1])} in {plan.runs} runs"
         lines += [
-            f"  {plan.name}:  # the answers of {who} {_flow(plan.by[1])} in {plan.runs} runs",
+            f"  {_flow(plan.name)}:  # {answers}",
             f"    facts: {_flow(facts)}",
             f"    match: {_flow({plan.by[0]: plan.by[1]})}",
             f"    answer: {plan.answer}",

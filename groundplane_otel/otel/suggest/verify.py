@@ -81,7 +81,7 @@ def build_check(
     }
     try:
         return policy_from_mapping(mapping).boundaries[0].checks[0]
-    except PolicyError:
+    except (PolicyError, TypeError):
         return None
 
 

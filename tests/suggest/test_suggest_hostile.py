@@ -203,3 +203,37 @@ def test_answers_that_follow_no_fact_are_reported_as_nothing_held(
         "groundplane-otel: nothing to suggest: no check held in at least 80% of the runs it "
         "applies to (lower --min-support to see weaker ones)\n"
     )
+
+
+def test_names_from_the_traces_cannot_break_the_policy_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent named with a line break and YAML syntax and a tool named ``yes``: the file
+    is still valid as written (check-policy), names them exactly, and replay with it flags
+    the 6 injected wrong runs and passes the 54 right ones."""
+    lines = demo_lines(tmp_path)
+    agent, tool = "evil\nversion: 2\n# x: [", "yes"
+
+    def rename(span: Span) -> Span:
+        for attribute in span.get("attributes", []):
+            if attribute["key"] == "gen_ai.agent.name":
+                attribute["value"] = {"stringValue": agent}
+            if attribute["key"] == "gen_ai.tool.name":
+                attribute["value"] = {"stringValue": tool}
+        return span
+
+    path = write(tmp_path / "traces.jsonl", edited(lines, rename))
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, "-o", str(policy), str(path))[0] == 0
+    assert main(["check-policy", str(policy)]) == 0
+    capsys.readouterr()
+    data = yaml.safe_load(policy.read_text())
+    assert data["version"] == 1
+    assert list(data["facts"]) == ["yes"]
+    assert data["facts"]["yes"]["tool"] == "yes"
+    (boundary,) = data["boundaries"].values()
+    assert boundary["match"] == {"agent_name": agent}
+    assert main(["replay", "--policy", str(policy), "--json", "--quiet", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (outcomes,) = (entry["outcomes"] for entry in report["boundaries"].values())
+    assert outcomes == {"passed": 54, "flagged": 6}
