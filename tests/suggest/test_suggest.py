@@ -216,3 +216,17 @@ def test_spans_in_any_order_over_several_files_and_formats_give_the_same_policy(
         return [line.split("; broke in")[0] for line in text.splitlines()]
 
     assert without_ids(policy.read_text()) == without_ids(reference.read_text())
+
+
+def test_spans_over_the_per_trace_cap_are_counted_in_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-spans-per-trace 4`` on 5-span runs: the span that arrives last in each trace
+    (its root) is left out, and the file counts the 60 left out; the checks are the same."""
+    traces = tmp_path / "traces.jsonl"
+    recordings.record_demo(traces)
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, policy, str(traces), "--max-spans-per-trace", "4")[0] == 0
+    text = policy.read_text()
+    assert "# Left out: 60 spans over --max-spans-per-trace." in text.splitlines()
+    assert len(yaml.safe_load(text)["boundaries"]["campaign_analyst"]["checks"]) == 4

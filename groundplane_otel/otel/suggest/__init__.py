@@ -16,7 +16,7 @@ counted (``unplanned_runs``), not inferred.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -45,7 +45,6 @@ class Suggestion:
     unplanned_runs: int
     min_support: float
     unreadable: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 class Suggester:

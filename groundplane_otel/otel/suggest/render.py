@@ -46,14 +46,33 @@ def _entry(candidate: Candidate) -> str:
     return f"{candidate.family}: {_flow(candidate.arguments)}"
 
 
+def _count(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
 def summary(suggestion: Suggestion) -> str:
     """One line: what was read and what was inferred."""
     kept = [c for plan in suggestion.boundaries for c in plan.kept(suggestion.min_support)]
     boundaries = sum(1 for plan in suggestion.boundaries if plan.kept(suggestion.min_support))
     return (
-        f"{suggestion.runs} runs read ({suggestion.counts.spans} spans): "
-        f"{len(suggestion.facts)} facts, {boundaries} boundaries, {len(kept)} checks"
+        f"{_count(suggestion.runs, 'run', 'runs')} read "
+        f"({_count(suggestion.counts.spans, 'span', 'spans')}): "
+        f"{_count(len(suggestion.facts), 'fact', 'facts')}, "
+        f"{_count(boundaries, 'boundary', 'boundaries')}, {_count(len(kept), 'check', 'checks')}"
     )
+
+
+def _left_out(suggestion: Suggestion) -> list[str]:
+    """What the bounds left out, counted (each only when it happened)."""
+    counts = suggestion.counts
+    proposals = sum(plan.proposals_dropped for plan in suggestion.boundaries)
+    found = [
+        (counts.dropped_spans, "spans over --max-spans-per-trace"),
+        (counts.ambiguous_traces, "traces with two different spans of one id"),
+        (counts.answers_dropped, "answers over 16 of one boundary in one run"),
+        (proposals, "candidate checks over 256 of one boundary"),
+    ]
+    return [f"# Left out: {count} {what}." for count, what in found if count]
 
 
 def render(suggestion: Suggestion) -> str:
@@ -72,6 +91,7 @@ def render(suggestion: Suggestion) -> str:
         )
     if suggestion.unreadable:
         lines.append(f"# {suggestion.unreadable} unreadable inputs were skipped.")
+    lines += _left_out(suggestion)
     lines += ["version: 1", "mode: observe", "capture_content: false", "facts:"]
     for fact in suggestion.facts:
         lines.append(f"  {_flow(fact.spec.name)}:  # {_note(fact.why)}")

@@ -90,14 +90,11 @@ class ReadCounts:
     answers_dropped: int = 0
 
 
-_LLM_OPERATIONS = sc.LLM_OPERATIONS
-
-
 def _is_llm(name: str, attributes: Mapping[str, Any]) -> bool:
     """May the span carry an answer? (The guard's own candidate rule, without span names.)"""
     return (
-        attributes.get(sc.GEN_AI_OPERATION_NAME) in _LLM_OPERATIONS
-        or name.partition(" ")[0] in _LLM_OPERATIONS
+        attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
+        or name.partition(" ")[0] in sc.LLM_OPERATIONS
         or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
     )
 
