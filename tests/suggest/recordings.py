@@ -253,3 +253,52 @@ def record_demo_prose(path: Path, runs: int = 30, wrong_every: int = 5) -> set[s
                 wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
     provider.shutdown()
     return wrong_ids
+
+
+def record_langchain(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
+    """examples/langchain_agent.py's agent and tool: LangChain v1 ``create_agent`` through
+    langchain-openai against the loopback fake server, traced by
+    opentelemetry-instrumentation-genai-langchain with content capture on; the tool's CTRs
+    change per run; every ``wrong_every``-th answer names the runner-up."""
+    import os
+
+    import _framework_setup
+    import langchain_agent
+    from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+    from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
+
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    LangChainInstrumentor().instrument(tracer_provider=provider)
+    tracer = provider.get_tracer("suggest-test")
+    rng = random.Random(13)
+    wrong_ids: set[str] = set()
+    ctr = _framework_setup.CTR  # the example's tool returns a copy of this dict
+    saved = dict(ctr)
+    try:
+        for index in range(runs):
+            ctr.clear()
+            ctr.update(shuffled_ctr(rng))
+            wrong = index % wrong_every == wrong_every - 1
+            claimed = runner_up(ctr) if wrong else best(ctr)
+            script = [
+                tool_call_turn("warehouse_query", {"window": "7d"}),
+                answer_turn({"winner": claimed[0], "ctr": claimed[1]}),
+            ]
+            with FakeOpenAI(script) as api, tracer.start_as_current_span("request") as root:
+                model = ChatOpenAI(model="gpt-fake-1", base_url=api.base_url, api_key="not-needed")
+                agent = create_agent(
+                    model, tools=[langchain_agent.warehouse_query], name=langchain_agent.AGENT
+                )
+                agent.invoke({"messages": [{"role": "user", "content": "Which campaign won?"}]})
+                if wrong:
+                    wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
+    finally:
+        ctr.clear()
+        ctr.update(saved)
+        LangChainInstrumentor().uninstrument()
+        provider.shutdown()
+    return wrong_ids

@@ -37,6 +37,7 @@ def flagged(report: dict[str, Any]) -> set[str]:
 RECORDERS: dict[str, tuple[Callable[[Path], set[str]], int]] = {
     "demo": (recordings.record_demo, 60),
     "demo_prose": (recordings.record_demo_prose, 30),
+    "langchain": (recordings.record_langchain, 30),
     "openai": (recordings.record_openai, 30),
     "pydantic_ai": (recordings.record_pydantic_ai, 30),
 }
