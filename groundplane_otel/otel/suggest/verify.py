@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel._engine.capture import build_fact
 from groundplane_otel.otel.policy import PolicyError, policy_from_mapping
 from groundplane_otel.otel.suggest.facts import InferredFact, matching
@@ -49,9 +48,7 @@ class Candidate:
         for answer in answers:
             try:
                 self.check(registry, answer)
-            except UnsupportedClaim:
-                break
-            except Exception:  # the engine fails such an answer closed (an error): broken
+            except Exception:  # an UnsupportedClaim, or an error the engine fails closed on
                 break
         else:
             self.held += 1
