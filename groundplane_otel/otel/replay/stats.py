@@ -70,7 +70,7 @@ class Tally:
         if self.export is not None:
             self.export.count_fact(kind, source, outcome)
 
-    def annotate(self, span: Any, evaluation: Evaluation) -> None:
+    def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
         """A replayed span is not annotated: nothing reads it afterwards."""
 
     def record(self, span: Any, evaluation: Evaluation) -> None:
