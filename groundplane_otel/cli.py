@@ -28,7 +28,10 @@ exit codes:
      least one guarded output was decided (or --allow-empty), and no threshold was exceeded
   1  the gate failed: a threshold was exceeded, more inputs were unreadable than
      --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
-  2  bad usage: an invalid option value, policy file or missing input file"""
+  2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
+     --markdown file that cannot be written (none is written then)
+
+--junit-xml and --markdown are written whether the gate passed or failed."""
 
 
 def _number(kind: type, low: float, high: float = math.inf) -> argparse._ActionType:
@@ -82,6 +85,37 @@ def _check_policy(path: str) -> int:
     return 0
 
 
+def _outputs_unwritable(args: argparse.Namespace) -> str | None:
+    """Why a ``--junit-xml`` / ``--markdown`` file could not be written, checked before the
+    replay (which may take hours): its directory is missing, or the path is a directory."""
+    import os
+
+    for option, path in (("--junit-xml", args.junit_xml), ("--markdown", args.markdown)):
+        if path is None:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder):
+            return f"{option} {path!r}: cannot be written (a directory, or no such directory)"
+    return None
+
+
+def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str | None:
+    """Write the ``--junit-xml`` and ``--markdown`` files; why one failed, or None."""
+    from groundplane_otel.otel.replay.junit import render_junit
+    from groundplane_otel.otel.replay.markdown import render_markdown
+
+    try:
+        if args.junit_xml is not None:
+            with open(args.junit_xml, "wb") as out:
+                out.write(render_junit(report))
+        if args.markdown is not None:
+            with open(args.markdown, "w", encoding="utf-8") as text:
+                text.write(render_markdown(report))
+    except OSError as exc:
+        return f"cannot write the CI report: {exc}"
+    return None
+
+
 def _replay(args: argparse.Namespace) -> int:
     from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
     from groundplane_otel.otel.replay import Replayer
@@ -89,6 +123,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     config = _policy(args.policy)
     if config is None:
+        return 2
+    unwritable = _outputs_unwritable(args)
+    if unwritable is not None:
+        print(f"groundplane-otel: {unwritable}", file=sys.stderr)
         return 2
     if args.capture_content:
         config = dataclasses.replace(config, capture_content=True)
@@ -100,6 +138,7 @@ def _replay(args: argparse.Namespace) -> int:
         max_spans_per_trace=args.max_spans_per_trace,
         max_findings=args.max_findings,
         unreadable=bad,
+        rematch=args.rematch,
     )
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
     try:
@@ -125,6 +164,10 @@ def _replay(args: argparse.Namespace) -> int:
         print(replay_report.render_json(report))
     else:
         print(replay_report.render_text(report))
+    failed = _write_outputs(args, report)
+    if failed is not None:
+        print(f"groundplane-otel: {failed}", file=sys.stderr)
+        return 2
     return 0 if report["gate"]["passed"] else 1
 
 
@@ -260,6 +303,23 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--policy", required=True, help="path of the YAML policy file")
     replay.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.add_argument(
+        "--junit-xml",
+        metavar="FILE",
+        help="also write the report as JUnit XML (a test case per listed output, the gate's "
+        "verdict as its own test case) for GitLab, GitHub or Jenkins",
+    )
+    replay.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write a Markdown summary (a PR comment, $GITHUB_STEP_SUMMARY)",
+    )
+    replay.add_argument(
+        "--rematch",
+        action="store_true",
+        help="ignore every recorded groundplane.boundary, the app's too: each span's boundary "
+        "is matched again by the policy (a boundary the guard matched is always matched again)",
+    )
     replay.add_argument(
         "--capture-content", action="store_true", help="include claimed/supported values"
     )

@@ -92,7 +92,9 @@ class Tally:
         context = span.get_span_context()
         for finding in evaluation.findings:
             attributes = event_attributes(evaluation, finding, capture_content=self.capture_content)
-            seen = seen_finding(attributes, context.trace_id, context.span_id, span.name)
+            seen = seen_finding(
+                attributes, context.trace_id, context.span_id, span.name, evaluation.outcome
+            )
             self._pending.append((span, seen))
 
     def settle(self, spans: Iterable[Any]) -> None:
