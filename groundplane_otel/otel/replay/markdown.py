@@ -5,9 +5,10 @@ The gate's verdict and why, one table row per boundary (outputs, passed, would b
 errors, skipped, unsupported-claim rate), the input's counts, the first unreadable inputs and the
 first ``MAX_FINDINGS`` findings (check, reason, trace and span id; receipts only with content
 capture, as the text report), each count of what is not shown. Built from the report
-(``report.build_report``) alone. Every cell is capped (``_echo.capped``), its newlines become
-spaces and its Markdown punctuation is escaped, so text from the traces (a span name, a claimed
-value) can neither break the table nor become a link, an image or HTML.
+(``report.build_report``) alone. Every cell is capped (``_echo.capped``), on one line, with
+control characters written as ``\\uXXXX`` and Markdown punctuation escaped, so text from the
+traces (a span name, a claimed value) can neither break the table nor become a link, an image
+or HTML.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ MAX_FINDINGS = 20
 MAX_UNREADABLE = 10
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]<>()!|~&])")
 _LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
 
 
 def cell(value: object, limit: int = 120) -> str:
-    """``value`` as one table cell: capped, on one line, Markdown punctuation escaped."""
+    """``value`` as one table cell: capped, on one line, control characters as ``\\uXXXX``,
+    Markdown punctuation escaped."""
     text = _LINE_BREAKS.sub(" ", capped(str(value), limit))
+    text = _CONTROL.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     return _PUNCTUATION.sub(r"\\\1", text)
 
 
