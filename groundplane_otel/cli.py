@@ -10,6 +10,7 @@ groundplane-otel version
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import sys
@@ -85,34 +86,56 @@ def _check_policy(path: str) -> int:
     return 0
 
 
+def _ci_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    return [
+        (option, path)
+        for option, path in (("--junit-xml", args.junit_xml), ("--markdown", args.markdown))
+        if path is not None
+    ]
+
+
 def _outputs_unwritable(args: argparse.Namespace) -> str | None:
     """Why a ``--junit-xml`` / ``--markdown`` file could not be written, checked before the
-    replay (which may take hours): its directory is missing, or the path is a directory."""
+    replay (which may take hours): one path for both, a directory, a missing or read-only
+    directory, a read-only file."""
     import os
 
-    for option, path in (("--junit-xml", args.junit_xml), ("--markdown", args.markdown)):
-        if path is None:
-            continue
+    files = _ci_files(args)
+    if len(files) == 2 and os.path.abspath(files[0][1]) == os.path.abspath(files[1][1]):
+        return f"--junit-xml and --markdown are the same file {files[0][1]!r}"
+    for option, path in files:
         folder = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path) or not os.path.isdir(folder):
-            return f"{option} {path!r}: cannot be written (a directory, or no such directory)"
+        if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            return f"{option} {path!r}: cannot be written (a directory, or no writable directory)"
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            return f"{option} {path!r}: cannot be written (read-only)"
     return None
 
 
 def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str | None:
-    """Write the ``--junit-xml`` and ``--markdown`` files; why one failed, or None."""
+    """Write the ``--junit-xml`` and ``--markdown`` files, both or (on an error) neither; why
+    one failed, or None."""
+    import os
+
     from groundplane_otel.otel.replay.junit import render_junit
     from groundplane_otel.otel.replay.markdown import render_markdown
 
+    content = {
+        "--junit-xml": lambda: render_junit(report),
+        "--markdown": lambda: render_markdown(report).encode("utf-8"),
+    }
+    written: list[str] = []
     try:
-        if args.junit_xml is not None:
-            with open(args.junit_xml, "wb") as out:
-                out.write(render_junit(report))
-        if args.markdown is not None:
-            with open(args.markdown, "w", encoding="utf-8") as text:
-                text.write(render_markdown(report))
+        for option, path in _ci_files(args):
+            data = content[option]()
+            with open(path, "wb") as out:
+                written.append(path)
+                out.write(data)
     except OSError as exc:
-        return f"cannot write the CI report: {exc}"
+        for path in written:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        return f"cannot write the CI reports (none written): {exc}"
     return None
 
 

@@ -251,13 +251,16 @@ def test_a_cell_never_breaks_the_table_or_becomes_markup() -> None:
     [
         ("bad policy", ["--policy", "{policy}.missing"]),
         ("no such directory", ["--junit-xml", "{tmp}/nowhere/gate.xml"]),
+        ("a directory", ["--markdown", "{tmp}"]),
+        ("one file for both", ["--markdown", "{tmp}/gate.xml"]),
         ("missing input", ["{tmp}/absent.jsonl"]),
     ],
 )
 def test_a_usage_error_writes_no_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str, args: list[str]
 ) -> None:
-    """Exit 2 (a bad policy, an unwritable output, a missing input): neither file exists."""
+    """Exit 2 (a bad policy, an unwritable output, one path for both, a missing input):
+    neither file exists, and stderr says why."""
     _, path = live_and_recorded(tmp_path)
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
