@@ -12,6 +12,7 @@ groundplane-otel version
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import sys
@@ -30,7 +31,10 @@ exit codes:
      least one guarded output was decided (or --allow-empty), and no threshold was exceeded
   1  the gate failed: a threshold was exceeded, more inputs were unreadable than
      --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
-  2  bad usage: an invalid option value, policy file or missing input file"""
+  2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
+     --markdown file that cannot be written (none is written then)
+
+--junit-xml and --markdown are written whether the gate passed or failed."""
 
 
 SUGGEST_EXIT_CODES = """\
@@ -92,6 +96,59 @@ def _check_policy(path: str) -> int:
     return 0
 
 
+def _ci_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    return [
+        (option, path)
+        for option, path in (("--junit-xml", args.junit_xml), ("--markdown", args.markdown))
+        if path is not None
+    ]
+
+
+def _outputs_unwritable(args: argparse.Namespace) -> str | None:
+    """Why a ``--junit-xml`` / ``--markdown`` file could not be written, checked before the
+    replay (which may take hours): one path for both, a directory, a missing or read-only
+    directory, a read-only file."""
+    import os
+
+    files = _ci_files(args)
+    if len(files) == 2 and os.path.abspath(files[0][1]) == os.path.abspath(files[1][1]):
+        return f"--junit-xml and --markdown are the same file {files[0][1]!r}"
+    for option, path in files:
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            return f"{option} {path!r}: cannot be written (a directory, or no writable directory)"
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            return f"{option} {path!r}: cannot be written (read-only)"
+    return None
+
+
+def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str | None:
+    """Write the ``--junit-xml`` and ``--markdown`` files, both or (on an error) neither; why
+    one failed, or None."""
+    import os
+
+    from groundplane_otel.otel.replay.junit import render_junit
+    from groundplane_otel.otel.replay.markdown import render_markdown
+
+    content = {
+        "--junit-xml": lambda: render_junit(report),
+        "--markdown": lambda: render_markdown(report).encode("utf-8"),
+    }
+    written: list[str] = []
+    try:
+        for option, path in _ci_files(args):
+            data = content[option]()
+            with open(path, "wb") as out:
+                written.append(path)
+                out.write(data)
+    except OSError as exc:
+        for path in written:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        return f"cannot write the CI reports (none written): {exc}"
+    return None
+
+
 def _replay(args: argparse.Namespace) -> int:
     from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
     from groundplane_otel.otel.replay import Replayer
@@ -99,6 +156,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     config = _policy(args.policy)
     if config is None:
+        return 2
+    unwritable = _outputs_unwritable(args)
+    if unwritable is not None:
+        print(f"groundplane-otel: {unwritable}", file=sys.stderr)
         return 2
     if args.capture_content:
         config = dataclasses.replace(config, capture_content=True)
@@ -110,6 +171,7 @@ def _replay(args: argparse.Namespace) -> int:
         max_spans_per_trace=args.max_spans_per_trace,
         max_findings=args.max_findings,
         unreadable=bad,
+        rematch=args.rematch,
     )
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
     try:
@@ -135,6 +197,10 @@ def _replay(args: argparse.Namespace) -> int:
         print(replay_report.render_json(report))
     else:
         print(replay_report.render_text(report))
+    failed = _write_outputs(args, report)
+    if failed is not None:
+        print(f"groundplane-otel: {failed}", file=sys.stderr)
+        return 2
     return 0 if report["gate"]["passed"] else 1
 
 
@@ -319,6 +385,23 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--policy", required=True, help="path of the YAML policy file")
     replay.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.add_argument(
+        "--junit-xml",
+        metavar="FILE",
+        help="also write the report as JUnit XML (a test case per listed output, the gate's "
+        "verdict as its own test case) for GitLab, GitHub or Jenkins",
+    )
+    replay.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write a Markdown summary (a PR comment, $GITHUB_STEP_SUMMARY)",
+    )
+    replay.add_argument(
+        "--rematch",
+        action="store_true",
+        help="ignore every recorded groundplane.boundary, the app's too: each span's boundary "
+        "is matched again by the policy (a boundary the guard matched is always matched again)",
+    )
     replay.add_argument(
         "--capture-content", action="store_true", help="include claimed/supported values"
     )

@@ -22,13 +22,19 @@ Hostile input never crashes a replay, and is never decided silently:
   not decided at all (no output counted from it), counted in ``stats.conflicting_traces`` and
   told to ``unreadable`` (so a gate fails on it);
 - nesting is resolved without recursion, whatever the depth or the order of spans.
+
+A driver with its own rule for deciding (the verifier) passes ``around_decision``: each trace's
+decision reaches it as a ``Decision``, which it runs (``run()``) inside its own accounting, and
+``decide(trace_id)`` decides one buffered trace now.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -42,7 +48,7 @@ from groundplane_otel.otel.otlp_files import BadInput, BadSink, Unreadable
 from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 
-__all__ = ["ReplayStats", "Replayer"]
+__all__ = ["Decision", "ReplayStats", "Replayer"]
 
 
 class _Trace:
@@ -52,6 +58,17 @@ class _Trace:
         self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
         self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One buffered trace about to be decided: ``run()`` decides it (call it once); it is
+    ``incomplete`` when decided early (the buffer was full) or it lost spans."""
+
+    trace_id: bytes
+    spans: int
+    incomplete: bool
+    run: Callable[[], None]
 
 
 class Replayer:
@@ -64,6 +81,8 @@ class Replayer:
     ``groundplane.mode`` in metrics (the verifier's ``verifier``). At most ``max_findings``
     findings are kept for the report (the rest are counted). Spans that cannot be replayed are
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
+    ``rematch`` ignores every recorded ``groundplane.boundary`` (``records.replayable_attributes``);
+    ``around_decision`` gets each trace's ``Decision`` to run (by default it is run as is).
     """
 
     def __init__(
@@ -79,6 +98,8 @@ class Replayer:
         logger_provider: Any = None,
         mode_label: str | None = None,
         unreadable: BadSink | None = None,
+        rematch: bool = False,
+        around_decision: Callable[[Decision], None] | None = None,
     ) -> None:
         self.stats = ReplayStats()
         self.unreadable: BadSink = unreadable if unreadable is not None else Unreadable()
@@ -106,6 +127,8 @@ class Replayer:
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
         self._read = 0
         self._clock = clock or self._spans_read
+        self.rematch = rematch
+        self._around = around_decision
 
     def _spans_read(self) -> float:
         return float(self._read)
@@ -139,7 +162,7 @@ class Replayer:
             state = buffer[span.trace_id] = _Trace()
             while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
                 oldest = next(iter(buffer))
-                self._decide(oldest, buffer.pop(oldest), early=True)
+                self._settle(oldest, buffer.pop(oldest), early=True)
         else:
             buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._clock()
@@ -158,8 +181,17 @@ class Replayer:
                 return decided
             decided += 1
             del buffer[trace_id]
-            self._decide(trace_id, state, early=False)
+            self._settle(trace_id, state, early=False)
         return decided
+
+    def decide(self, trace_id: bytes) -> bool:
+        """Decide the buffered trace ``trace_id`` now; False when it is not buffered (already
+        decided, or never seen)."""
+        state = self._buffer.pop(trace_id, None)
+        if state is None:
+            return False
+        self._settle(trace_id, state, early=False)
+        return True
 
     @property
     def buffered(self) -> int:
@@ -170,10 +202,18 @@ class Replayer:
         """End of input: every buffered trace is decided."""
         while self._buffer:
             trace_id, state = self._buffer.popitem(last=False)
-            self._decide(trace_id, state, early=False)
+            self._settle(trace_id, state, early=False)
         return self.stats
 
     # -- deciding one trace ----------------------------------------------------------------
+
+    def _settle(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+        """Decide a trace taken out of the buffer, through ``around_decision`` when given."""
+        run = functools.partial(self._decide, trace_id, state, early=early)
+        if self._around is None:
+            run()
+            return
+        self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
         self.stats.traces += 1
@@ -183,7 +223,7 @@ class Replayer:
         ids = {span.span_id for span, _ in unique}
         records = {
             span.span_id: SpanRecord(
-                span, resource, parent_present=bool(span.parent_span_id in ids)
+                span, resource, parent_present=span.parent_span_id in ids, rematch=self.rematch
             )
             for span, resource in unique
         }

@@ -24,10 +24,13 @@ from opentelemetry.util.types import Attributes
 
 from groundplane_otel.otel import semconv as sc
 
-__all__ = ["SpanRecord", "attribute_value", "attributes_of"]
+__all__ = ["SpanRecord", "attribute_value", "attributes_of", "replayable_attributes"]
 
-# What a guard wrote on a span it recorded live (the app's ``groundplane.boundary`` stays).
-GUARD_WRITTEN = frozenset({sc.OUTCOME, sc.VIOLATIONS, sc.FACTS, sc.MODE, sc.FACT_LINKS})
+# What a guard wrote on a span it recorded live; ``groundplane.boundary`` only when marked
+# ``groundplane.boundary_matched`` (else the app named the boundary: it stays).
+GUARD_WRITTEN = frozenset(
+    {sc.OUTCOME, sc.VIOLATIONS, sc.FACTS, sc.MODE, sc.FACT_LINKS, sc.BOUNDARY_MATCHED}
+)
 GUARD_STATUS_PREFIX = "groundplane: output"
 _KINDS = {
     ProtoSpan.SPAN_KIND_INTERNAL: SpanKind.INTERNAL,
@@ -62,6 +65,22 @@ def attributes_of(pairs: Sequence[KeyValue], depth: int = 0) -> dict[str, Any]:
     return {pair.key: attribute_value(pair.value, depth) for pair in pairs}
 
 
+def replayable_attributes(
+    attributes: Mapping[str, Any], *, rematch: bool = False
+) -> dict[str, Any]:
+    """A recorded span's attributes without what a recording guard wrote, so the span is
+    decided again, not echoed: its summary attributes, and ``groundplane.boundary`` when the
+    guard marked it as its own match (``groundplane.boundary_matched``) — or always, with
+    ``rematch`` (recordings made before the mark, or to try a policy's match rules on spans
+    the app named). A boundary the app set on the span still names it."""
+    drop_boundary = rematch or attributes.get(sc.BOUNDARY_MATCHED) is True
+    return {
+        key: value
+        for key, value in attributes.items()
+        if key not in GUARD_WRITTEN and not (drop_boundary and key == sc.BOUNDARY)
+    }
+
+
 def _span_id(raw: bytes) -> int:
     return int.from_bytes(raw, "big") if raw else 0
 
@@ -70,7 +89,12 @@ class SpanRecord(trace.Span):
     """One recorded span (see the module docstring)."""
 
     def __init__(
-        self, span: ProtoSpan, resource: Mapping[str, Any], *, parent_present: bool
+        self,
+        span: ProtoSpan,
+        resource: Mapping[str, Any],
+        *,
+        parent_present: bool,
+        rematch: bool = False,
     ) -> None:
         trace_id, span_id = _span_id(span.trace_id), _span_id(span.span_id)
         self._context = SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED))
@@ -83,11 +107,7 @@ class SpanRecord(trace.Span):
             else None
         )
         self._name = span.name
-        self._attributes: dict[str, Any] = {
-            key: value
-            for key, value in attributes_of(span.attributes).items()
-            if key not in GUARD_WRITTEN
-        }
+        self._attributes = replayable_attributes(attributes_of(span.attributes), rematch=rematch)
         self.kind = _KINDS.get(span.kind, SpanKind.INTERNAL)
         self.resource = dict(resource)
         self.start_time = span.start_time_unix_nano
