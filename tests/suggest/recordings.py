@@ -48,14 +48,26 @@ def _wrong_ctr(rows: Rows) -> dict[str, Any]:
     return {**answer, "ctr": round(answer["ctr"] + 0.001, 4)}
 
 
-def record_demo(path: Path, runs: int = 60, wrong_every: int = 10) -> set[str]:
+def record_demo(
+    path: Path, runs: int = 60, wrong_every: int = 10, *, guarded: bool = False
+) -> set[str]:
     """The demo's campaign analyst (examples/demo_agent.py) over varying windows; every
     ``wrong_every``-th run answers wrong (runner-up as winner, a wrong total, a misordered
-    top 3, a wrong CTR, in turn)."""
+    top 3, a wrong CTR, in turn). ``guarded``: recorded with the demo's policy installed
+    (observe mode), so the spans carry what a live guard writes."""
+    import dataclasses
+
     import demo_agent
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    from groundplane_otel.otel import install
+    from groundplane_otel.otel.policy import load_policy
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    if guarded:
+        config = dataclasses.replace(load_policy(demo_agent.POLICY), mode="observe")
+        guard = install(config, tracer_provider=provider, meter_provider=MeterProvider())
     tracer = provider.get_tracer("suggest-test")
     db = demo_agent.build_warehouse()
     wrongs: list[Callable[[Rows], dict[str, Any]]] = [
@@ -83,6 +95,8 @@ def record_demo(path: Path, runs: int = 60, wrong_every: int = 10) -> set[str]:
             demo_agent.run_agent(tracer, model, db)
             if wrong:
                 wrong_ids.add(f"{root.get_span_context().trace_id:032x}")
+    if guarded:
+        guard.uninstall()
     provider.shutdown()
     return wrong_ids
 

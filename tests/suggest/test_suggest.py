@@ -231,3 +231,20 @@ def test_spans_over_the_per_trace_cap_are_counted_in_the_file(
     text = policy.read_text()
     assert "# Left out: 60 spans over --max-spans-per-trace." in text.splitlines()
     assert len(yaml.safe_load(text)["boundaries"]["campaign_analyst"]["checks"]) == 4
+
+
+def test_a_recording_made_with_the_guard_on_is_inferred_again_not_echoed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo recorded with its own policy installed (observe): the boundary the guard's
+    match rules chose is not taken over (the boundary is named after the agent, as replay
+    decides it again), and replay with the suggestion flags exactly the wrong runs."""
+    traces = tmp_path / "traces.jsonl"
+    wrong = recordings.record_demo(traces, guarded=True)
+    assert "groundplane.boundary_matched" in traces.read_text()
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, policy, str(traces))[0] == 0
+    assert list(yaml.safe_load(policy.read_text())["boundaries"]) == ["campaign_analyst"]
+    report = replay(capsys, policy, traces)
+    assert flagged(report) == wrong
+    assert report["boundaries"]["campaign_analyst"]["outcomes"] == {"passed": 54, "flagged": 6}

@@ -33,7 +33,7 @@ from groundplane_otel.otel._engine.spans import agent_names
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.otlp_files import BadInput, BadSink
 from groundplane_otel.otel.replay import _bad_ids
-from groundplane_otel.otel.replay.records import attributes_of
+from groundplane_otel.otel.replay.records import attributes_of, replayable_attributes
 
 __all__ = ["Answer", "Run", "RunReader", "ToolResult"]
 
@@ -108,9 +108,10 @@ class _SpanView:
 
 
 def _span_view(span: Any) -> _SpanView:
-    return _SpanView(
-        span.name, attributes_of(span.attributes), span.parent_span_id, span.end_time_unix_nano
-    )
+    """A recorded span's name, attributes (without what a recording guard wrote, as replay
+    reads them: ``replayable_attributes``), parent id and end time."""
+    attributes = replayable_attributes(attributes_of(span.attributes))
+    return _SpanView(span.name, attributes, span.parent_span_id, span.end_time_unix_nano)
 
 
 class RunReader:
