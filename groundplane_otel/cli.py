@@ -4,6 +4,8 @@ groundplane-otel check-policy policy.yaml    # exit 0 and a summary, or exit 1 a
 groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (see
                                                               # REPLAY_EXIT_CODES)
 groundplane-otel serve --policy policy.yaml --listen 0.0.0.0:4317   # the fleet verifier
+groundplane-otel suggest -o policy.yaml traces.jsonl …   # infer a policy from recorded traces
+                                                         # (see SUGGEST_EXIT_CODES)
 groundplane-otel version
 """
 
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
 
-__all__ = ["REPLAY_EXIT_CODES", "main"]
+__all__ = ["REPLAY_EXIT_CODES", "SUGGEST_EXIT_CODES", "main"]
 
 REPLAY_EXIT_CODES = """\
 exit codes:
@@ -33,6 +35,14 @@ exit codes:
      --markdown file that cannot be written (none is written then)
 
 --junit-xml and --markdown are written whether the gate passed or failed."""
+
+
+SUGGEST_EXIT_CODES = """\
+exit codes:
+  0  a policy was written (every check held in at least --min-support of its runs)
+  1  nothing could be inferred (no tool spans, no agent answers, content not captured, no
+     check held often enough), or inputs were unreadable (more than --max-unreadable)
+  2  bad usage: an invalid option value or a missing input file"""
 
 
 def _number(kind: type, low: float, high: float = math.inf) -> argparse._ActionType:
@@ -280,6 +290,55 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suggest(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from groundplane_otel.otel.otlp_files import Unreadable, located_requests
+    from groundplane_otel.otel.suggest import NothingToInfer, Suggester
+    from groundplane_otel.otel.suggest.render import render, summary
+
+    bad = Unreadable(keep=args.max_unreadable_shown)
+    suggester = Suggester(
+        min_support=args.min_support,
+        max_runs_kept=args.max_runs_kept,
+        max_listed=args.max_listed,
+        decision_wait=args.decision_wait,
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+        unreadable=bad,
+    )
+    try:
+        for where, request in located_requests(args.files, bad, format=args.format):
+            suggester.feed(request, where)
+        suggestion = suggester.finish()
+    except ValueError as exc:
+        if not isinstance(exc, NothingToInfer):
+            print(f"groundplane-otel: {exc}", file=sys.stderr)
+            return 2
+        print(f"groundplane-otel: nothing to suggest: {exc}", file=sys.stderr)
+        suggestion = None
+    for item in bad.kept:
+        print(f"groundplane-otel: unreadable: {item}", file=sys.stderr)
+    if bad.left_out:
+        print(f"groundplane-otel: unreadable: {bad.left_out} more not shown", file=sys.stderr)
+    if suggestion is None:
+        return 1
+    if bad.count > args.max_unreadable:
+        print(
+            f"groundplane-otel: {bad.count} unreadable inputs > {args.max_unreadable} "
+            "(--max-unreadable): no policy written",
+            file=sys.stderr,
+        )
+        return 1
+    text = render(suggestion)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+        print(f"{args.output}: {summary(suggestion)}")
+    return 0
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -417,6 +476,57 @@ def _parser() -> argparse.ArgumentParser:
         help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted "
         "(default 4 MiB)",
     )
+    suggest = commands.add_parser(
+        "suggest",
+        help="infer a policy from recorded traces (facts, boundaries, checks)",
+        description="Infer the policy recorded traces support: facts from tool results, one "
+        "boundary per agent, and the checks its answers pass in at least --min-support of the "
+        "runs they apply to. Written in observe mode, with each check's support and the trace "
+        "ids of the runs that broke it as comments.",
+        epilog=SUGGEST_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    suggest.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
+    suggest.add_argument(
+        "-o", "--output", default="-", metavar="FILE", help="the policy file (default: stdout)"
+    )
+    suggest.add_argument(
+        "--min-support",
+        type=_number(float, 0.01, 1),
+        default=0.8,
+        metavar="S",
+        help="keep a check that held in at least this share of the runs it applies to",
+    )
+    suggest.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
+    suggest.add_argument(
+        "--max-runs-kept",
+        type=_number(int, 1),
+        default=1_000,
+        metavar="N",
+        help="runs kept in memory to infer from (every run is tallied)",
+    )
+    suggest.add_argument(
+        "--max-listed",
+        type=_number(int, 0),
+        default=10,
+        metavar="N",
+        help="trace ids listed per check for the runs that broke it (the rest are counted)",
+    )
+    suggest.add_argument(
+        "--max-unreadable",
+        type=_number(int, 0),
+        default=0,
+        metavar="N",
+        help="exit 1 when more than N lines, messages, files or spans could not be read",
+    )
+    suggest.add_argument(
+        "--max-unreadable-shown",
+        type=_number(int, 0),
+        default=100,
+        metavar="N",
+        help="unreadable inputs located on stderr (the rest are counted)",
+    )
+    _buffer_arguments(suggest, int, 10_000, "SPANS", "spans read")
     commands.add_parser("version", help="print the installed version")
     return parser
 
@@ -430,6 +540,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "suggest":
+        return _suggest(args)
     return _version()
 
 
