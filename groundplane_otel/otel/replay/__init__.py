@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -38,9 +38,9 @@ from groundplane_otel._echo import capped
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.otlp_files import BadInput, BadSink, Unreadable
-from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
+from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, proto_spans
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
+from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
 __all__ = ["ReplayStats", "Replayer"]
 
@@ -49,7 +49,7 @@ class _Trace:
     __slots__ = ("dropped", "last_seen", "spans")
 
     def __init__(self) -> None:
-        self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
+        self.spans: list[RecordedSpan] = []
         self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
 
@@ -112,25 +112,28 @@ class Replayer:
 
     # -- intake --------------------------------------------------------------------------------
 
-    def feed(self, request: ExportTraceServiceRequest, location: str = "request") -> None:
-        """One ``ExportTraceServiceRequest`` (a line or message of a recorded file, found at
-        ``location``)."""
+    def feed(
+        self,
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
+    ) -> None:
+        """One request's spans — an ``ExportTraceServiceRequest`` or the ``RecordedSpan``s a
+        reader made of it — found at ``location`` (a line or message of a recorded file)."""
+        if isinstance(request, ExportTraceServiceRequest):
+            request = proto_spans(request)
         self.stats.requests += 1
-        for resource_spans in request.resource_spans:
-            resource = attributes_of(resource_spans.resource.attributes)
-            for scope_spans in resource_spans.scope_spans:
-                for index, span in enumerate(scope_spans.spans):
-                    problem = _bad_ids(span)
-                    if problem is None:
-                        self._add(span, resource)
-                        continue
-                    self.stats.spans += 1
-                    self.stats.bad_spans += 1
-                    where = f"{location} span {index} {capped(span.name, 40)!r}"
-                    self.unreadable.append(BadInput(where, problem))
+        for span in request:
+            problem = _bad_ids(span)
+            if problem is None:
+                self._add(span)
+                continue
+            self.stats.spans += 1
+            self.stats.bad_spans += 1
+            where = f"{location} span {span.index} {capped(span.name, 40)!r}"
+            self.unreadable.append(BadInput(where, problem))
         self.decide_ready()
 
-    def _add(self, span: Any, resource: dict[str, Any]) -> None:
+    def _add(self, span: RecordedSpan) -> None:
         self.stats.spans += 1
         self._read += 1
         buffer = self._buffer
@@ -147,7 +150,7 @@ class Replayer:
             self.stats.dropped_spans += 1
             state.dropped = True
             return
-        state.spans.append((span, resource))
+        state.spans.append(span)
 
     def decide_ready(self) -> int:
         """Decide the traces idle for ``decision_wait``; how many were decided."""
@@ -180,39 +183,37 @@ class Replayer:
         unique = self._unique(trace_id, state)
         if unique is None:
             return
-        ids = {span.span_id for span, _ in unique}
+        ids = {span.span_id for span in unique}
         records = {
-            span.span_id: SpanRecord(
-                span, resource, parent_present=bool(span.parent_span_id in ids)
-            )
-            for span, resource in unique
+            span.span_id: SpanRecord(span, parent_present=span.parent_span_id in ids)
+            for span in unique
         }
-        parents = {span.span_id: records.get(span.parent_span_id) for span, _ in unique}
+        parents = {span.span_id: records.get(span.parent_span_id) for span in unique}
         orphans = sum(
-            1 for span, _ in unique if span.parent_span_id and span.parent_span_id not in ids
+            1 for span in unique if span.parent_span_id and span.parent_span_id not in ids
         )
         self.stats.orphan_spans += orphans
         if early or state.dropped:
             self.stats.incomplete_traces += 1
         for kind, record in _timeline(records, parents):
             if kind == "start":
-                record.start(self.processor, parents[_raw_id(record)])
+                record.start(self.processor, parents[record.raw_id])
             else:
                 with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
                     record.end()
         self.tally.settle(records.values())  # its findings, in the order read
 
-    def _unique(self, trace_id: bytes, state: _Trace) -> list[tuple[Any, dict[str, Any]]] | None:
+    def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
         """The trace's spans, identical copies collapsed; None (told, counted) when two spans
         share an id but differ: which one is true cannot be known."""
-        seen: dict[bytes, Any] = {}
-        unique: list[tuple[Any, dict[str, Any]]] = []
+        seen: dict[bytes, RecordedSpan] = {}
+        unique: list[RecordedSpan] = []
         conflicts: list[bytes] = []
-        for span, resource in state.spans:
+        for span in state.spans:
             first = seen.get(span.span_id)
             if first is None:
                 seen[span.span_id] = span
-                unique.append((span, resource))
+                unique.append(span)
             elif first == span:
                 self.stats.duplicate_spans += 1
             else:
@@ -240,11 +241,7 @@ class Replayer:
         self.processor.shutdown()
 
 
-def _raw_id(record: SpanRecord) -> bytes:
-    return record.get_span_context().span_id.to_bytes(8, "big")
-
-
-def _bad_ids(span: Any) -> str | None:
+def _bad_ids(span: RecordedSpan) -> str | None:
     """Why ``span``'s ids make it unreplayable, or None."""
     if len(span.trace_id) != 16 or not any(span.trace_id):
         return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
@@ -272,7 +269,7 @@ def _nesting(
             chain.append(span_id)
             on_chain.add(span_id)
             parent = parents[span_id]
-            span_id = _raw_id(parent) if parent is not None else None
+            span_id = parent.raw_id if parent is not None else None
         above = span_id if span_id is not None and span_id in starts else None
         for current in reversed(chain):  # top-down: each parent resolved before its child
             value, level = records[current].start_time, 0
@@ -293,7 +290,7 @@ def _timeline(
     for span_id in sorted(records, key=lambda key: -depth[key]):  # children widen parents
         parent = parents[span_id]
         if parent is not None and depth[span_id] > 0:
-            parent_id = _raw_id(parent)
+            parent_id = parent.raw_id
             ends[parent_id] = max(ends[parent_id], ends[span_id])
     events: list[tuple[int, int, int, str, SpanRecord]] = []
     for span_id, record in records.items():
