@@ -2,9 +2,10 @@
 
 No protobuf round trip, and the same refusals as protobuf's JSON mapping where the spans are
 concerned: keys in lowerCamelCase (as OTLP/JSON requires), ids as hex, 64-bit integers as
-strings or numbers, enums as numbers or names, ``null`` as absent, unknown fields ignored,
-messages nested more than 100 deep refused, and a value of the wrong type makes the whole line
-unreadable (``ValueError``, short and naming the innermost field). Fields the engine never reads
+strings or numbers, enums as numbers or names (anything else: unspecified), ``null`` as
+absent, unknown fields ignored, messages nested more than 100 deep refused, and a value of the
+wrong type makes the whole line unreadable (``ValueError``, short and naming the innermost
+field). Fields the engine never reads
 (links, trace state, dropped counts, the instrumentation scope) are not read, so not checked.
 """
 
@@ -161,17 +162,13 @@ def _integer(value: Any, bounds: tuple[int, int], field: str) -> int:
 
 
 def _enum(value: Any, names: dict[str, int], field: str) -> int:
-    if value is None:
-        return 0
+    """An enum as protobuf's mapping reads one: a number, a name, or (an unknown name or
+    anything else, which it ignores) unspecified."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
-        number = names.get(value)
-        if number is not None:
-            return number
-        if value.isdigit():
-            return int(value)
-    raise ValueError(f"invalid enum value {str(value)[:40]!r} in {field}")
+        return int(value) if value.isdigit() else names.get(value, 0)
+    return 0
 
 
 # -- attributes ----------------------------------------------------------------------------------
