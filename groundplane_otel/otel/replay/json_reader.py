@@ -182,9 +182,17 @@ def _attributes(pairs: Any, depth: int, field: str, level: int = 0) -> dict[str,
         raise _wrong("an array", pairs, field)
     attributes: dict[str, Any] = {}
     for pair in pairs:
-        if not isinstance(pair, dict):
+        if type(pair) is not dict:
             raise _wrong("an object", pair, field)
-        attributes[_string(pair.get("key"), "key")] = _value(pair.get("value"), depth, level)
+        key, node = pair.get("key"), pair.get("value")
+        if type(key) is not str:
+            key = _string(key, "key")
+        if type(node) is dict and len(node) == 1 and depth <= MAX_MESSAGE_DEPTH:
+            item = node.get("stringValue")  # the common case, without a call
+            if type(item) is str:
+                attributes[key] = item
+                continue
+        attributes[key] = _value(node, depth, level)
     return attributes
 
 
