@@ -121,6 +121,7 @@ def _json_batches(
     """Each line's spans; a line over ``limit`` bytes is told and skipped in chunks (never
     held whole)."""
     number = 0
+    resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
     while True:
         raw = stream.readline(limit + 1)
         if not raw:
@@ -136,7 +137,7 @@ def _json_batches(
         if not line:
             continue
         try:
-            spans = json_spans(line)
+            spans = json_spans(line, resources)
         except NestedTooDeep:
             problem = "not an OTLP/JSON trace request (nested too deep)"
             bad.append(BadInput(f"{path}:{number}", problem))

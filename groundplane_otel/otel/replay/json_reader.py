@@ -35,6 +35,7 @@ _KIND_NAMES = {
 }
 _CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+_RESOURCES = 64  # distinct resources shared per file (services, hosts); past it, held per line
 _INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
 
 
@@ -42,9 +43,11 @@ class NestedTooDeep(ValueError):
     """The line is nested deeper than the JSON decoder reads."""
 
 
-def json_spans(line: bytes) -> list[RecordedSpan]:
+def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[RecordedSpan]:
     """Every span of one OTLP/JSON ``ExportTraceServiceRequest`` line, in order; a ValueError
-    says why the line is not one (``NestedTooDeep`` past the decoder's depth)."""
+    says why the line is not one (``NestedTooDeep`` past the decoder's depth). ``resources``:
+    resource attributes already read (by their JSON), shared by the spans of later lines
+    rather than held once per line."""
     try:
         tree = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -57,22 +60,33 @@ def json_spans(line: bytes) -> list[RecordedSpan]:
     for item in _list(tree, "resourceSpans"):
         resource_spans = _object(item, "resourceSpans")
         resource = _object(resource_spans.get("resource"), "resource")
-        attributes = _attributes(resource.get("attributes"), _RESOURCE_VALUE, "attributes")
+        attributes = _resource(resource.get("attributes"), resources)
         for scope in _list(resource_spans, "scopeSpans"):
             for index, span in enumerate(_list(_object(scope, "scopeSpans"), "spans")):
                 spans.append(_span(_object(span, "spans"), attributes, index))
     return spans
 
 
+def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
+    attributes = _attributes(pairs, _RESOURCE_VALUE, "attributes")
+    if resources is None:
+        return attributes
+    key = orjson.dumps(pairs)
+    known = resources.get(key)
+    if known is None and len(resources) < _RESOURCES:
+        known = resources[key] = attributes
+    return attributes if known is None else known
+
+
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
     status = _object(span.get("status"), "status")
-    events = [
+    events = tuple(
         (
             _string(event.get("name"), "name"),
             _attributes(event.get("attributes"), _EVENT_VALUE, "attributes"),
         )
         for event in map(_event, _list(span, "events"))
-    ]
+    )
     return recorded_span(
         _id(span.get("traceId"), "traceId"),
         _id(span.get("spanId"), "spanId"),

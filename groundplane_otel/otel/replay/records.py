@@ -71,7 +71,7 @@ class RecordedSpan:
     start_time: int
     end_time: int
     attributes: dict[str, Any]
-    events: list[tuple[str, dict[str, Any]]]
+    events: tuple[tuple[str, dict[str, Any]], ...]
     status: StatusCode
     resource: Mapping[str, Any]
     index: int = field(default=0, compare=False)
@@ -93,7 +93,7 @@ def recorded_span(
     kind: int,
     times: tuple[int, int],
     attributes: dict[str, Any],
-    events: list[tuple[str, dict[str, Any]]],
+    events: tuple[tuple[str, dict[str, Any]], ...],
     status: tuple[int, str],
     resource: Mapping[str, Any],
     index: int,
@@ -160,7 +160,7 @@ def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> 
         span.kind,
         (span.start_time_unix_nano, span.end_time_unix_nano),
         attributes_of(span.attributes),
-        [(event.name, attributes_of(event.attributes)) for event in span.events],
+        tuple((event.name, attributes_of(event.attributes)) for event in span.events),
         (span.status.code, span.status.message),
         resource,
         index,
