@@ -136,7 +136,14 @@ def attribute_value(value: AnyValue, depth: int = 0) -> Any:
 
 
 def attributes_of(pairs: Sequence[KeyValue], depth: int = 0) -> dict[str, Any]:
-    return {pair.key: attribute_value(pair.value, depth) for pair in pairs}
+    attributes: dict[str, Any] = {}
+    for pair in pairs:
+        value = pair.value
+        if value.WhichOneof("value") == "string_value":  # the common case, without a call
+            attributes[pair.key] = value.string_value
+        else:
+            attributes[pair.key] = attribute_value(value, depth)
+    return attributes
 
 
 def proto_spans(request: ExportTraceServiceRequest) -> list[RecordedSpan]:
