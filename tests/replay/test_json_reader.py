@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from google.protobuf.json_format import ParseError  # type: ignore[import-untyped]
 from opentelemetry.trace import SpanKind, StatusCode
-from replay_recording import live_and_recorded
+from replay_recording import CONFIG, live_and_recorded
 
-from groundplane_otel.otel.otlp_files import _parse_json_line
+from groundplane_otel.otel.otlp_files import BadInput, _parse_json_line, read_requests
+from groundplane_otel.otel.replay import Replayer
 from groundplane_otel.otel.replay.json_reader import NestedTooDeep, json_spans
 from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
 
@@ -205,3 +206,36 @@ def test_a_line_nested_past_the_decoders_depth_is_nested_too_deep() -> None:
     """200,000 nested arrays are ``NestedTooDeep`` (a ValueError), never a RecursionError."""
     with pytest.raises(NestedTooDeep):
         json_spans(b'{"resourceSpans":' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+
+
+def test_both_readers_decide_a_recording_alike_and_a_span_in_both_formats_is_one(
+    tmp_path: Path,
+) -> None:
+    """The recording read as JSON lines and as protobuf messages decides the same outputs and
+    findings; the same span read once from each format is one span, counted duplicate."""
+    _, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    proto = tmp_path / "traces.pb"
+    proto.write_bytes(
+        b"".join(
+            len(body).to_bytes(4, "big") + body
+            for body in (_parse_json_line(line).SerializeToString() for line in lines)
+        )
+    )
+    decided = []
+    for paths in ([path], [proto], [path, proto]):
+        replayer, bad = Replayer(CONFIG), list[BadInput]()
+        for batch in read_requests(paths, bad):
+            replayer.feed(batch)
+        replayer.finish()
+        assert bad == []
+        stats = replayer.stats
+        findings = sorted((finding.span_id, finding.reason) for finding in stats.findings)
+        decided.append((stats.outputs, findings, stats.duplicate_spans, stats.conflicting_traces))
+    assert decided[0] == decided[1] == (decided[0][0], decided[0][1], 0, 0)
+    assert decided[2] == (decided[0][0], decided[0][1], len(lines), 0)
+    assert decided[0][0] == {
+        ("answer", "passed"): 4,
+        ("answer", "blocked"): 1,
+        ("answer", "error"): 2,
+    }
