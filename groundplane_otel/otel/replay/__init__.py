@@ -27,8 +27,9 @@ Hostile input never crashes a replay, and is never decided silently:
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -195,12 +196,13 @@ class Replayer:
         self.stats.orphan_spans += orphans
         if early or state.dropped:
             self.stats.incomplete_traces += 1
-        for kind, record in _timeline(records, parents):
-            if kind == "start":
-                record.start(self.processor, parents[record.raw_id])
-            else:
-                with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
-                    record.end()
+        processor = self.processor
+        for starting, record in _timeline(records, parents):
+            if starting:
+                record.start(processor, parents[record.raw_id])
+                continue
+            with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
+                record.end()
         self.tally.settle(records.values())  # its findings, in the order read
 
     def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
@@ -282,20 +284,23 @@ def _nesting(
 
 def _timeline(
     records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
-) -> Iterator[tuple[str, SpanRecord]]:
-    """Starts and ends in time order, with each span's interval widened to nest in its
-    parent's (clocks of two services disagree; nesting is what the guard relies on)."""
+) -> list[tuple[bool, SpanRecord]]:
+    """Starts (True) and ends (False) in time order, with each span's interval widened to nest
+    in its parent's (clocks of two services disagree; nesting is what the guard relies on)."""
     starts, depth = _nesting(records, parents)
     ends = {span_id: max(record.end_time, starts[span_id]) for span_id, record in records.items()}
-    for span_id in sorted(records, key=lambda key: -depth[key]):  # children widen parents
+    for span_id in sorted(records, key=depth.__getitem__, reverse=True):  # children widen parents
         parent = parents[span_id]
         if parent is not None and depth[span_id] > 0:
             parent_id = parent.raw_id
             ends[parent_id] = max(ends[parent_id], ends[span_id])
-    events: list[tuple[int, int, int, str, SpanRecord]] = []
+    events: list[tuple[int, int, int, bool, SpanRecord]] = []
     for span_id, record in records.items():
-        events.append((starts[span_id], 0, depth[span_id], "start", record))
-        events.append((ends[span_id], 1, -depth[span_id], "end", record))
-    events.sort(key=lambda event: event[:3])
-    for _, _, _, kind, record in events:
-        yield kind, record
+        level = depth[span_id]
+        events.append((starts[span_id], 0, level, True, record))
+        events.append((ends[span_id], 1, -level, False, record))
+    events.sort(key=_EVENT_ORDER)
+    return [(event[3], event[4]) for event in events]
+
+
+_EVENT_ORDER = operator.itemgetter(0, 1, 2)  # time, starts before ends, then by depth
