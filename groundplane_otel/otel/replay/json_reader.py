@@ -68,14 +68,17 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
 
 
 def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
-    attributes = _attributes(pairs, _RESOURCE_VALUE, "attributes")
+    """A resource's attributes: read once per distinct JSON (already checked), then shared."""
     if resources is None:
-        return attributes
+        return _attributes(pairs, _RESOURCE_VALUE, "attributes")
     key = orjson.dumps(pairs)
     known = resources.get(key)
-    if known is None and len(resources) < _RESOURCES:
-        known = resources[key] = attributes
-    return attributes if known is None else known
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    attributes = _attributes(pairs, _RESOURCE_VALUE, "attributes")
+    if len(resources) < _RESOURCES:
+        resources[key] = attributes
+    return attributes
 
 
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
