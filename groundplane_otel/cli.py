@@ -176,7 +176,13 @@ def _replay(args: argparse.Namespace) -> int:
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
     try:
         read = ReadProgress(args.files)
-        for where, request in located_requests(args.files, bad, format=args.format, progress=read):
+        for where, request in located_requests(
+            args.files,
+            bad,
+            format=args.format,
+            progress=read,
+            max_line_bytes=args.max_line_bytes,
+        ):
             replayer.feed(request, where)
             progress.show(read.fraction, replayer.stats.spans, replayer.stats.traces)
         replayer.finish()
@@ -445,6 +451,14 @@ def _parser() -> argparse.ArgumentParser:
         default=100,
         metavar="N",
         help="unreadable inputs located in the report (the rest are counted)",
+    )
+    replay.add_argument(
+        "--max-line-bytes",
+        type=_number(int, 1),
+        default=64 * 1024 * 1024,
+        metavar="N",
+        help="a JSON line or protobuf message (decompressed) over N bytes is unreadable, "
+        "skipped unread (default 64 MiB)",
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")

@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,6 +38,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay import Decision, Replayer
+from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
 
 __all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "VerifierStats", "observe_only"]
 
@@ -90,14 +91,17 @@ class _TraceBuffer(Replayer):
         self.roots: OrderedDict[bytes, float] = OrderedDict()  # trace id -> when it is due
 
     def feed(
-        self, request: trace_service_pb2.ExportTraceServiceRequest, location: str = "request"
+        self,
+        request: trace_service_pb2.ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
     ) -> None:
+        if isinstance(request, trace_service_pb2.ExportTraceServiceRequest):
+            request = proto_spans(request)
         due = time.monotonic() + self.root_wait_s
-        for resource_spans in request.resource_spans:
-            for scope_spans in resource_spans.scope_spans:
-                for span in scope_spans.spans:
-                    if not span.parent_span_id:
-                        self.roots.setdefault(span.trace_id, due)
+        roots = self.roots
+        for span in request:
+            if not span.parent_span_id:
+                roots.setdefault(span.trace_id, due)
         super().feed(request, location)
 
     def decide_roots(self) -> int:

@@ -31,7 +31,7 @@ def test_every_decision_goes_through_the_hook_and_decide_takes_one_now(tmp_path:
         replayer.feed(request)
     assert bad == []
     assert [decision.incomplete for decision in seen] == [True]  # six traces, room for five
-    last = requests[-1].resource_spans[0].scope_spans[0].spans[0].trace_id
+    last = requests[-1][0].trace_id
     assert replayer.decide(last) is True
     assert replayer.decide(last) is False
     assert replayer.decide(b"\x01" * 16) is False

@@ -77,7 +77,7 @@ def test_unreadable_lines_are_located_skipped_and_fail_unless_allowed(
     assert err.splitlines() == [
         f"groundplane-otel: unreadable: {path}:1: not an OTLP/JSON trace request (nested too deep)",
         f"groundplane-otel: unreadable: {path}:2: not an OTLP/JSON trace request "
-        "(Expecting value: line 1 column 1 (char 0))",
+        "(invalid literal, expected 'null': line 1 column 1 (char 0))",
         f"groundplane-otel: unreadable: {path}:3 span 0 'chat scripted-analyst-1': invalid span id "
         "(3 bytes, need 8, not all zero)",
         "groundplane-otel: 3 unreadable inputs > 0 (--max-unreadable): no policy written",

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel.otel.otlp_files import BadSink, Unreadable
+from groundplane_otel.otel.replay.records import RecordedSpan
+from groundplane_otel.otel.replay.unreadable import BadSink, Unreadable
 from groundplane_otel.otel.suggest.boundaries import BoundaryPlan, plan_boundaries
 from groundplane_otel.otel.suggest.facts import InferredFact, infer_facts
 from groundplane_otel.otel.suggest.runs import ReadCounts, Run, RunReader
@@ -81,7 +82,11 @@ class Suggester:
         self._kept_runs = 0
         self._unplanned = 0
 
-    def feed(self, request: ExportTraceServiceRequest, location: str = "request") -> None:
+    def feed(
+        self,
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
+    ) -> None:
         self.reader.feed(request, location)
 
     def _run(self, run: Run) -> None:

@@ -4,7 +4,7 @@ Spans arrive in any order over any number of requests; they are grouped by trace
 buffer, as replay groups them (a trace is turned into a run once ``decision_wait`` more spans
 have been read since its last one, when the buffer is full, or at the end of the input). Spans
 with unusable ids are told to ``unreadable`` with their location and left out, exactly as
-replay does (``replay._bad_ids``); two different spans with one id make the trace ambiguous: it
+replay does (``records.bad_ids``); two different spans with one id make the trace ambiguous: it
 is told and not used. What a span *means* is read by the engine's own readers: tool calls and
 their results (``capture.read_tool_call``, ``read_arguments``, ``payload.parse_payload``),
 answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
@@ -18,7 +18,7 @@ switching to a faster reader changes only it.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +31,8 @@ from groundplane_otel.otel._engine.output import OutputRead, read_output
 from groundplane_otel.otel._engine.payload import parse_payload
 from groundplane_otel.otel._engine.spans import agent_names
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.otlp_files import BadInput, BadSink
-from groundplane_otel.otel.replay import _bad_ids
-from groundplane_otel.otel.replay.records import attributes_of, replayable_attributes
+from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
 
 __all__ = ["Answer", "Run", "RunReader", "ToolResult"]
 
@@ -107,11 +106,10 @@ class _SpanView:
     end: int
 
 
-def _span_view(span: Any) -> _SpanView:
-    """A recorded span's name, attributes (without what a recording guard wrote, as replay
-    reads them: ``replayable_attributes``), parent id and end time."""
-    attributes = replayable_attributes(attributes_of(span.attributes))
-    return _SpanView(span.name, attributes, span.parent_span_id, span.end_time_unix_nano)
+def _span_view(span: RecordedSpan) -> _SpanView:
+    """A recorded span's name, attributes (without what a recording guard wrote, as the
+    readers leave them: ``replayable_attributes``), parent id and end time."""
+    return _SpanView(span.name, span.attributes, span.parent_span_id, span.end_time)
 
 
 class RunReader:
@@ -137,20 +135,26 @@ class RunReader:
         self._buffer: OrderedDict[bytes, tuple[list[Any], list[int]]] = OrderedDict()
         self._read = 0
 
-    def feed(self, request: ExportTraceServiceRequest, location: str = "request") -> None:
+    def feed(
+        self,
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
+    ) -> None:
+        """One request's spans, as ``Replayer.feed`` takes them (a protobuf request or the
+        ``RecordedSpan``s a reader made of it)."""
+        if isinstance(request, ExportTraceServiceRequest):
+            request = proto_spans(request)
         counts = self.counts
         counts.requests += 1
-        for resource_spans in request.resource_spans:
-            for scope_spans in resource_spans.scope_spans:
-                for index, span in enumerate(scope_spans.spans):
-                    counts.spans += 1
-                    problem = _bad_ids(span)
-                    if problem is not None:
-                        counts.bad_spans += 1
-                        where = f"{location} span {index} {capped(span.name, 40)!r}"
-                        self.unreadable.append(BadInput(where, problem))
-                        continue
-                    self._add(span)
+        for span in request:
+            counts.spans += 1
+            problem = bad_ids(span)
+            if problem is not None:
+                counts.bad_spans += 1
+                where = f"{location} span {span.index} {capped(span.name, 40)!r}"
+                self.unreadable.append(BadInput(where, problem))
+                continue
+            self._add(span)
         self._decide_idle()
 
     def _add(self, span: Any) -> None:
