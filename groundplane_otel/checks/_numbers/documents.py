@@ -35,7 +35,13 @@ from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Fact
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["DocumentNumbers", "WithDocuments", "evidence_index", "require_documents"]
+__all__ = [
+    "DocumentNumbers",
+    "WithDocuments",
+    "document_numbers",
+    "evidence_index",
+    "require_documents",
+]
 
 _KEY: Final = "numbers_recorded.documents"
 
@@ -150,7 +156,9 @@ def require_documents(builder: str, documents: object) -> tuple[str, ...] | None
         )
     for name in documents:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"{builder}: every entry of documents must be a fact name, got {name!r}")
+            raise TypeError(
+                f"{builder}: every entry of documents must be a fact name, got {name!r}"
+            )
     if len(set(documents)) != len(documents):
         raise ValueError(f"{builder}: documents lists a name twice: {list(documents)!r}")
     return tuple(documents)
@@ -168,10 +176,15 @@ def _spelled(registry: FactRegistry, builder: str, name: str, locale: str) -> Do
             f"{builder}: documents lists fact {name!r}, which is restricted; a restricted "
             "document is never evidence (remove it from documents)"
         )
+    return document_numbers(name, value, locale)
+
+
+def document_numbers(name: str, documents: Documents, locale: str) -> DocumentNumbers:
+    """The numbers fact ``name``'s documents spell, built once per locale (kept on the value)."""
     key = (_KEY, name, locale)
-    found = value._derived.get(key)
+    found = documents._derived.get(key)
     if found is None:
-        found = value._derived.setdefault(key, DocumentNumbers(name, value, locale))
+        found = documents._derived.setdefault(key, DocumentNumbers(name, documents, locale))
     assert isinstance(found, DocumentNumbers)
     return found
 
