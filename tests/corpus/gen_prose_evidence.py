@@ -515,7 +515,7 @@ QUOTE_FAILURES = ("single_quote_changed", "unmarked_quote_changed")
 def evidence_cases(rng: random.Random, per_class: int) -> list[Case]:
     """Every case of this lane, in a fixed order."""
     return [*number_cases(rng, per_class), *leak_cases(rng, per_class),
-            *quote_cases(rng, per_class)]  # fmt: skip
+            *quote_cases(rng, per_class), *hard_evidence_cases()]  # fmt: skip
 
 
 EVIDENCE_CLASSES: dict[str, tuple[str, ...]] = {
@@ -524,3 +524,95 @@ EVIDENCE_CLASSES: dict[str, tuple[str, ...]] = {
     "quotes_anchored": QUOTE_FAILURES,
 }
 """The failure classes this lane adds to ``generate.REQUIRED_CLASSES``, per family."""
+
+
+# -- hand-written cases (the way assistants phrase them), one trap each ----------------------
+
+INVOICE_DOCS = [
+    {"id": "invoice.pdf#p1", "score": 0.93,
+     "content": "...the total amount due is 10,000 dollars, payable within 30 days, at a rate of "
+                "3.90% a year..."},
+    {"id": "policy-7", "score": 0.61,
+     "content": "Refunds are issued within 10 business days. Standard delivery takes 5-7 "
+                "business days.\nNo fees."},
+    {"id": "faq-2", "score": 0.4, "content": "Express delivery costs $9."},
+]  # fmt: skip
+HIDDEN = [{"id": "deal-3", "content": "Negotiated discount for Acme Corp is 18.5% until renewal."}]
+OPS = [{"id": "ops-7", "content": "Escalations go to Priya Raman; vendor code VC-2291; the "
+        "carrier rate is $6.40 per parcel for the Widget Pro, within 3 days."}]  # fmt: skip
+SECRET = [{"sku": "Project Falcon", "cost": 1234.5, "margin": 0.0455}]
+
+# (family, failure class, label, answer, check options, expected code)
+HARD: tuple[tuple[str, str, Label, str, dict[str, Any], str | None], ...] = (
+    ("numbers_recorded", "correct:document_number", "supported",
+     "Your invoice total is **$10,000**, payable within 30 days [invoice.pdf#p1].", {}, None),
+    ("numbers_recorded", "correct:document_number", "supported",
+     "Refunds usually land within ten business days of approval [policy-7].", {}, None),
+    ("numbers_recorded", "correct:document_number", "supported",
+     "The invoice carries a 3.9 percent annual rate.", {}, None),
+    ("numbers_recorded", "correct:document_number", "supported",
+     "Standard delivery takes five to seven business days; express is $9.00 [faq-2].", {}, None),
+    ("numbers_recorded", "document_number_changed", "unsupported",
+     "The invoice total is 1,000 dollars, due in 30 days.", {}, "number_scale_mismatch"),
+    ("numbers_recorded", "document_number_changed", "unsupported",
+     "It's payable within 45 days [invoice.pdf#p1].", {}, "number_unrecorded"),
+    ("numbers_recorded", "score_as_evidence", "unsupported",
+     "The top result (score 0.93) says the total is $10,000.", {}, "number_unrecorded"),
+    ("numbers_recorded", "restricted_document_number", "unsupported",
+     "Good news: you qualify for 18.5% off at renewal.", {}, "number_unrecorded"),
+    ("no_restricted_values", "number_rounded", "unsupported",
+     "We pay one thousand two hundred thirty-four dollars a kit.", {}, "restricted_value"),
+    ("no_restricted_values", "number_rounded", "unsupported",
+     "We pay a bit over $1.2k per kit, so there's room to negotiate.", {}, "restricted_value"),
+    ("no_restricted_values", "number_rounded", "unsupported",
+     "Margins are running around 4.6% on that line.", {}, "restricted_value"),
+    ("no_restricted_values", "correct:count_near_restricted", "supported",
+     "Delivery takes 12 days and you can return it within 30.", {}, None),
+    ("no_restricted_values", "restricted_document_name", "unsupported",
+     "I've passed your case to Priya Raman on our side.", {}, "restricted_value"),
+    ("no_restricted_values", "restricted_document_number", "unsupported",
+     "Shipping costs us about $6.40 a parcel, so it's cheap to send.", {}, "restricted_value"),
+    ("no_restricted_values", "correct:restricted_document_public_term", "supported",
+     "The Widget Pro ships within 3 days; Priya will follow up.", {}, None),
+    ("quotes_anchored", "single_quote_changed", "unsupported",
+     "The policy reads: 'Refunds are issued within 14 business days.' [policy-7]", {},
+     "quote_not_in_source"),
+    ("quotes_anchored", "correct:single_quote_exact", "supported",
+     "It\u2019s in writing: \u2018Refunds are issued within 10 business days.\u2019 [policy-7]",
+     {}, None),
+    ("quotes_anchored", "correct:single_quote_exact", "supported",
+     "And the best part: 'No fees.' [policy-7]", {}, None),
+    ("quotes_anchored", "correct:apostrophes_not_quotes", "supported",
+     "We don't charge fees, and customers' refunds arrive within 10 business days [policy-7].",
+     {}, None),
+    ("quotes_anchored", "unmarked_quote_changed", "unsupported",
+     'The FAQ is explicit: "Express delivery costs $12."', {"unmarked": "retrieved"},
+     "quote_not_in_source"),
+    ("quotes_anchored", "correct:unmarked_quote_exact", "supported",
+     "As our FAQ says, \u201cExpress delivery costs $9.\u201d", {"unmarked": "retrieved"}, None),
+)  # fmt: skip
+
+
+def hard_evidence_cases() -> list[Case]:
+    """The hand-written cases, with the facts and check each family reads."""
+    kb = FactSpec("documents", "kb", INVOICE_DOCS, {"tool": "kb.search"})
+    facts = {
+        "numbers_recorded": (kb, FactSpec("documents", "deals", HIDDEN, {"restricted": True})),
+        "no_restricted_values": (
+            FactSpec("table", "internal", SECRET, {"key": "sku", "restricted": True}),
+            FactSpec("documents", "ops", OPS, {"restricted": True}),
+            FactSpec("domain", "catalogue", list(PRODUCTS)),
+        ),
+        "quotes_anchored": (kb,),
+    }
+    checks: dict[str, dict[str, Any]] = {
+        "numbers_recorded": {"fact": "kb", "field": "answer", "documents": ["kb"]},
+        "no_restricted_values": {},
+        "quotes_anchored": {"text_fields": ["answer"]},
+    }
+    cases = []
+    for number, (family, failure, label, text, options, code) in enumerate(HARD):
+        cases.append(Case(f"{family}/{failure}/hard-ev-{number:02d}", family, failure, label,
+                          facts[family], {"builder": family, **checks[family], **options},
+                          {"answer": text}, code))  # fmt: skip
+    return cases
