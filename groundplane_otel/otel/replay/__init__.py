@@ -22,6 +22,10 @@ Hostile input never crashes a replay, and is never decided silently:
   not decided at all (no output counted from it), counted in ``stats.conflicting_traces`` and
   told to ``unreadable`` (so a gate fails on it);
 - nesting is resolved without recursion, whatever the depth or the order of spans.
+
+A parallel replay (``replay.parallel``) gives each worker process a share of the traces
+(``owns``): every worker reads all the input and times every trace, so each decision happens
+exactly when a replay of everything would make it, but keeps and decides only its own.
 """
 
 from __future__ import annotations
@@ -46,12 +50,13 @@ __all__ = ["ReplayStats", "Replayer"]
 
 
 class _Trace:
-    __slots__ = ("dropped", "last_seen", "spans")
+    __slots__ = ("dropped", "last_seen", "owned", "spans")
 
-    def __init__(self) -> None:
+    def __init__(self, owned: bool = True) -> None:
         self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
         self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
+        self.owned = owned  # False: another share's trace, timed here but not kept
 
 
 class Replayer:
@@ -64,6 +69,12 @@ class Replayer:
     ``groundplane.mode`` in metrics (the verifier's ``verifier``). At most ``max_findings``
     findings are kept for the report (the rest are counted). Spans that cannot be replayed are
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
+
+    ``owns`` makes this replayer one share of a parallel replay: a trace is kept and decided
+    only when ``owns(trace_id)``; every other trace is still timed, and its decision counted in
+    ``decisions`` (so decisions happen exactly as in a replay of everything), but not kept or
+    counted in ``stats``. A span that cannot be replayed belongs to no trace: it is counted and
+    told where ``owns(b"")``. ``decisions`` counts every trace decided, shared or not.
     """
 
     def __init__(
@@ -79,8 +90,11 @@ class Replayer:
         logger_provider: Any = None,
         mode_label: str | None = None,
         unreadable: BadSink | None = None,
+        owns: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.stats = ReplayStats()
+        self.owns = owns
+        self.decisions = 0
         self.unreadable: BadSink = unreadable if unreadable is not None else Unreadable()
         export = None
         if meter_provider is not None or logger_provider is not None:
@@ -124,6 +138,8 @@ class Replayer:
                     if problem is None:
                         self._add(span, resource)
                         continue
+                    if self.owns is not None and not self.owns(b""):
+                        continue  # another share tells it
                     self.stats.spans += 1
                     self.stats.bad_spans += 1
                     where = f"{location} span {index} {capped(span.name, 40)!r}"
@@ -131,18 +147,21 @@ class Replayer:
         self.decide_ready()
 
     def _add(self, span: Any, resource: dict[str, Any]) -> None:
-        self.stats.spans += 1
         self._read += 1
         buffer = self._buffer
         state = buffer.get(span.trace_id)
         if state is None:
-            state = buffer[span.trace_id] = _Trace()
+            owned = self.owns is None or self.owns(span.trace_id)
+            state = buffer[span.trace_id] = _Trace(owned)
             while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
                 oldest = next(iter(buffer))
                 self._decide(oldest, buffer.pop(oldest), early=True)
         else:
             buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._clock()
+        if not state.owned:
+            return
+        self.stats.spans += 1
         if len(state.spans) >= self.max_spans_per_trace:
             self.stats.dropped_spans += 1
             state.dropped = True
@@ -176,6 +195,9 @@ class Replayer:
     # -- deciding one trace ----------------------------------------------------------------
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+        self.decisions += 1
+        if not state.owned:
+            return
         self.stats.traces += 1
         unique = self._unique(trace_id, state)
         if unique is None:
