@@ -228,7 +228,7 @@ def replay(
     ``WorkerFailed`` when a worker raised or died, ``Interrupted`` on SIGTERM (Ctrl-C:
     ``KeyboardInterrupt``); the workers are ended in every case."""
     if jobs == 1:
-        return merge([replay_share(job, 0, 1, progress, config=config)], job)
+        return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
     context = multiprocessing.get_context("spawn")
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
     workers: list[Any] = []
@@ -258,6 +258,7 @@ def replay(
                 if pipe in ready or (worker.sentinel in ready and pipe.poll()):
                     results[index] = _received(pipe, index, jobs, worker)
                 elif worker.sentinel in ready:
+                    worker.join(_STOP_WAIT_S)  # its exit code is known once it is reaped
                     raise WorkerFailed(
                         f"replay worker {index} of {jobs} died ({_exit(worker.exitcode)}) "
                         "before its report: no report"
@@ -272,7 +273,16 @@ def replay(
             pipe.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    return merge([results[index] for index in range(jobs)], job)
+    return _told(merge([results[index] for index in range(jobs)], job), progress)
+
+
+def _told(
+    merged: tuple[ReplayStats, Unreadable], progress: Progress | None
+) -> tuple[ReplayStats, Unreadable]:
+    """``merged``, its totals told to ``progress`` as the last word (everything read)."""
+    if progress is not None:
+        progress(1.0, merged[0].spans, merged[0].traces)
+    return merged
 
 
 def _received(pipe: Connection, index: int, jobs: int, worker: Any) -> ShareResult:
