@@ -169,8 +169,8 @@ def test_a_missing_file_is_a_usage_error_with_any_jobs(
     assert "argument --jobs: must be a whole number >= 1, got '0'" in capsys.readouterr().err
 
 
-def _workers(parent: int) -> list[int]:
-    """The parent's spawned worker processes, oldest first (not the resource tracker)."""
+def _processes() -> list[tuple[int, int, int, bytes]]:
+    """Every process: (start time, pid, parent pid, command line)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -181,14 +181,25 @@ def _workers(parent: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == parent and b"spawn_main" in command:
-            found.append((int(fields[19]), int(entry.name)))  # start time, pid
-    return [pid for _, pid in sorted(found)]
+        found.append((int(fields[19]), int(entry.name), int(fields[1]), command))
+    return sorted(found)
 
 
-def _started(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+def _workers(parent: int) -> list[int]:
+    """The parent's replay workers, oldest first: the children of its fork server (or, with
+    ``spawn``, its own ``spawn_main`` children)."""
+    processes = _processes()
+    servers = {pid for _, pid, ppid, cmd in processes if ppid == parent and b"forkserver" in cmd}
+    return [
+        pid
+        for _, pid, ppid, cmd in processes
+        if ppid in servers or (ppid == parent and b"spawn_main" in cmd)
+    ]
+
+
+def _started(tmp_path: Path, clones: int = 300) -> tuple[subprocess.Popen[str], list[int]]:
     """A 2-worker replay of a recording big enough to run for seconds, and its workers."""
-    policy, files = _recording(tmp_path, clones=300)
+    policy, files = _recording(tmp_path, clones=clones)
     process = subprocess.Popen(
         _command(policy, files, "--jobs", "2"),
         stdout=subprocess.PIPE,
@@ -231,3 +242,37 @@ def test_sigterm_ends_the_workers_and_prints_no_report(tmp_path: Path) -> None:
     assert err == "groundplane-otel: interrupted: no report\n"
     assert out == ""
     assert [pid for pid in workers if Path(f"/proc/{pid}").exists()] == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_workers_end_themselves_when_the_command_is_killed(tmp_path: Path) -> None:
+    """SIGKILL to the command itself (no chance to clean up): its workers notice their parent
+    is gone and exit within seconds instead of replaying for nobody (the recording, ~28,500
+    spans, takes each of them far longer)."""
+    process, workers = _started(tmp_path, clones=1_500)
+    process.kill()
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while alive := [pid for pid in workers if _running(pid)]:
+        assert time.monotonic() < deadline, alive
+        time.sleep(0.1)
+    process.communicate(timeout=60)
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_the_help_documents_jobs_and_exit_code_3(capsys: pytest.CaptureFixture[str]) -> None:
+    """``replay --help`` lists ``--jobs`` and exit code 3 (a failed or killed worker)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["replay", "--help"])
+    assert exit_info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--jobs N worker processes, each deciding the traces whose id hashes to it" in out
+    assert "3 internal failure: a --jobs worker process failed or was killed" in out
