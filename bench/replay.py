@@ -13,7 +13,8 @@ exporter. Compared side by side:
   its decision, divided by the number of traces.
 * ``replay --jobs 2`` vs ``--jobs 1`` — the whole replay (``otel.replay.parallel.replay``, as the
   command runs it: worker start-up, every worker reading all the input, the merge) over a larger
-  recording, so that starting the worker processes does not dominate.
+  recording, so that starting the worker processes does not dominate; as JSON lines and as the
+  same requests in protobuf (cheap to parse).
 """
 
 from __future__ import annotations
@@ -106,29 +107,46 @@ boundaries:
 """
 
 
-def _jobs_row(smoke: bool, folder: Path) -> tuple[str, ...]:
-    """``--jobs 2`` against ``--jobs 1`` on one recording, measured in the same run."""
+def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
+    """``--jobs 2`` against ``--jobs 1`` on one recording, measured in the same run: as OTLP/JSON
+    lines (parsing dominates today, and every worker parses everything) and as the same
+    requests in the protobuf format (parsing is cheap: what deciding alone scales to)."""
+    import struct
+
+    from groundplane_otel.otel.otlp_files import _parse_json_line
     from groundplane_otel.otel.replay import parallel
 
     traces = 20 if smoke else 2_000
-    path, policy = Path(folder) / "jobs.jsonl", Path(folder) / "policy.yaml"
-    _record(traces, path)
+    lines, policy = folder / "jobs.jsonl", folder / "policy.yaml"
+    _record(traces, lines)
+    bodies = [_parse_json_line(line).SerializeToString() for line in lines.read_text().splitlines()]
+    proto = folder / "jobs.pb"
+    proto.write_bytes(b"".join(struct.pack(">I", len(body)) + body for body in bodies))
     policy.write_text(POLICY)
-    job = parallel.ReplayJob((str(path),), str(policy))
+    jobs = {path.suffix: parallel.ReplayJob((str(path),), str(policy)) for path in (lines, proto)}
     timings = compare(
-        {"one": lambda: parallel.replay(job, 1), "two": lambda: parallel.replay(job, 2)},
+        {
+            f"{suffix} {count}": (lambda job=job, count=count: parallel.replay(job, count))
+            for suffix, job in jobs.items()
+            for count in (1, 2)
+        },
         repeats=1 if smoke else 3,
         warmup=0,
     )
-    one, two = timings["one"].median, timings["two"].median
-    return (
-        f"replay --jobs 2 vs --jobs 1, {traces} traces ({parallel.default_jobs()} cores here; "
-        "a larger recording: worker start-up counts)",
-        f"{fmt_time(one)} (--jobs 1)",
-        f"{fmt_time(two)} (--jobs 2)",
-        f"{fmt_ratio(one / two)} faster",
-        f"{3 * traces / two:,.0f}",
-    )
+    rows = []
+    for suffix, form in ((".jsonl", "OTLP/JSON lines"), (".pb", "the same, OTLP protobuf")):
+        one, two = timings[f"{suffix} 1"].median, timings[f"{suffix} 2"].median
+        rows.append(
+            (
+                f"replay --jobs 2 vs --jobs 1, {traces} traces, {form} "
+                f"({parallel.default_jobs()} cores here)",
+                f"{fmt_time(one)} (--jobs 1)",
+                f"{fmt_time(two)} (--jobs 2)",
+                f"{fmt_ratio(one / two)} faster",
+                f"{3 * traces / two:,.0f}",
+            )
+        )
+    return rows
 
 
 def run(smoke: bool) -> list[Section]:
@@ -190,7 +208,7 @@ def run(smoke: bool) -> list[Section]:
         tracemalloc.stop()
         waiting.finish()
         waiting.close()
-        jobs_row = _jobs_row(smoke, Path(folder))
+        jobs_rows = _jobs_rows(smoke, Path(folder))
     replay_t, decode_t = timings["replay"].median, timings["decode"].median
     intake_t, parse_t = timings["intake"].median, timings["parse"].median
     section = Section(
@@ -225,12 +243,13 @@ def run(smoke: bool) -> list[Section]:
             "—",
         )
     )
-    section.rows.append(jobs_row)
+    section.rows.extend(jobs_rows)
     section.notes.append(
         f"Median of {repeats} interleaved runs; {spans} spans ({spans // traces} per trace), "
         "half the answers wrong. Floor: decoding only (JSON lines -> ExportTraceServiceRequest; "
-        "protobuf bytes -> ParseFromString). One process, one core, except the --jobs row "
-        "(median of 3 interleaved runs of the whole replay; every worker parses all the input, "
-        "so parsing does not scale, assembling and deciding do)."
+        "protobuf bytes -> ParseFromString). One process, one core, except the --jobs rows "
+        "(median of 3 interleaved runs of the whole replay as the command runs it, worker "
+        "start-up included, over a larger recording; every worker parses all the input, so "
+        "parsing does not scale, assembling and deciding do)."
     )
     return [section]
