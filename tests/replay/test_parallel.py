@@ -232,16 +232,19 @@ def test_a_killed_worker_fails_the_run_loudly(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_sigterm_ends_the_workers_and_prints_no_report(tmp_path: Path) -> None:
-    """SIGTERM to a running 2-job replay: exit 143, "interrupted: no report" on stderr, nothing
-    on stdout, and both workers are gone."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_ctrl_c_ends_the_workers_and_prints_no_report(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """SIGTERM or SIGINT (Ctrl-C) to a running 2-job replay: exit 128 + the signal number,
+    "interrupted: no report" on stderr, nothing on stdout, and both workers are gone."""
     process, workers = _started(tmp_path)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signum)
     out, err = process.communicate(timeout=120)
-    assert process.returncode == 128 + signal.SIGTERM
+    assert process.returncode == 128 + signum
     assert err == "groundplane-otel: interrupted: no report\n"
     assert out == ""
-    assert [pid for pid in workers if Path(f"/proc/{pid}").exists()] == []
+    assert [pid for pid in workers if _running(pid)] == []
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
