@@ -58,10 +58,10 @@ def test_jobs_1_2_and_3_print_the_same_report_byte_for_byte(tmp_path: Path) -> N
     """Over a shuffled three-file recording (traces split over files and lines, right and wrong
     answers, unreadable lines and spans, a duplicate, a conflicting trace), the real command
     prints the same text and ``--json`` reports, with the same exit code, for 1, 2 and 3 jobs —
-    also with a small buffer, decision wait and report limits."""
+    also with a small buffer, decision wait and report limits, and with receipts."""
     clones = 6
     policy, files = _recording(tmp_path, clones=clones)
-    for options in [("--json",), (), ("--json", *STRESS), STRESS]:
+    for options in [("--json",), (), ("--json", *STRESS), (*STRESS, "--capture-content")]:
         runs = [_cli(policy, files, "--quiet", "--jobs", str(jobs), *options) for jobs in (1, 2, 3)]
         assert [run.returncode for run in runs] == [1, 1, 1], runs[0].stderr
         assert runs[0].stderr == runs[1].stderr == runs[2].stderr == ""
