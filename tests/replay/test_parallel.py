@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -87,19 +88,23 @@ def test_jobs_1_2_and_3_print_the_same_report_byte_for_byte(tmp_path: Path) -> N
             assert data["unreadable_left_out"] == data["unreadable"] - 2 >= 3
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_merged_shares_are_the_single_replay_in_process(tmp_path: Path, seed: int) -> None:
+LIMITS = {
+    "small": {"decision_wait": 5, "max_traces": 3, "max_findings": 4, "max_unreadable_shown": 3},
+    "at the end": {"decision_wait": 10**9},  # every trace decided at the end: one position
+    "mid-stream": {"decision_wait": 12},  # many traces due at once, after one request
+}
+
+
+@pytest.mark.parametrize("limits", LIMITS)
+@pytest.mark.parametrize("seed", range(8))
+def test_merged_shares_are_the_single_replay_in_process(
+    tmp_path: Path, seed: int, limits: str
+) -> None:
     """For random shuffles, the shares of 2 and 3 workers (run in this process) merge into the
-    report of one replay of everything, under a small buffer and small report limits."""
+    report of one replay of everything: under a small buffer and small report limits, with
+    every trace decided at the end, and with many traces decided at once mid-stream."""
     policy, files = _recording(tmp_path, clones=3, seed=seed)
-    job = parallel.ReplayJob(
-        tuple(map(str, files)),
-        str(policy),
-        decision_wait=5,
-        max_traces=3,
-        max_findings=4,
-        max_unreadable_shown=3,
-    )
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy), **LIMITS[limits])
     gate = Gate()
 
     def printed(results: list[parallel.ShareResult]) -> str:
@@ -112,6 +117,47 @@ def test_merged_shares_are_the_single_replay_in_process(tmp_path: Path, seed: in
         shares = [parallel.replay_share(job, index, count) for index in range(count)]
         assert printed(shares) == alone
         assert sum(share.stats.requests > 0 for share in shares) == 1
+
+
+def test_an_early_conflict_stays_before_the_bad_span_read_after_it(tmp_path: Path) -> None:
+    """A conflicting trace of worker 1, decided early (the buffer is full) while one request is
+    read, and a bad span later in that request (worker 0's to tell) are located in the order a
+    single replay reads them, though both are noted at the same input position."""
+    _, path = live_and_recorded(tmp_path)
+    tree = json.loads(path.read_text().splitlines()[0])
+    span = tree["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    first = next(
+        f"{number:032x}"
+        for number in range(1, 100)
+        if zlib.crc32(bytes.fromhex(f"{number:032x}")) % 2 == 1
+    )
+
+    def line(*spans: dict[str, str]) -> str:
+        tree["resourceSpans"][0]["scopeSpans"][0]["spans"] = [{**span, **s} for s in spans]
+        return json.dumps(tree)
+
+    recording = tmp_path / "early.jsonl"
+    recording.write_text(
+        "\n".join(
+            [
+                line({"traceId": first}),
+                line({"traceId": first, "name": "another span, same id"}),
+                line({"traceId": "ab" * 16}, {"spanId": ""}),
+            ]
+        )
+        + "\n"
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    job = parallel.ReplayJob((str(recording),), str(policy), max_traces=1)
+    expected = [
+        f"trace {first}: span id {span['spanId']} used by 2 different spans: trace not decided",
+        f"{recording}:3 span 1 'execute_tool top_sales': invalid span id (0 bytes, need 8, not "
+        "all zero)",
+    ]
+    for count in (1, 2):
+        _, bad = parallel.merge([parallel.replay_share(job, i, count) for i in range(count)], job)
+        assert [str(item) for item in bad.kept] == expected
 
 
 def test_every_trace_id_has_exactly_one_share() -> None:
