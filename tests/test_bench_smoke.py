@@ -64,6 +64,9 @@ EXPECTED = {
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines",
         "| replay --jobs 2 vs --jobs 1, 20 traces, the same, OTLP protobuf",
     ],
+    "suggest vs replay on the same recording": [
+        "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",
+    ],
     "The pytest plugin at start-up": [
         "| whole run: bare pytest (the floor) |",
         "| whole run: + the plugin, test not using it |",

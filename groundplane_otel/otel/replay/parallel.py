@@ -37,7 +37,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from groundplane_otel.otel.otlp_files import BadInput, ReadProgress, Unreadable, located_requests
+from groundplane_otel.otel.otlp_files import (
+    DEFAULT_MAX_LINE_BYTES,
+    BadInput,
+    ReadProgress,
+    Unreadable,
+    located_requests,
+)
 from groundplane_otel.otel.replay import Replayer
 from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
 
@@ -84,6 +90,8 @@ class ReplayJob:
     max_spans_per_trace: int = 10_000
     max_findings: int = 10_000
     max_unreadable_shown: int = 100
+    rematch: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +173,7 @@ def replay_share(
         max_spans_per_trace=job.max_spans_per_trace,
         max_findings=job.max_findings,
         unreadable=bad,
+        rematch=job.rematch,
         owns=Share(index, count) if count > 1 else None,
     )
     fed = [0]
@@ -182,7 +191,11 @@ def replay_share(
     try:
         reader_bad = bad if index == 0 else _Ignored()
         for place, request in located_requests(
-            job.files, reader_bad, format=job.format, progress=read
+            job.files,
+            reader_bad,
+            format=job.format,
+            progress=read,
+            max_line_bytes=job.max_line_bytes,
         ):
             replayer.feed(request, place)
             fed[0] += 1
