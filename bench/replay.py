@@ -143,7 +143,7 @@ def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
         rows.append(
             (
                 f"replay --jobs 2 vs --jobs 1, {traces} traces, {form} "
-                f"({parallel.default_jobs()} cores here)",
+                f"({parallel.cores()} cores here)",
                 f"{fmt_time(one)} (--jobs 1)",
                 f"{fmt_time(two)} (--jobs 2)",
                 f"{fmt_ratio(one / two)} faster",

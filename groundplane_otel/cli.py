@@ -175,7 +175,7 @@ def _replay(args: argparse.Namespace) -> int:
         max_line_bytes=args.max_line_bytes,
     )
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
-    jobs = args.jobs if args.jobs is not None else parallel.default_jobs()
+    jobs = args.jobs if args.jobs is not None else parallel.default_jobs(args.files)
     try:
         stats, bad = parallel.replay(job, jobs, progress=progress.show, config=config)
     except ValueError as exc:
@@ -466,7 +466,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="worker processes, each deciding the traces whose id hashes to it (default: the "
-        "cores this process may use; 1: in this process); the report is the same for any N",
+        "cores this process may use when the files hold 32 MiB or more, else 1; 1: in this "
+        "process); the report is the same for any N",
     )
     replay.add_argument("--quiet", action="store_true", help="no progress line")
     serve = commands.add_parser(

@@ -26,6 +26,7 @@ when it stops (an error, Ctrl-C, SIGTERM), and a worker whose parent is gone end
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -56,6 +57,7 @@ __all__ = [
     "Share",
     "ShareResult",
     "WorkerFailed",
+    "cores",
     "default_jobs",
     "merge",
     "replay",
@@ -67,7 +69,24 @@ _T = TypeVar("_T")
 _STOP_WAIT_S = 5.0
 
 
-def default_jobs() -> int:
+# Below this much input (bytes on disk, all files) one process is faster than starting workers:
+# each costs ~0.75 s to start and reads every line again (docs/beyond.md, "On every core").
+AUTO_JOBS_MIN_BYTES = 32 * 1024 * 1024
+
+
+def default_jobs(files: Sequence[str] = ()) -> int:
+    """``--jobs``' default: the cores this process may use when ``files`` hold at least
+    ``AUTO_JOBS_MIN_BYTES`` (a file that cannot be sized counts as none), else 1."""
+    total = 0
+    for name in files:
+        with contextlib.suppress(OSError):
+            total += os.stat(name).st_size
+    if total < AUTO_JOBS_MIN_BYTES:
+        return 1
+    return cores()
+
+
+def cores() -> int:
     """The cores this process may run on."""
     count = getattr(os, "process_cpu_count", None)  # Python 3.13+
     if count is not None:
