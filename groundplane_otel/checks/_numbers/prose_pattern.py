@@ -18,7 +18,15 @@ from groundplane_otel.checks._numbers.prose_words import (
     NumberLocale,
 )
 
-__all__ = ["CURRENCY_CODES", "JOINERS", "MINUS", "RANGE", "ordinal_suffix", "pattern"]
+__all__ = [
+    "CURRENCY_CODES",
+    "JOINERS",
+    "MINUS",
+    "PERCENT_AFTER",
+    "RANGE",
+    "ordinal_suffix",
+    "pattern",
+]
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
@@ -54,8 +62,10 @@ _WORD_START = "".join(
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
 )
-_SIGNS = "-+\u2212"
-MINUS = frozenset("-\u2212")
+_SIGNS = "-+\u2212\u2013"
+MINUS = frozenset("-\u2212\u2013")  # an en dash before digits (not after one) is a minus
+PERCENT_AFTER: Final = re.compile(r"[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w]))")
+"""A percent sign or word right after a number written in words ("fifty percent")."""
 JOINERS = frozenset("-./_")
 RANGE = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+|\s*\u2013\s*")
 
@@ -99,7 +109,7 @@ def _compiled(name: str) -> re.Pattern[str]:
     # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
     return re.compile(
         rf"(?P<marker>{_MARKER})"
-        rf"|(?=[\d$€£¥₹+\-\u2212.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
+        rf"|(?=[\d$€£¥₹+\-\u2212\u2013.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
