@@ -2,7 +2,7 @@
 
 Read as numbers (each one must be recorded): integers, decimals, thousands separators (of the
 locale given), a sign (``-``, ``+``, the Unicode minus U+2212, an en dash U+2013 not after a
-digit: ``–3.2%``), an exponent (``1e6``), percents (``4.5%``, ``4.5 percent``, ``fifty
+digit: ``\u20133.2%`` is -3.2), an exponent (``1e6``), percents (``4.5%``, ``4.5 percent``, ``fifty
 percent``), currency amounts (``$1,000``, ``USD 1,000``, ``10 €``: the
 currency is a unit, the amount is checked), magnitudes (``1.2M``, ``3 billion``, ``2,5 Mio.``),
 English number words (``nine``, ``twenty-one``, ``three hundred``), and both ends of a range
@@ -226,7 +226,9 @@ class _Scanner:
             power = 0
             if lowered[last] in SCALE_WORDS and lowered[last] != "hundred":
                 power = SCALE_WORDS[lowered[last]]
-            numeral = Numeral(self.text[start:end], start, end, value, quantum, bool(percent), power)
+            numeral = Numeral(
+                self.text[start:end], start, end, value, quantum, bool(percent), power
+            )
             self._append(numeral)
 
     def _append(self, numeral: Numeral) -> None:

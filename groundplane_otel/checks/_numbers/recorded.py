@@ -204,6 +204,13 @@ class RecordedNumbers:
         name, row, column = where[key]
         return Recorded(number, as_decimal(number), name, row, column)
 
+    def located(self) -> Iterator[Recorded]:
+        """Every recorded number and where it lives, in recording order (one full pass: only
+        the direction and unit rules use it, on a numeral they must judge)."""
+        for fact in self._facts:
+            for number, row, column in _located(fact):
+                yield Recorded(number, as_decimal(number), fact.name, row, column)
+
     def holds(self, target: Decimal) -> bool:
         """Whether some recorded number reads exactly as ``target``."""
         fast = self._fast(target)

@@ -1,0 +1,158 @@
+"""Direction words in prose: which number a rise or a fall is said of, and which recorded values
+are changes (so that a direction can be false).
+
+A direction word binds to the number right after it, across at most three filler words
+(``fell 3.2%``, ``rose by about 4%``, ``down 3.2%``, ``a decline of 3.2%``, ``lost $1.2M``), or
+to the number right before a direction noun (``a 3.2% drop``, ``a 3.2-point decline``, ``a 12%
+year-over-year increase``, ``4% higher``); the second end of a dash range takes the first end's
+binding (``fell 10-12%``, an en dash too). Nothing else binds: ``to``, ``from``, ``than``,
+``past`` are not fillers, so ``dropped to 40`` (a level), ``down from 12 to 9`` and ``up to 5
+days`` (a bound) bind nothing; a number written with its own sign (``-3.2%``, or an en dash or
+U+2212 minus) is never bound.
+
+A recorded value is a *change* when its column (a Table column, a Ranking key, the last key of
+a path in a plain value) is declared in ``changes``, or its name says so (a word ``change``,
+``chg``, ``delta``, ``diff``, ``difference``, ``growth``, ``yoy``, ``qoq``, ``mom``, ``wow``,
+``vs`` or ``variance``, split on ``_``, ``-``, ``.``, spaces and camelCase), or a Table column
+that records a negative number anywhere, or the value itself is negative.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from groundplane_otel.checks._numbers.prose_scan import Numeral
+from groundplane_otel.checks._numbers.recorded import Recorded
+
+__all__ = ["Bound", "ChangeColumns", "DOWN_WORDS", "UP_WORDS", "bind"]
+
+
+def _split(words: str) -> tuple[str, ...]:
+    return tuple(words.split())
+
+
+UP_WORDS: Final = _split(
+    "rose rise rises rising risen increased increase increases increasing grew grow grows "
+    "growing grown growth climbed climb climbs climbing gained gain gains gaining jumped jump "
+    "jumps jumping surged surge surges surging soared soar soars soaring rallied advanced "
+    "spiked expanded up"
+)
+DOWN_WORDS: Final = _split(
+    "fell fall falls falling fallen declined decline declines declining dropped drop drops "
+    "dropping decreased decrease decreases decreasing lost lose loses losing loss slipped slip "
+    "slips slid slide slides sliding sank sink sinks shrank shrink shrinks shrunk contracted "
+    "contraction plunged plunge plummeted tumbled dipped dip dips reduced reduction retreated "
+    "down"
+)
+_AFTER_UP: Final = _split("increase rise gain jump climb uptick growth higher surge spike")
+_AFTER_DOWN: Final = _split(
+    "drop decline decrease fall dip loss slide reduction contraction lower plunge slump downturn"
+)
+_FILLERS: Final = _split(
+    "by of about around roughly approximately nearly almost just some only another further "
+    "additional a an sharply slightly modestly marginally significantly steadily"
+)
+_ADJECTIVES: Final = _split(
+    "year-over-year year-on-year yoy y/y annual quarterly sequential monthly weekly sharp "
+    "steep modest slight"
+)
+_UNIT_WORDS: Final = r"percentage[ -]points?|points?|pp|p\.p\.|pts|basis[ -]points?|bps|bp|percent"
+
+
+def _words(words: Iterable[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+_BEFORE: Final = re.compile(
+    rf"\b(?:(?P<up>{_words(UP_WORDS)})|(?P<down>{_words(DOWN_WORDS)}))"
+    rf"(?:[ \t\u00a0]+(?:{_words(_FILLERS)})(?![\w-])){{0,3}}[ \t\u00a0]+",
+    re.IGNORECASE,
+)
+_AFTER: Final = re.compile(
+    rf"(?:[ \t\u00a0-]?(?:{_UNIT_WORDS}))?(?:[ \t\u00a0-]+(?:{_words(_ADJECTIVES)}))?"
+    rf"[ \t\u00a0-]+(?:(?P<up>{_words(_AFTER_UP)})|(?P<down>{_words(_AFTER_DOWN)}))\b",
+    re.IGNORECASE,
+)
+_DASH: Final = re.compile(r"\s*[-\u2013\u2014]\s*")
+_SIGNED: Final = frozenset("+-\u2212\u2013")
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A direction said of a number: ``sign`` +1 (a rise) or -1 (a fall), the word that says
+    it as written."""
+
+    sign: int
+    word: str
+
+
+def bind(text: str, numerals: Sequence[Numeral]) -> dict[int, Bound]:
+    """The direction bound to each numeral (by its position in ``numerals``), per the module
+    docstring; numerals without one are absent. One regex pass over ``text``."""
+    before: dict[int, Bound] = {}
+    for match in _BEFORE.finditer(text):
+        word = match.group("up") or match.group("down")
+        before[match.end()] = Bound(1 if match.group("up") else -1, word)
+    found: dict[int, Bound] = {}
+    previous: Numeral | None = None
+    for position, numeral in enumerate(numerals):
+        bound: Bound | None = None
+        if text[numeral.start] not in _SIGNED:
+            bound = before.get(numeral.start)
+            if bound is None and (after := _AFTER.match(text, numeral.end)):
+                word = after.group("up") or after.group("down")
+                bound = Bound(1 if after.group("up") else -1, word)
+            if (
+                bound is None
+                and previous is not None
+                and position - 1 in found
+                and previous.percent == numeral.percent
+                and _DASH.fullmatch(text[previous.end : numeral.start])
+            ):
+                bound = found[position - 1]
+        if bound is not None:
+            found[position] = bound
+        previous = numeral
+    return found
+
+
+_CHANGE_NAME: Final = re.compile(
+    r"(?:^|_)(?:change|changes|chg|delta|diff|difference|growth|yoy|qoq|mom|wow|vs|variance)"
+    r"(?:$|_)"
+)
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT: Final = re.compile(r"[\s.\-/]+")
+
+
+def _change_name(name: str) -> bool:
+    return bool(_CHANGE_NAME.search(_SPLIT.sub("_", _CAMEL.sub("_", name)).lower()))
+
+
+class ChangeColumns:
+    """Which recorded values are changes (see the module docstring), for one check call."""
+
+    def __init__(self, declared: frozenset[str], records: Iterable[Recorded]) -> None:
+        self._declared = declared
+        self._records = records
+        self._negative: set[tuple[str, str]] | None = None
+
+    def holds(self, record: Recorded) -> bool:
+        """Whether ``record`` is a change: its sign is what a direction word is judged by."""
+        if record.exact < 0:
+            return True
+        column = record.column
+        if column is None:
+            return False
+        last = column.rsplit(".", 1)[-1]
+        if column in self._declared or last in self._declared or _change_name(last):
+            return True
+        if self._negative is None:
+            self._negative = {
+                (found.fact, found.column)
+                for found in self._records
+                if found.column is not None and found.row is not None and found.exact < 0
+            }
+        return record.row is not None and (record.fact, column) in self._negative
