@@ -56,8 +56,9 @@ _FILLERS: Final = _split(
     "additional a an sharply slightly modestly marginally significantly steadily"
 )
 _ADJECTIVES: Final = _split(
-    "year-over-year year-on-year yoy y/y annual quarterly sequential monthly weekly sharp "
-    "steep modest slight"
+    "year-over-year year-on-year quarter-over-quarter quarter-on-quarter month-over-month "
+    "week-over-week yoy qoq mom y/y annual quarterly sequential monthly weekly sharp steep "
+    "modest slight"
 )
 _UNIT_WORDS: Final = r"percentage[ -]points?|points?|pp|p\.p\.|pts|basis[ -]points?|bps|bp|percent"
 

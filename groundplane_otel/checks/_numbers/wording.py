@@ -6,8 +6,8 @@ returns ``SUPPORTED``, a :class:`Refusal` (its code, the recorded value it contr
 was expected), or the numeral to check as usual (signed by its direction: ``fell 3.2%`` is
 -3.2); None when no word around it bears on it (checked as today).
 
-Direction: the signed claim is supported → supported; else its opposite is supported by a
-recorded *change* → ``number_direction_false``; by a value that is not a change (a level:
+Direction: the signed claim is supported → supported; else its opposite is supported only by
+recorded *changes* → ``number_direction_false``; also by a value that is not a change (a level:
 ``lost 3 deals`` for a recorded 3) → supported, the magnitude matches and the direction is not
 judged; else the signed claim is checked (and diagnosed) as usual.
 
@@ -99,14 +99,17 @@ def judge(
 def _change(
     numeral: Numeral, index: RecordedNumbers, spec: Spec, changes: frozenset[str]
 ) -> Recorded | None:
-    """A recorded change that ``numeral`` (the opposite of the claim) reads as, if any."""
+    """The first recorded value ``numeral`` (the opposite of the claim) reads as, when every
+    one it reads as is a change; None when one is not (a level: the direction is not judged)."""
     columns = ChangeColumns(changes, index.located())
     readings = spec._readings(numeral)
+    found: Recorded | None = None
     for record in index.located():
-        matched = any(_matches(record.exact, v, q, spec.rounding) for v, q in readings)
-        if matched and columns.holds(record):
-            return record
-    return None
+        if any(_matches(record.exact, v, q, spec.rounding) for v, q in readings):
+            if not columns.holds(record):
+                return None
+            found = found or record
+    return found
 
 
 def _unit_of(record: Recorded, units: Mapping[str, str]) -> str | None:
