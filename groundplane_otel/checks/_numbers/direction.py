@@ -67,11 +67,10 @@ def _words(words: Iterable[str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-_BEFORE: Final = re.compile(
-    rf"\b(?:(?P<up>{_words(UP_WORDS)})|(?P<down>{_words(DOWN_WORDS)}))"
-    rf"(?:[ \t\u00a0]+(?:{_words(_FILLERS)})(?![\w-])){{0,3}}[ \t\u00a0]+",
-    re.IGNORECASE,
-)
+_UP: Final = frozenset(UP_WORDS)
+_DOWN: Final = frozenset(DOWN_WORDS)
+_FILL: Final = frozenset(_FILLERS)
+_WINDOW: Final = 80  # characters looked at before a number: three fillers and the word fit
 _AFTER: Final = re.compile(
     rf"(?:[ \t\u00a0-]?(?:{_UNIT_WORDS}))?(?:[ \t\u00a0-]+(?:{_words(_ADJECTIVES)}))?"
     rf"[ \t\u00a0-]+(?:(?P<up>{_words(_AFTER_UP)})|(?P<down>{_words(_AFTER_DOWN)}))\b",
@@ -90,19 +89,37 @@ class Bound:
     word: str
 
 
+def _before(text: str, start: int) -> Bound | None:
+    """The direction word before the number at ``start``: the words before it, separated by
+    spaces only, read backwards across at most three fillers."""
+    if not start or text[start - 1] not in " \t\u00a0":
+        return None
+    low = max(0, start - _WINDOW)
+    tokens = text[low:start].replace("\t", " ").replace("\u00a0", " ").split(" ")
+    if low:
+        tokens = tokens[1:]  # the first may be cut by the window
+    skipped = 0
+    for token in reversed(tokens):
+        if not token:
+            continue
+        word = token.lower()
+        if word in _UP or word in _DOWN:
+            return Bound(1 if word in _UP else -1, token)
+        if skipped == 3 or word not in _FILL:
+            return None
+        skipped += 1
+    return None
+
+
 def bind(text: str, numerals: Sequence[Numeral]) -> dict[int, Bound]:
     """The direction bound to each numeral (by its position in ``numerals``), per the module
-    docstring; numerals without one are absent. One regex pass over ``text``."""
-    before: dict[int, Bound] = {}
-    for match in _BEFORE.finditer(text):
-        word = match.group("up") or match.group("down")
-        before[match.end()] = Bound(1 if match.group("up") else -1, word)
+    docstring; numerals without one are absent. A few words read around each numeral."""
     found: dict[int, Bound] = {}
     previous: Numeral | None = None
     for position, numeral in enumerate(numerals):
         bound: Bound | None = None
         if text[numeral.start] not in _SIGNED:
-            bound = before.get(numeral.start)
+            bound = _before(text, numeral.start)
             if bound is None and (after := _AFTER.match(text, numeral.end)):
                 word = after.group("up") or after.group("down")
                 bound = Bound(1 if after.group("up") else -1, word)
