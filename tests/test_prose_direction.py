@@ -240,3 +240,9 @@ class TestUnits:
         with pytest.raises(TypeError, match="changes must be a list of column names"):
             numbers_recorded("kpi", changes="change")
         assert numbers_recorded("kpi", units={"d": "miles", "c": "usd", "p": "%"}).name
+
+
+def test_a_direction_noun_then_was_binds() -> None:
+    """'The decline was 3.2%' reads -3.2; 'the increase was 3.2%' against -3.2 is refused."""
+    passes("For North, the decline was 3.2%.")
+    assert refused("For North, the increase was 3.2%.").code == "number_direction_false"

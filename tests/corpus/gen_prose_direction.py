@@ -493,9 +493,60 @@ def restricted_cases(rng: random.Random, per_class: int) -> list[Case]:
     return cases
 
 
+HAND_ROWS = [
+    {"region": "North", "revenue": 1230000, "qoq_change": -3.2, "churn_pp": 0.5,
+     "margin_bps": 35, "sla_days": 45, "tickets": 8400},
+    {"region": "South", "revenue": 2100000000, "qoq_change": 8.0, "churn_pp": -0.2,
+     "margin_bps": -15, "sla_days": 30, "tickets": 3000},
+]  # fmt: skip
+HAND_UNITS = {"churn_pp": "pp", "margin_bps": "bps", "revenue": "USD", "sla_days": "day"}
+# (class, text, declared units?, expected code): written the way assistants phrase them
+HAND: tuple[tuple[str, str, bool, str | None], ...] = (
+    ("correct:hand", "North revenue fell 3.2% quarter over quarter to $1.23M, while South grew "
+     "8% to $2.1 billion.", False, None),
+    ("correct:hand", "North: revenue $1.23M (\u20133.2% QoQ).", False, None),
+    ("correct:hand", "South posted an 8% increase in revenue, to $2.1 billion.", False, None),
+    ("correct:hand", "Churn in North rose 0.5 percentage points, while South churn fell 20 "
+     "basis points.", True, None),
+    ("correct:hand", "Gross margin widened 35 bps in North and narrowed 15 bps in South.", True,
+     None),
+    ("correct:hand", "Refunds are processed within 45 days; South tickets get a 30-day SLA.",
+     True, None),
+    ("correct:hand", "Ticket volume dropped to 3,000 in South, down from 8,400 in North.", False,
+     None),
+    ("correct:hand", "Support backlog in North was down 3.2% on the quarter.", False, None),
+    ("correct:hand", "For South, the increase was 8% and revenue reached US$2.1B.", True, None),
+    ("correct:hand", "North's margin improved 0.35 pp; its revenue is 1.23 million dollars.",
+     True, None),
+    ("direction_false", "North revenue grew 3.2% quarter over quarter.", False,
+     "number_direction_false"),
+    ("direction_false", "South fell 8% on the quarter, to $2.1 billion.", False,
+     "number_direction_false"),
+    ("direction_false", "Gross margin in South widened 15 bps.", True, "number_direction_false"),
+    ("scale_leak", "South revenue rose 8.5% to $2.1 billion.", False, "number_unrecorded"),
+    ("pct_vs_pp", "North churn rose 0.5% this quarter.", True, "number_unit_mismatch"),
+    ("pct_vs_pp", "South gross margin fell 15% versus Q2.", True, "number_unit_mismatch"),
+    ("currency_mismatch", "North revenue came to \u20ac1.23M.", True, "number_unit_mismatch"),
+    ("unit_mismatch", "Refunds in North take up to 45 weeks.", True, "number_unit_mismatch"),
+)  # fmt: skip
+
+
+def hand_cases() -> list[Case]:
+    """Hand-written answers over one table (the corpus's fixed, seed-independent part)."""
+    cases: list[Case] = []
+    emit = Emitter("numbers_recorded", cases, "sales")
+    facts = [FactSpec("table", "sales", HAND_ROWS, {"key": "region"})]
+    for failure, text, declared, code in HAND:
+        check: dict[str, Any] = {"units": HAND_UNITS} if declared else {}
+        label: Label = "supported" if code is None else "unsupported"
+        emit(failure, label, facts, check, {"answer": text}, code)
+    return cases
+
+
 def direction_corpus(rng: random.Random, per_class: int) -> list[Case]:
     """Every case of this lane, in a fixed order."""
     return [
+        *hand_cases(),
         *direction_cases(rng, per_class),
         *survey_cases(rng, per_class),
         *unit_cases(rng, per_class),

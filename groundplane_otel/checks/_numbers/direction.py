@@ -38,14 +38,14 @@ UP_WORDS: Final = _split(
     "rose rise rises rising risen increased increase increases increasing grew grow grows "
     "growing grown growth climbed climb climbs climbing gained gain gains gaining jumped jump "
     "jumps jumping surged surge surges surging soared soar soars soaring rallied advanced "
-    "spiked expanded up"
+    "spiked expanded widened widen widens widening up"
 )
 DOWN_WORDS: Final = _split(
     "fell fall falls falling fallen declined decline declines declining dropped drop drops "
     "dropping decreased decrease decreases decreasing lost lose loses losing loss slipped slip "
     "slips slid slide slides sliding sank sink sinks shrank shrink shrinks shrunk contracted "
     "contraction plunged plunge plummeted tumbled dipped dip dips reduced reduction retreated "
-    "down"
+    "narrowed narrow narrows narrowing down"
 )
 _AFTER_UP: Final = _split("increase rise gain jump climb uptick growth higher surge spike")
 _AFTER_DOWN: Final = _split(
@@ -53,7 +53,7 @@ _AFTER_DOWN: Final = _split(
 )
 _FILLERS: Final = _split(
     "by of about around roughly approximately nearly almost just some only another further "
-    "additional a an sharply slightly modestly marginally significantly steadily"
+    "additional a an sharply slightly modestly marginally significantly steadily was were is"
 )
 _ADJECTIVES: Final = _split(
     "year-over-year year-on-year quarter-over-quarter quarter-on-quarter month-over-month "
