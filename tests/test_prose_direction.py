@@ -175,9 +175,7 @@ class TestUnits:
         """'0.5%' for a declared 0.5 pp change is refused, naming both units."""
         found = registry([{"region": "A", "churn_change": 0.5}])
         with pytest.raises(UnrecordedNumbers) as caught:
-            check_numbers_recorded(
-                found, "Churn rose 0.5%.", "kpi", units={"churn_change": "pp"}
-            )
+            check_numbers_recorded(found, "Churn rose 0.5%.", "kpi", units={"churn_change": "pp"})
         receipt = caught.value.receipts[0]
         assert (receipt.code, receipt.expected) == (
             "number_unit_mismatch",
@@ -246,3 +244,13 @@ def test_a_direction_noun_then_was_binds() -> None:
     """'The decline was 3.2%' reads -3.2; 'the increase was 3.2%' against -3.2 is refused."""
     passes("For North, the decline was 3.2%.")
     assert refused("For North, the increase was 3.2%.").code == "number_direction_false"
+
+
+def test_a_list_after_a_direction_word_shares_it() -> None:
+    """'fell 3.2% and 4.1%, respectively' reads both as falls; a rise in the list is refused."""
+    rows = [{"region": "North", "change": -3.2}, {"region": "South", "change": -4.1}]
+    check_numbers_recorded(registry(rows), "They fell 3.2% and 4.1%, respectively.", "kpi")
+    rows[1]["change"] = 4.1
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(registry(rows), "They fell 3.2% and 4.1%, respectively.", "kpi")
+    assert [(r.text, r.code) for r in caught.value.receipts] == [("4.1%", "number_direction_false")]

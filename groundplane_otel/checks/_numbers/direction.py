@@ -4,11 +4,12 @@ are changes (so that a direction can be false).
 A direction word binds to the number right after it, across at most three filler words
 (``fell 3.2%``, ``rose by about 4%``, ``down 3.2%``, ``a decline of 3.2%``, ``lost $1.2M``), or
 to the number right before a direction noun (``a 3.2% drop``, ``a 3.2-point decline``, ``a 12%
-year-over-year increase``, ``4% higher``); the second end of a dash range takes the first end's
-binding (``fell 10-12%``, an en dash too). Nothing else binds: ``to``, ``from``, ``than``,
-``past`` are not fillers, so ``dropped to 40`` (a level), ``down from 12 to 9`` and ``up to 5
-days`` (a bound) bind nothing; a number written with its own sign (``-3.2%``, or an en dash or
-U+2212 minus) is never bound.
+year-over-year increase``, ``4% higher``); the second end of a dash range, or the next item of
+a list, takes the previous number's binding when both are percents or neither is (``fell
+10-12%``, ``fell 3.2% and 4.1%``, ``rose 2%, 3% and 5%``). Nothing else binds: ``to``,
+``from``, ``than``, ``past`` are not fillers, so ``dropped to 40`` (a level), ``down from 12 to
+9`` and ``up to 5 days`` (a bound) bind nothing; a number written with its own sign (``-3.2%``,
+or an en dash or U+2212 minus) is never bound.
 
 A recorded value is a *change* when its column (a Table column, a Ranking key, the last key of
 a path in a plain value) is declared in ``changes``, or its name says so (a word ``change``,
@@ -76,7 +77,8 @@ _AFTER: Final = re.compile(
     rf"[ \t\u00a0-]+(?:(?P<up>{_words(_AFTER_UP)})|(?P<down>{_words(_AFTER_DOWN)}))\b",
     re.IGNORECASE,
 )
-_DASH: Final = re.compile(r"\s*[-\u2013\u2014]\s*")
+_JOINED: Final = re.compile(r"\s*[-\u2013\u2014]\s*|\s*,\s*(?:and\s+)?|\s+and\s+")
+"""A dash range or a list (``fell 10-12%``, ``fell 3.2% and 4.1%``, ``rose 2%, 3% and 5%``)."""
 _SIGNED: Final = frozenset("+-\u2212\u2013")
 
 
@@ -128,7 +130,7 @@ def bind(text: str, numerals: Sequence[Numeral]) -> dict[int, Bound]:
                 and previous is not None
                 and position - 1 in found
                 and previous.percent == numeral.percent
-                and _DASH.fullmatch(text[previous.end : numeral.start])
+                and _JOINED.fullmatch(text[previous.end : numeral.start])
             ):
                 bound = found[position - 1]
         if bound is not None:
