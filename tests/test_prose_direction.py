@@ -106,6 +106,7 @@ class TestDirection:
         for text in (
             "North fell 3.2%.",
             "North was down 3.2% QoQ.",
+            "Revenue: $1.23M (down 3.2% QoQ).",
             "North posted a 3.2% drop.",
             "North saw a decline of 3.2%.",
             "North declined by about 3.2 percent.",

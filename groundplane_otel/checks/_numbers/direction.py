@@ -71,6 +71,7 @@ def _words(words: Iterable[str]) -> str:
 _UP: Final = frozenset(UP_WORDS)
 _DOWN: Final = frozenset(DOWN_WORDS)
 _FILL: Final = frozenset(_FILLERS)
+_OPENING: Final = "([{\"'\u201c\u2018\u2014\u2013-"
 _WINDOW: Final = 80  # characters looked at before a number: three fillers and the word fit
 _AFTER: Final = re.compile(
     rf"(?:[ \t\u00a0-]?(?:{_UNIT_WORDS}))?(?:[ \t\u00a0-]+(?:{_words(_ADJECTIVES)}))?"
@@ -93,7 +94,8 @@ class Bound:
 
 def _before(text: str, start: int) -> Bound | None:
     """The direction word before the number at ``start``: the words before it, separated by
-    spaces only, read backwards across at most three fillers."""
+    spaces only, read backwards across at most three fillers (an opening bracket, quote or
+    dash before a word is ignored)."""
     if not start or text[start - 1] not in " \t\u00a0":
         return None
     low = max(0, start - _WINDOW)
@@ -104,9 +106,9 @@ def _before(text: str, start: int) -> Bound | None:
     for token in reversed(tokens):
         if not token:
             continue
-        word = token.lower()
+        word = token.lstrip(_OPENING).lower()  # "(down 3.2%", "—up 4%"
         if word in _UP or word in _DOWN:
-            return Bound(1 if word in _UP else -1, token)
+            return Bound(1 if word in _UP else -1, token.lstrip(_OPENING))
         if skipped == 3 or word not in _FILL:
             return None
         skipped += 1
