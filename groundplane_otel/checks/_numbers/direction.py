@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from groundplane_otel.checks._numbers.prose_pattern import SIGNS
 from groundplane_otel.checks._numbers.prose_scan import Numeral
 from groundplane_otel.checks._numbers.recorded import Recorded
 
@@ -80,7 +81,7 @@ _AFTER: Final = re.compile(
 )
 _JOINED: Final = re.compile(r"\s*[-\u2013\u2014]\s*|\s*,\s*(?:and\s+)?|\s+and\s+")
 """A dash range or a list (``fell 10-12%``, ``fell 3.2% and 4.1%``, ``rose 2%, 3% and 5%``)."""
-_SIGNED: Final = frozenset("+-\u2212\u2013")
+_SIGNED: Final = frozenset(SIGNS)
 
 
 @dataclass(frozen=True, slots=True)

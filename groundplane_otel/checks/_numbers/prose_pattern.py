@@ -24,6 +24,7 @@ __all__ = [
     "MINUS",
     "PERCENT_AFTER",
     "RANGE",
+    "SIGNS",
     "ordinal_suffix",
     "pattern",
 ]
@@ -62,7 +63,7 @@ _WORD_START = "".join(
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
 )
-_SIGNS = "-+\u2212\u2013"
+SIGNS: Final = "-+\u2212\u2013"  # a sign touching the digits
 MINUS = frozenset("-\u2212\u2013")  # an en dash before digits (not after one) is a minus
 PERCENT_AFTER: Final = re.compile(r"[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w]))")
 """A percent sign or word right after a number written in words ("fifty percent")."""
@@ -97,7 +98,7 @@ def _compiled(name: str) -> re.Pattern[str]:
     spaced = [word for word in locale.magnitudes if len(word) > 2]
     grouped_dot = r"(?!\d{1,3}(?:\.\d{3})+(?![\d.]))" if "." in locale.groups else ""
     number = (
-        rf"(?P<sign>[{_SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
+        rf"(?P<sign>[{SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
         rf"(?:(?P<int>\d{{1,3}}(?:(?:{groups})\d{{3}})+(?!\d)|\d+)(?:{decimal}(?P<frac>\d+))?"
         rf"|(?<![\w]){decimal}(?P<bare>\d+))"
         r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"

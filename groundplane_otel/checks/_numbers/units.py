@@ -23,24 +23,12 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from groundplane_otel.checks._numbers.prose_pattern import CURRENCY_CODES, SIGNS
 from groundplane_otel.checks._numbers.prose_scan import Numeral
 
 __all__ = ["Conversion", "UNITS", "agrees", "claimed_unit", "conversions", "declared_units"]
 
-_CURRENCIES: Final = [
-    "USD",
-    "EUR",
-    "GBP",
-    "JPY",
-    "CNY",
-    "INR",
-    "CHF",
-    "CAD",
-    "AUD",
-    "SEK",
-    "NOK",
-    "DKK",
-]
+_CURRENCIES: Final = tuple(sorted(CURRENCY_CODES))
 UNITS: Final = (
     "pp",
     "bps",
@@ -137,7 +125,7 @@ def _canonical(unit: object) -> str | None:
 def claimed_unit(text: str, numeral: Numeral) -> str | None:
     """The unit ``numeral`` is written with in ``text`` (see the module docstring), else None."""
     written = numeral.text
-    head = written.lstrip("+-\u2212\u2013")
+    head = written.lstrip(SIGNS)
     if head[:1] in _SYMBOLS:
         symbol = _SYMBOLS[head[:1]]
         start = numeral.start + len(written) - len(head)
