@@ -27,7 +27,7 @@ from typing import Final
 
 from groundplane_otel.checks._numbers.prose_pattern import SIGNS
 from groundplane_otel.checks._numbers.prose_scan import Numeral
-from groundplane_otel.checks._numbers.recorded import Recorded
+from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers
 
 __all__ = ["Bound", "ChangeColumns", "DOWN_WORDS", "UP_WORDS", "bind"]
 
@@ -157,10 +157,10 @@ def _change_name(name: str) -> bool:
 class ChangeColumns:
     """Which recorded values are changes (see the module docstring), for one check call."""
 
-    def __init__(self, declared: frozenset[str], records: Iterable[Recorded]) -> None:
+    def __init__(self, declared: frozenset[str], index: RecordedNumbers) -> None:
         self._declared = declared
-        self._records = records
-        self._negative: set[tuple[str, str]] | None = None
+        self._index = index
+        self._negative: frozenset[tuple[str, str]] | None = None
 
     def holds(self, record: Recorded) -> bool:
         """Whether ``record`` is a change: its sign is what a direction word is judged by."""
@@ -173,9 +173,5 @@ class ChangeColumns:
         if column in self._declared or last in self._declared or _change_name(last):
             return True
         if self._negative is None:
-            self._negative = {
-                (found.fact, found.column)
-                for found in self._records
-                if found.column is not None and found.row is not None and found.exact < 0
-            }
+            self._negative = self._index.negative_columns()
         return record.row is not None and (record.fact, column) in self._negative

@@ -18,7 +18,7 @@ declaring another unit → ``number_unit_mismatch``; none → the usual path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, Literal, Protocol
@@ -57,8 +57,18 @@ class Spec(Protocol):
     def _supported(self, index: RecordedNumbers, numeral: Numeral) -> bool: ...
 
 
-def _matches(exact: Decimal, value: Decimal, quantum: Decimal, rounding: Rounding | None) -> bool:
-    return exact == value or (rounding is not None and rounds_to(exact, value, quantum, rounding))
+def _records(
+    index: RecordedNumbers, value: Decimal, quantum: Decimal, rounding: Rounding | None
+) -> Iterator[Recorded]:
+    """The recorded values ``value`` (written to ``quantum``) reads as: exactly (one lookup), or
+    any that rounds to it under the declared ``rounding`` (a pass over the values)."""
+    if rounding is None:
+        return iter(index.every(value))
+    return (
+        record
+        for record in index.located()
+        if record.exact == value or rounds_to(record.exact, value, quantum, rounding)
+    )
 
 
 def judge(
@@ -101,11 +111,10 @@ def _change(
 ) -> Recorded | None:
     """The first recorded value ``numeral`` (the opposite of the claim) reads as, when every
     one it reads as is a change; None when one is not (a level: the direction is not judged)."""
-    columns = ChangeColumns(changes, index.located())
-    readings = spec._readings(numeral)
+    columns = ChangeColumns(changes, index)
     found: Recorded | None = None
-    for record in index.located():
-        if any(_matches(record.exact, v, q, spec.rounding) for v, q in readings):
+    for value, quantum in spec._readings(numeral):
+        for record in _records(index, value, quantum, spec.rounding):
             if not columns.holds(record):
                 return None
             found = found or record
@@ -129,10 +138,8 @@ def _units(
     for power, converted in conversions(claimed):
         readings.append((shifted(numeral.value, power), shifted(numeral.quantum, power), converted))
     mismatch: tuple[Recorded, str] | None = None
-    for record in index.located():
-        for value, quantum, target in readings:
-            if not _matches(record.exact, value, quantum, spec.rounding):
-                continue
+    for value, quantum, target in readings:
+        for record in _records(index, value, quantum, spec.rounding):
             unit = _unit_of(record, units)
             if target is None:
                 if unit is None or agrees(claimed, unit):
