@@ -3,12 +3,14 @@ currencies, a percent before a scaled amount, number words before "percent" (iss
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from groundplane_otel import FactRegistry
 from groundplane_otel.checks._numbers.prose_scan import scan_numbers
+from groundplane_otel.checks._numbers.recorded import RecordedNumbers
 from groundplane_otel.checks.no_restricted_values import check_no_restricted_values
 from groundplane_otel.checks.numbers_recorded import (
     UnrecordedNumbers,
@@ -255,3 +257,31 @@ def test_a_list_after_a_direction_word_shares_it() -> None:
     with pytest.raises(UnrecordedNumbers) as caught:
         check_numbers_recorded(registry(rows), "They fell 3.2% and 4.1%, respectively.", "kpi")
     assert [(r.text, r.code) for r in caught.value.receipts] == [("4.1%", "number_direction_false")]
+
+
+def test_a_percent_of_a_declared_ratio_column() -> None:
+    """'4.55%' passes for a declared ratio 0.0455; '0.0455%' (the ratio as a percent) fails."""
+    found = registry([{"region": "A", "share": 0.0455}])
+    units = {"share": "ratio"}
+    check_numbers_recorded(found, "A converts at 4.55%.", "kpi", units=units)
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(found, "A converts at 0.0455%.", "kpi", units=units)
+    assert caught.value.code == "number_unit_mismatch"
+
+
+def test_a_restricted_ratio_before_a_scaled_amount_is_a_leak() -> None:
+    """A restricted 0.08 in '8% to $2.1 billion' is found (it was read as 8E+9 before)."""
+    found = FactRegistry()
+    found.record("cost", {"m": 0.08}, tool="erp", args={}, restricted=True)
+    with pytest.raises(UnsupportedClaim) as caught:
+        check_no_restricted_values(found, {"answer": "North grew 8% to $2.1 billion."})
+    assert caught.value.code == "restricted_value"
+
+
+def test_every_lookup_reads_ints_and_floats_exactly() -> None:
+    """A recorded 3 and 3.0 both read as 3; 2**60 and float(2**60) are told apart."""
+    found = registry([{"region": "A", "i": 3, "f": 3.0, "big": 2**60, "fbig": float(2**60)}])
+    index = RecordedNumbers([found.peek("kpi")])
+    assert [r.column for r in index.every(Decimal(3))] == ["i", "f"]
+    assert [r.column for r in index.every(Decimal(2**60))] == ["big"]
+    assert [r.column for r in index.every(Decimal(repr(float(2**60))))] == ["fbig"]

@@ -230,12 +230,15 @@ class RecordedNumbers:
         kept on it, keyed by the raw number: ``3`` and ``3.0`` share a key, as they read)."""
         try:
             integral = target == target.to_integral_value(context=_CONTEXT)
-            key: int | float = int(target) if integral else float(target)
+            keys: list[int | float] = [int(target) if integral else float(target)]
+            if integral and abs(keys[0]) >= _SAFE and float(target) != keys[0]:
+                keys.append(float(target))  # a large float reading as target is not equal to it
         except (InvalidOperation, OverflowError, ValueError):
             return []
         return [
             Recorded(number, exact, fact.name, row, column)
             for fact, found in zip(self._facts, self._places(), strict=True)
+            for key in keys
             for number, row, column in found.get(key, ())
             if (exact := as_decimal(number)) == target
         ]
