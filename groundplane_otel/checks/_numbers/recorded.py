@@ -13,7 +13,8 @@ Arithmetic runs in one fixed context (1,000 digits), never the thread's decimal 
 
 Cost: a passing text costs one set lookup per numeral against the raw recorded values (built
 once per Table or Ranking and kept on it). Only a miss, or declared rounding, sorts the raw
-values (kept on the fact too); only a receipt locates them (one pass over the cells).
+values (kept on the fact too); only a receipt locates them (one pass over the cells); the
+direction and unit rules index them by value once (``every``, kept on the fact too).
 """
 
 from __future__ import annotations
