@@ -88,3 +88,29 @@ def test_a_percent_before_a_scaled_amount_keeps_its_value(
     """'P% to $AM' reads P as a percent with no magnitude, whatever the joiner and suffix."""
     first = scan_numbers(f"rose {plain(percent)}%{joiner}{plain(amount)}{suffix}").numerals[0]
     assert (first.value, first.percent, first.magnitude) == (percent, True, 0)
+
+
+SYMBOLS = {"USD": "${}", "EUR": "\u20ac{}", "GBP": "\u00a3{}", "JPY": "{} JPY", "CHF": "CHF {}"}
+
+
+@PROFILE
+@given(
+    amount=st.integers(1, 10**9),
+    declared=st.sampled_from(sorted(SYMBOLS)),
+    written=st.sampled_from(sorted(SYMBOLS)),
+)
+def test_a_currency_passes_iff_it_is_the_declared_one(
+    amount: int, declared: str, written: str
+) -> None:
+    """An amount written in a currency passes iff that currency is the column's."""
+    registry = table({"amount": amount})
+    text = f"The invoice came to {SYMBOLS[written].format(f'{amount:,}')}."
+    if written == declared:
+        check_numbers_recorded(registry, text, "kpi", units={"amount": declared})
+        return
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(registry, text, "kpi", units={"amount": declared})
+    named = "$" if written == "USD" else written  # "$" names any dollar
+    assert caught.value.receipts[0].expected == (
+        f"written in {named}; 'amount' is declared in {declared}"
+    )
