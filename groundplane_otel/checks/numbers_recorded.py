@@ -28,9 +28,11 @@ The whole answer: with ``field=None`` (the default) the output may be the whole 
 ``str``: claims carry the field ``*``) or a mapping (every string in it, each under its path);
 a named ``field`` reads a JSON answer, so a ``str`` output is a TypeError.
 
-Evaluation order: the field must be present and a str → scan it → each numeral, in text order,
-must be recorded (either form when ``percent_as_ratio``; a rounding when ``rounding``). Every
-unrecorded numeral gets a receipt; the claim (``UnrecordedNumbers``) carries them all.
+Evaluation order: the field must be present and a str → scan it → bind direction words → each
+numeral, in text order: its declared unit, then its direction, are judged (``_numbers.wording``)
+→ it must be recorded, signed by its direction (either form when ``percent_as_ratio``; a rounding
+when ``rounding``). Every refused numeral gets a receipt; the claim (``UnrecordedNumbers``)
+carries them all.
 """
 
 from __future__ import annotations
