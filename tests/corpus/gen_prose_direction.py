@@ -342,7 +342,7 @@ def unit_cases(rng: random.Random, per_class: int) -> list[Case]:
             return f"Churn for {e} {verb} {plain(abs(move))} pp to {rate}%.", ""
         if kind == 1:
             return (
-                f"{e} churn is {rate}%, {verb.replace('was ', '')} "
+                f"{e} churn is {rate}%, {'up' if move > 0 else 'down'} "
                 f"{plain(abs(move))} percentage points on the quarter.",
                 "",
             )
@@ -395,8 +395,8 @@ def unit_cases(rng: random.Random, per_class: int) -> list[Case]:
         }
         weight = {"": rng.choice((f"{w:,} kg", f"{w:,} kilograms")), "weight": f"{w:,} lb"}
         time = {
-            "": rng.choice((f"{t} days", f"{t}-day")),
-            "time": rng.choice((f"{t} weeks", f"{t} hours")),
+            "": rng.choice((f"took {t} days in transit", f"ran on a {t}-day transit")),
+            "time": rng.choice((f"took {t} weeks in transit", f"took {t} hours in transit")),
         }
         money = {
             "": rng.choice((f"${c:,}", f"USD {c:,}", f"{c:,} dollars", f"US${c:,}")),
@@ -406,13 +406,13 @@ def unit_cases(rng: random.Random, per_class: int) -> list[Case]:
         said = {
             key: table.get(wrong if wrong == key else "", table[""]) for key, table in pick.items()
         }
-        transit = said["time"] + (" transit" if said["time"].endswith("-day") else " in transit")
+        transit = said["time"]
         return rng.choice(
             (
                 f"The {row['lane']} lane covers {said['dist']}, carried {said['weight']} and "
-                f"took {transit}; freight came to {said['money']}.",
-                f"For {row['lane']}: {said['dist']}, {said['weight']}, {transit}, billed at "
-                f"{said['money']}.",
+                f"{transit}; freight came to {said['money']}.",
+                f"For {row['lane']}: {said['dist']} and {said['weight']}, billed at "
+                f"{said['money']}; the shipment {transit}.",
             )
         )
 
