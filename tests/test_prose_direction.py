@@ -285,3 +285,15 @@ def test_every_lookup_reads_ints_and_floats_exactly() -> None:
     assert [r.column for r in index.every(Decimal(3))] == ["i", "f"]
     assert [r.column for r in index.every(Decimal(2**60))] == ["big"]
     assert [r.column for r in index.every(Decimal(repr(float(2**60))))] == ["fbig"]
+
+
+def test_a_change_named_anywhere_in_a_path_is_a_change() -> None:
+    """A plain value's {"change": {"revenue": 3.5}} is a change: 'fell 3.5%' is refused."""
+    found = FactRegistry()
+    found.record("kpi", {"change": {"revenue": 3.5}}, tool="bi.query", args={})
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(found, "Revenue fell 3.5%.", "kpi")
+    assert (caught.value.code, caught.value.receipts[0].column) == (
+        "number_direction_false",
+        "change.revenue",
+    )

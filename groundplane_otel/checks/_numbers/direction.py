@@ -11,11 +11,12 @@ a list, takes the previous number's binding when both are percents or neither is
 9`` and ``up to 5 days`` (a bound) bind nothing; a number written with its own sign (``-3.2%``,
 or an en dash or U+2212 minus) is never bound.
 
-A recorded value is a *change* when its column (a Table column, a Ranking key, the last key of
-a path in a plain value) is declared in ``changes``, or its name says so (a word ``change``,
-``chg``, ``delta``, ``diff``, ``difference``, ``growth``, ``yoy``, ``qoq``, ``mom``, ``wow``,
-``vs`` or ``variance``, split on ``_``, ``-``, ``.``, spaces and camelCase), or a Table column
-that records a negative number anywhere, or the value itself is negative.
+A recorded value is a *change* when its column (a Table column, a Ranking key, a path in a plain
+value, or the path's last key) is declared in ``changes``, or its name (any key of a path) says
+so (a word ``change``, ``chg``, ``delta``, ``diff``, ``difference``, ``growth``, ``yoy``,
+``qoq``, ``mom``, ``wow``, ``vs`` or ``variance``, split on ``_``, ``-``, ``.``, spaces and
+camelCase), or a Table column that records a negative number anywhere, or the value itself is
+negative.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ class ChangeColumns:
         if column is None:
             return False
         last = column.rsplit(".", 1)[-1]
-        if column in self._declared or last in self._declared or _change_name(last):
+        if column in self._declared or last in self._declared or _change_name(column):
             return True
         if self._negative is None:
             self._negative = self._index.negative_columns()
