@@ -16,6 +16,9 @@ Declared options, never implied (all off by default):
 - ``question_fact="q"``: numbers that also appear in the question (a str fact) are echoes, not
   support: an echo no fact records fails with ``number_echo_only``.
 - ``years="skip"``: a bare four-digit integer 1900 to 2100 is a year, not checked.
+- ``documents=["kb"]``: the text of those retrieved documents is evidence too (a number the
+  content of one spells is supported; ids, scores and restricted documents never are): see
+  ``_numbers.documents``.
 - ``units={"change": "pp", "revenue": "USD"}``: a number written in another unit than its
   column declares is ``number_unit_mismatch`` (``_numbers.units``; undeclared: as before).
 - ``changes=["margin"]``: columns holding changes, besides those the direction rule finds by
@@ -44,6 +47,7 @@ from typing import Any, get_args
 
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
 from groundplane_otel.checks._numbers.direction import bind
+from groundplane_otel.checks._numbers.documents import evidence_index, require_documents
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
     field_argument,
@@ -82,6 +86,7 @@ class _NumbersRecorded:
     rounding: Rounding | None = None
     question_fact: str | None = None
     years: Years = "check"
+    documents: tuple[str, ...] | None = None
     units: tuple[tuple[str, str], ...] = ()
     changes: frozenset[str] = frozenset()
 
@@ -107,6 +112,11 @@ class _NumbersRecorded:
             )
         if self.years not in get_args(Years):
             raise ValueError(f'{_BUILDER}: years must be "check" or "skip", got {self.years!r}')
+        if self.question_fact in (self.documents or ()):
+            raise ValueError(
+                f"{_BUILDER}: question_fact {self.question_fact!r} is also listed in documents; "
+                "the question is not a source"
+            )
 
     @property
     def label(self) -> str:
@@ -124,7 +134,9 @@ class _NumbersRecorded:
             bound = bind(text, numerals) if numerals else {}
             for position, numeral in enumerate(numerals):
                 if index is None:
-                    index = RecordedNumbers(stored)
+                    index = evidence_index(
+                        registry, stored, self.documents, builder=_BUILDER, locale=self.locale
+                    )
                 judged = judge(text, numeral, bound.get(position), index, self, units, self.changes)
                 if judged == SUPPORTED:
                     continue
@@ -216,6 +228,7 @@ class _NumbersRecorded:
             row=None if found is None else found.row,
             column=None if found is None else found.column,
             echo=echo,
+            document=None if found is None else found.document,
         )
 
 
@@ -255,6 +268,7 @@ def _spec(
     rounding: Rounding | None,
     question_fact: str | None,
     years: Years,
+    documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
 ) -> _NumbersRecorded:
@@ -266,6 +280,7 @@ def _spec(
         rounding=rounding,
         question_fact=question_fact,
         years=years,
+        documents=require_documents(_BUILDER, documents),
         units=tuple(declared_units(_BUILDER, units).items()),
         changes=_changes(changes),
     )
@@ -279,6 +294,7 @@ def numbers_recorded(
     rounding: Rounding | None = None,
     question_fact: str | None = None,
     years: Years = "check",
+    documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
 ) -> NamedCheck:
@@ -289,17 +305,27 @@ def numbers_recorded(
     list of keys into the output; None scans the whole answer (a str, or every string in it;
     a named field of a str output is a TypeError).
     ``locale`` (``en``/``de``/``fr``/``ch``) names the separators. ``percent_as_ratio``,
-    ``rounding``, ``question_fact`` and ``years`` are declared options, off by default (see
-    the module docstring). ``units`` maps columns (or facts) to the unit they are in;
-    ``changes`` lists columns holding changes. Unrecorded numbers raise ``UnrecordedNumbers``
-    with one receipt each.
+    ``rounding``, ``question_fact``, ``years`` and ``documents`` (retrieved documents whose
+    text is evidence) are declared options, off by default (see the module docstring).
+    ``units`` maps columns (or facts) to the unit they are in; ``changes`` lists columns
+    holding changes. Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
     """
     spec = _spec(
-        fact, field, locale, percent_as_ratio, rounding, question_fact, years, units, changes
+        fact,
+        field,
+        locale,
+        percent_as_ratio,
+        rounding,
+        question_fact,
+        years,
+        documents,
+        units,
+        changes,
     )
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
-    needs = spec.facts + ((question_fact,) if question_fact else ())
+    extra = [doc for doc in spec.documents or () if doc not in spec.facts]
+    needs = spec.facts + ((question_fact,) if question_fact else ()) + tuple(extra)
     return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=spec.field is None)
 
 
@@ -313,12 +339,22 @@ def check_numbers_recorded(
     rounding: Rounding | None = None,
     question_fact: str | None = None,
     years: Years = "check",
+    documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
 ) -> None:
     """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
     text itself); raises UnrecordedNumbers on a number no fact records."""
     spec = _spec(
-        fact, field, locale, percent_as_ratio, rounding, question_fact, years, units, changes
+        fact,
+        field,
+        locale,
+        percent_as_ratio,
+        rounding,
+        question_fact,
+        years,
+        documents,
+        units,
+        changes,
     )
     spec(registry, output)

@@ -23,6 +23,7 @@ from .gen_prose import prose_cases
 from .gen_prose_direction import FAILURES as DIRECTION_FAILURES
 from .gen_prose_direction import RESTRICTED_FAILURES as DIRECTION_LEAKS
 from .gen_prose_direction import direction_corpus
+from .gen_prose_evidence import EVIDENCE_CLASSES, evidence_cases
 from .gen_prose_hard import hard_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
@@ -43,6 +44,7 @@ GENERATORS = (
     citation_cases,
     anchor_cases,
     prose_cases,
+    evidence_cases,
     direction_corpus,
 )
 
@@ -84,6 +86,8 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "numbers_recorded": PROSE_FAILURES + DIRECTION_FAILURES,
 }  # fmt: skip
+for _family, _classes in EVIDENCE_CLASSES.items():  # issue 22, prose-evidence
+    REQUIRED_CLASSES[_family] += _classes
 
 
 def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:

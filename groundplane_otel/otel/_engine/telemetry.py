@@ -211,11 +211,14 @@ class Telemetry:
                     event_name=sc.EVALUATION_EVENT, attributes=attributes, context=context
                 )
 
-    def annotate(self, span: Span, evaluation: Evaluation) -> None:
+    def annotate(self, span: Span, evaluation: Evaluation, *, matched: bool = False) -> None:
         """Summary attributes, one event per finding, links to the fact spans, ERROR status
         when blocked (enforce only) — written while the span is still recording. A span at its
         attribute limit keeps its own attributes: the summary is left off (counted in
-        ``groundplane.summary.left_off``) and the verdict stays in the events and metrics."""
+        ``groundplane.summary.left_off``) and the verdict stays in the events and metrics. A
+        boundary the policy's match rules chose (``matched``: neither the span nor the code
+        named it) is marked ``groundplane.boundary_matched``, so a replay of the recording
+        matches it again rather than echoing it."""
         summary: dict[str, AttributeValue] = {
             sc.BOUNDARY: evaluation.boundary,
             sc.OUTCOME: evaluation.outcome,
@@ -223,6 +226,8 @@ class Telemetry:
             sc.FACTS: list(evaluation.facts),
             sc.MODE: evaluation.mode,
         }
+        if matched:  # the guard chose the boundary: a replay matches it again (records.py)
+            summary[sc.BOUNDARY_MATCHED] = True
         if fits(span, summary):
             span.set_attributes(summary)
         else:
