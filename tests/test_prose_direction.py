@@ -297,3 +297,18 @@ def test_a_change_named_anywhere_in_a_path_is_a_change() -> None:
         "number_direction_false",
         "change.revenue",
     )
+
+
+def test_a_rise_said_of_a_documents_fall_is_refused() -> None:
+    """A retrieved document's '-3.2%' is a change: 'rose 3.2%' is refused naming the document."""
+    found = FactRegistry()
+    found.record_documents(
+        "kb", [{"id": "q3-report", "content": "Revenue changed by -3.2% in Q3."}],
+        tool="search", args={},
+    )  # fmt: skip
+    found.record("kpi", {"x": 1}, tool="bi.query", args={})
+    check_numbers_recorded(found, "Revenue fell 3.2%.", "kpi", documents=["kb"])
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(found, "Revenue rose 3.2%.", "kpi", documents=["kb"])
+    receipt = caught.value.receipts[0]
+    assert (receipt.code, receipt.document) == ("number_direction_false", "q3-report")

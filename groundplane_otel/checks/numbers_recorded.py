@@ -247,6 +247,7 @@ def _refused(numeral: Numeral, where: str, refusal: Refusal) -> NumberReceipt:
         row=record.row,
         column=record.column,
         expected=refusal.expected,
+        document=record.document,
     )
 
 

@@ -113,11 +113,19 @@ def _change(
     one it reads as is a change; None when one is not (a level: the direction is not judged)."""
     columns = ChangeColumns(changes, index)
     found: Recorded | None = None
-    for value, quantum in spec._readings(numeral):
+    readings = spec._readings(numeral)
+    for value, quantum in readings:
         for record in _records(index, value, quantum, spec.rounding):
             if not columns.holds(record):
                 return None
             found = found or record
+    if found is None:  # no fact holds it: a retrieved document's text does (a change if < 0)
+        for value, quantum in readings:
+            spelled = index.find(value)
+            if spelled is None and spec.rounding is not None:
+                spelled = index.rounded(value, quantum, spec.rounding)
+            if spelled is not None:
+                return spelled if columns.holds(spelled) else None
     return found
 
 
