@@ -271,7 +271,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             internal: Exception | None = None
             results = self.results
             try:
-                named = sc.BOUNDARY in (span.attributes or {})  # before the guard writes it
+                named = sc.BOUNDARY in span_attributes(span)  # before the guard writes it
                 evaluations = self.accounting.evaluate(span)  # what the engine decided
                 for evaluation in evaluations:
                     results.annotate(span, evaluation, matched=not named)

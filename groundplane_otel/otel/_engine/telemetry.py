@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from opentelemetry import trace
@@ -20,7 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import withheld
-from groundplane_otel.otel._engine.sdk import fits, override_ok
+from groundplane_otel.otel._engine.sdk import fits, override_ok, span_attributes
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -265,8 +265,7 @@ class Telemetry:
         if not self.evaluation_events:
             return []
         explained = iter([finding for finding in evaluation.findings if finding.check is not None])
-        on_span = getattr(span, "attributes", None)  # SDK spans (and replayed records)
-        response_id = on_span.get(sc.GEN_AI_RESPONSE_ID) if isinstance(on_span, Mapping) else None
+        response_id = span_attributes(span).get(sc.GEN_AI_RESPONSE_ID)  # SDK spans, records
         found: list[dict[str, Any]] = []
         for family, verdict in evaluation.verdicts:
             attributes: dict[str, Any] = {
