@@ -19,14 +19,23 @@ Declared options, never implied (all off by default):
 - ``documents=["kb"]``: the text of those retrieved documents is evidence too (a number the
   content of one spells is supported; ids, scores and restricted documents never are): see
   ``_numbers.documents``.
+- ``units={"change": "pp", "revenue": "USD"}``: a number written in another unit than its
+  column declares is ``number_unit_mismatch`` (``_numbers.units``; undeclared: as before).
+- ``changes=["margin"]``: columns holding changes, besides those the direction rule finds by
+  name or sign (``_numbers.direction``).
+
+Always on: a direction word bound to a number carries its sign (``fell 3.2%`` is -3.2; a rise
+said of a recorded fall is ``number_direction_false``; see ``_numbers.wording``).
 
 The whole answer: with ``field=None`` (the default) the output may be the whole answer text (a
 ``str``: claims carry the field ``*``) or a mapping (every string in it, each under its path);
 a named ``field`` reads a JSON answer, so a ``str`` output is a TypeError.
 
-Evaluation order: the field must be present and a str → scan it → each numeral, in text order,
-must be recorded (either form when ``percent_as_ratio``; a rounding when ``rounding``). Every
-unrecorded numeral gets a receipt; the claim (``UnrecordedNumbers``) carries them all.
+Evaluation order: the field must be present and a str → scan it → bind direction words → each
+numeral, in text order: its declared unit, then its direction, are judged (``_numbers.wording``)
+→ it must be recorded, signed by its direction (either form when ``percent_as_ratio``; a rounding
+when ``rounding``). Every refused numeral gets a receipt; the claim (``UnrecordedNumbers``)
+carries them all.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from decimal import Decimal
 from typing import Any, get_args
 
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
+from groundplane_otel.checks._numbers.direction import bind
 from groundplane_otel.checks._numbers.documents import evidence_index, require_documents
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
@@ -50,6 +60,8 @@ from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_num
 from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._numbers.receipts import NumberReceipt, UnrecordedNumbers
 from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding
+from groundplane_otel.checks._numbers.units import declared_units
+from groundplane_otel.checks._numbers.wording import SUPPORTED, Refusal, judge
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [
@@ -75,6 +87,8 @@ class _NumbersRecorded:
     question_fact: str | None = None
     years: Years = "check"
     documents: tuple[str, ...] | None = None
+    units: tuple[tuple[str, str], ...] = ()
+    changes: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not isinstance(self.locale, str) or self.locale not in LOCALES:
@@ -114,14 +128,24 @@ class _NumbersRecorded:
         index: RecordedNumbers | None = None
         receipts: list[NumberReceipt] = []
         seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
+        units = dict(self.units)
         for where, text in read_texts(output, self.field):
-            for numeral in scan_numbers(text, self.locale, years=self.years).numerals:
+            numerals = scan_numbers(text, self.locale, years=self.years).numerals
+            bound = bind(text, numerals) if numerals else {}
+            for position, numeral in enumerate(numerals):
                 if index is None:
                     index = evidence_index(
                         registry, stored, self.documents, builder=_BUILDER, locale=self.locale
                     )
-                if not self._supported(index, numeral):
-                    receipts.append(self._receipt(index, numeral, where, echoes, seen))
+                judged = judge(text, numeral, bound.get(position), index, self, units, self.changes)
+                if judged == SUPPORTED:
+                    continue
+                if isinstance(judged, Refusal):
+                    receipts.append(_refused(numeral, where, judged))
+                    continue
+                claim = numeral if judged is None else judged
+                if not self._supported(index, claim):
+                    receipts.append(self._receipt(index, claim, where, echoes, seen))
         if not receipts:
             return
         fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)
@@ -208,6 +232,35 @@ class _NumbersRecorded:
         )
 
 
+def _refused(numeral: Numeral, where: str, refusal: Refusal) -> NumberReceipt:
+    """The receipt of a numeral whose direction or unit contradicts a recorded value."""
+    record = refusal.record
+    return NumberReceipt(
+        numeral.text,
+        numeral.start,
+        numeral.end,
+        numeral.value,
+        refusal.code,
+        where,
+        nearest=record.value,
+        fact=record.fact,
+        row=record.row,
+        column=record.column,
+        expected=refusal.expected,
+        document=record.document,
+    )
+
+
+def _changes(changes: object) -> frozenset[str]:
+    """Build-time check of ``changes``: a list of column names."""
+    if isinstance(changes, str) or not isinstance(changes, Sequence):
+        raise TypeError(f"{_BUILDER}: changes must be a list of column names, got {changes!r}")
+    for column in changes:
+        if not isinstance(column, str) or not column:
+            raise TypeError(f"{_BUILDER}: changes must list column names, got {column!r}")
+    return frozenset(changes)
+
+
 def _spec(
     fact: str | Sequence[str],
     field: str | Sequence[str] | None,
@@ -217,6 +270,8 @@ def _spec(
     question_fact: str | None,
     years: Years,
     documents: Sequence[str] | None = None,
+    units: Mapping[str, str] | None = None,
+    changes: Sequence[str] = (),
 ) -> _NumbersRecorded:
     return _NumbersRecorded(
         facts_argument(fact),
@@ -227,6 +282,8 @@ def _spec(
         question_fact=question_fact,
         years=years,
         documents=require_documents(_BUILDER, documents),
+        units=tuple(declared_units(_BUILDER, units).items()),
+        changes=_changes(changes),
     )
 
 
@@ -239,6 +296,8 @@ def numbers_recorded(
     question_fact: str | None = None,
     years: Years = "check",
     documents: Sequence[str] | None = None,
+    units: Mapping[str, str] | None = None,
+    changes: Sequence[str] = (),
 ) -> NamedCheck:
     """Every number in ``output[field]`` (prose) must be one ``fact`` records, exactly.
 
@@ -249,9 +308,21 @@ def numbers_recorded(
     ``locale`` (``en``/``de``/``fr``/``ch``) names the separators. ``percent_as_ratio``,
     ``rounding``, ``question_fact``, ``years`` and ``documents`` (retrieved documents whose
     text is evidence) are declared options, off by default (see the module docstring).
-    Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
+    ``units`` maps columns (or facts) to the unit they are in; ``changes`` lists columns
+    holding changes. Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
     """
-    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years, documents)
+    spec = _spec(
+        fact,
+        field,
+        locale,
+        percent_as_ratio,
+        rounding,
+        question_fact,
+        years,
+        documents,
+        units,
+        changes,
+    )
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
     extra = [doc for doc in spec.documents or () if doc not in spec.facts]
@@ -270,8 +341,21 @@ def check_numbers_recorded(
     question_fact: str | None = None,
     years: Years = "check",
     documents: Sequence[str] | None = None,
+    units: Mapping[str, str] | None = None,
+    changes: Sequence[str] = (),
 ) -> None:
     """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
     text itself); raises UnrecordedNumbers on a number no fact records."""
-    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years, documents)
+    spec = _spec(
+        fact,
+        field,
+        locale,
+        percent_as_ratio,
+        rounding,
+        question_fact,
+        years,
+        documents,
+        units,
+        changes,
+    )
     spec(registry, output)

@@ -20,6 +20,9 @@ from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
 from .gen_prose import FAILURES as PROSE_FAILURES
 from .gen_prose import prose_cases
+from .gen_prose_direction import FAILURES as DIRECTION_FAILURES
+from .gen_prose_direction import RESTRICTED_FAILURES as DIRECTION_LEAKS
+from .gen_prose_direction import direction_corpus
 from .gen_prose_evidence import EVIDENCE_CLASSES, evidence_cases
 from .gen_prose_hard import hard_cases
 from .gen_ranked import prefix_cases, superlative_cases
@@ -42,6 +45,7 @@ GENERATORS = (
     anchor_cases,
     prose_cases,
     evidence_cases,
+    direction_corpus,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -67,6 +71,7 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
         "name_verbatim", "name_case", "name_split_line", "name_hyphen_break", "name_spacing",
         "name_zero_width", "number_verbatim", "number_grouped", "number_currency",
         "number_scaled", "ratio_as_percent", "structured_number", "structured_key",
+        *DIRECTION_LEAKS,
     ),
     "entities_in_scope": (
         "unretrieved_in_text", "unretrieved_case", "unretrieved_split_line",
@@ -79,7 +84,7 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
         "word_changed", "number_changed", "case_changed", "quote_extended", "misattributed",
         "content_not_captured",
     ),
-    "numbers_recorded": PROSE_FAILURES,
+    "numbers_recorded": PROSE_FAILURES + DIRECTION_FAILURES,
 }  # fmt: skip
 for _family, _classes in EVIDENCE_CLASSES.items():  # issue 22, prose-evidence
     REQUIRED_CLASSES[_family] += _classes

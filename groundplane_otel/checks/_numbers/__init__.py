@@ -9,6 +9,10 @@
 - ``prose_scan``: finding the numbers in a text (``scan_numbers``) and what is not a quantity.
 - ``prose_fields``: numbers_recorded's arguments and the texts it scans.
 - ``receipts``: what a number no fact records gets in its claim (span, nearest value).
+- ``direction``: which number a direction word (rose, fell, a drop of) is said of, and which
+  recorded values are changes.
+- ``units``: the unit or currency a number is written in, and what a column may declare.
+- ``wording``: the verdict of those words against the recorded values (numbers_recorded).
 
 Exact arithmetic the core itself needs (the registry, Table, Ranking) is
 ``groundplane_otel._arithmetic``.

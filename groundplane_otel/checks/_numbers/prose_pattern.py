@@ -18,7 +18,16 @@ from groundplane_otel.checks._numbers.prose_words import (
     NumberLocale,
 )
 
-__all__ = ["CURRENCY_CODES", "JOINERS", "MINUS", "RANGE", "ordinal_suffix", "pattern"]
+__all__ = [
+    "CURRENCY_CODES",
+    "JOINERS",
+    "MINUS",
+    "PERCENT_AFTER",
+    "RANGE",
+    "SIGNS",
+    "ordinal_suffix",
+    "pattern",
+]
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
@@ -54,8 +63,10 @@ _WORD_START = "".join(
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
 )
-_SIGNS = "-+\u2212"
-MINUS = frozenset("-\u2212")
+SIGNS: Final = "-+\u2212\u2013"  # a sign touching the digits
+MINUS = frozenset("-\u2212\u2013")  # an en dash before digits (not after one) is a minus
+PERCENT_AFTER: Final = re.compile(r"[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w]))")
+"""A percent sign or word right after a number written in words ("fifty percent")."""
 JOINERS = frozenset("-./_")
 RANGE = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+|\s*\u2013\s*")
 
@@ -87,7 +98,7 @@ def _compiled(name: str) -> re.Pattern[str]:
     spaced = [word for word in locale.magnitudes if len(word) > 2]
     grouped_dot = r"(?!\d{1,3}(?:\.\d{3})+(?![\d.]))" if "." in locale.groups else ""
     number = (
-        rf"(?P<sign>[{_SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
+        rf"(?P<sign>[{SIGNS}])?(?P<cur>[$€£¥₹][ \u00a0]?)?"
         rf"(?:(?P<int>\d{{1,3}}(?:(?:{groups})\d{{3}})+(?!\d)|\d+)(?:{decimal}(?P<frac>\d+))?"
         rf"|(?<![\w]){decimal}(?P<bare>\d+))"
         r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
@@ -99,7 +110,7 @@ def _compiled(name: str) -> re.Pattern[str]:
     # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
     return re.compile(
         rf"(?P<marker>{_MARKER})"
-        rf"|(?=[\d$€£¥₹+\-\u2212.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
+        rf"|(?=[\d$€£¥₹+\-\u2212\u2013.\[])(?:(?P<date>{_DATES})|(?P<time>{_TIMES})"
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"

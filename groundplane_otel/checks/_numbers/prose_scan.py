@@ -1,11 +1,13 @@
 """Finding the numbers in a text: one regex pass, then explicit rules for what is not a quantity.
 
 Read as numbers (each one must be recorded): integers, decimals, thousands separators (of the
-locale given), a sign (``-``, ``+``, the Unicode minus U+2212), an exponent (``1e6``), percents
-(``4.5%``, ``4.5 percent``), currency amounts (``$1,000``, ``USD 1,000``, ``10 €``: the
+locale given), a sign (``-``, ``+``, the Unicode minus U+2212, an en dash U+2013 not after a
+digit: ``\u20133.2%`` is -3.2), an exponent (``1e6``), percents (``4.5%``, ``4.5 percent``, ``fifty
+percent``), currency amounts (``$1,000``, ``USD 1,000``, ``10 €``: the
 currency is a unit, the amount is checked), magnitudes (``1.2M``, ``3 billion``, ``2,5 Mio.``),
 English number words (``nine``, ``twenty-one``, ``three hundred``), and both ends of a range
-(``10-12``, ``10 to 12``, an en or em dash; ``10-12%`` and ``1-2 million`` share the suffix).
+(``10-12``, ``10 to 12``, an en or em dash; ``10-12%`` and ``1-2 million`` share the suffix,
+unless the first end has one of its own: ``12.4% to $1.23M`` keeps 12.4 a percent).
 
 Never read as numbers (each is reported as ``Skipped`` with its rule, never as support):
 ``date`` (``2026-11-30``, ``30/11/2026``, ``30.11.2026``, ``Nov 30, 2026``, ``30 November``,
@@ -31,6 +33,7 @@ from groundplane_otel.checks._numbers.prose_pattern import (
     CURRENCY_CODES,
     JOINERS,
     MINUS,
+    PERCENT_AFTER,
     RANGE,
     ordinal_suffix,
     pattern,
@@ -214,13 +217,19 @@ class _Scanner:
         base = match.start()
         for first, last, value, quantum in parse_words(lowered):
             start, end = base + words[first].start(), base + words[last].end()
-            if first == last and lowered[first] == "one":
+            percent = PERCENT_AFTER.match(self.text, end)  # "fifty percent", "one percent"
+            if percent:
+                end = percent.end()
+            elif first == last and lowered[first] == "one":
                 self._skip(start, end, "pronoun")
                 continue
             power = 0
             if lowered[last] in SCALE_WORDS and lowered[last] != "hundred":
                 power = SCALE_WORDS[lowered[last]]
-            self._append(Numeral(self.text[start:end], start, end, value, quantum, False, power))
+            numeral = Numeral(
+                self.text[start:end], start, end, value, quantum, bool(percent), power
+            )
+            self._append(numeral)
 
     def _append(self, numeral: Numeral) -> None:
         """Record a numeral; the first end of a range takes the suffix of the second."""
@@ -233,12 +242,13 @@ class _Scanner:
         self.last = numeral
 
     def _share_suffix(self, second: Numeral) -> None:
-        """``10-12%``: 10 is a percent too; ``1-2 million``: 1 is a million too."""
+        """``10-12%``: 10 is a percent too; ``1-2 million``: 1 is a million too. A first end
+        with a suffix of its own keeps it: in ``rose 12.4% to $1.23M`` 12.4 stays a percent."""
         first = changed = self.numerals[-1]
-        if second.percent and not first.percent:
+        if second.percent and not (first.percent or first.magnitude):
             changed = replace(changed, percent=True)
         power = second.magnitude
-        if power and not first.magnitude:
+        if power and not (first.magnitude or first.percent):
             changed = replace(
                 changed,
                 value=shifted(first.value, power),

@@ -33,6 +33,8 @@ CODES: Final[dict[str, str]] = {
         "it is a rounding of a recorded value (declare rounding= to accept it)"
     ),
     "number_scale_mismatch": "the same digits are recorded at another power of ten",
+    "number_direction_false": "its direction word contradicts the sign of the recorded change",
+    "number_unit_mismatch": "it names a unit other than the one its column declares",
 }
 """Reason code of an unrecorded number → what it means (low cardinality: telemetry's reason)."""
 
@@ -57,6 +59,7 @@ class NumberReceipt:
     row: Hashable | None = None
     column: str | None = None
     echo: bool = False
+    expected: str | None = None  # what the words around it contradict (direction, unit)
     document: str | None = None  # the retrieved document whose text holds ``nearest``
 
     @property
@@ -67,6 +70,7 @@ class NumberReceipt:
         """Strict-JSON-safe: the value as its decimal string, an odd row key as its repr (and
         ``document`` only when a retrieved document holds the nearest value)."""
         row = self.row if isinstance(self.row, (str, int, float, type(None))) else repr(self.row)
+        extra = {} if self.expected is None else {"expected": cap(self.expected)}
         found = {} if self.document is None else {"document": cap(self.document)}
         return {
             "text": cap(self.text),
@@ -79,6 +83,7 @@ class NumberReceipt:
             "row": row,
             "column": self.column,
             "echo": self.echo,
+            **extra,
             **found,
         }
 
@@ -100,6 +105,8 @@ class NumberReceipt:
             if self.column is not None:
                 where.append(f"column {cap(self.column)!r}")
             line += f"; nearest recorded {self.nearest!r} ({', '.join(where)})"
+        if self.expected is not None:
+            line += f": {cap(self.expected)}"
         if self.echo and self.code != "number_echo_only":
             line += " [also in the question]"
         return line

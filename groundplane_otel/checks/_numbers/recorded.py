@@ -15,7 +15,8 @@ Arithmetic runs in one fixed context (1,000 digits), never the thread's decimal 
 
 Cost: a passing text costs one set lookup per numeral against the raw recorded values (built
 once per Table or Ranking and kept on it). Only a miss, or declared rounding, sorts the raw
-values (kept on the fact too); only a receipt locates them (one pass over the cells).
+values (kept on the fact too); only a receipt locates them (one pass over the cells); the
+direction and unit rules index them by value once (``every``, kept on the fact too).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ CONTEXT: Final = _CONTEXT
 """The one fixed arithmetic context of prose numbers (never the thread's)."""
 _SAFE: Final = 2**53  # below this, an integral float's binary value is its shortest repr
 _FAST, _SORTED = "numbers_recorded.values", "numbers_recorded.sorted"
+_BY_VALUE = "numbers_recorded.by_value"
 
 
 def as_decimal(value: int | float) -> Decimal:
@@ -140,6 +142,17 @@ def _raw_values(fact: Fact) -> frozenset[int | float]:
     return frozenset(found)
 
 
+_Place = tuple[int | float, Hashable | None, str | None]
+
+
+def _places(fact: Fact) -> dict[int | float, list[_Place]]:
+    """The fact's recorded numbers by raw value, each with where it lives."""
+    found: dict[int | float, list[_Place]] = {}
+    for place in _located(fact):
+        found.setdefault(place[0], []).append(place)
+    return found
+
+
 def _cached(fact: Fact, key: str, build: Any) -> Any:
     value = fact.value
     if isinstance(value, (Table, Ranking)):  # each recorded value belongs to one fact
@@ -162,6 +175,7 @@ class RecordedNumbers:
         self._natives: list[int | float] | None = None
         self._where: dict[tuple[bool, int | float], tuple[str, Hashable, str | None]] | None = None
         self._locator: Iterator[tuple[str, int | float, Hashable | None, str | None]] = iter(())
+        self._by_value: list[dict[int | float, list[_Place]]] | None = None
 
     def _fast(self, target: Decimal) -> bool | None:
         """Whether the raw values prove ``target`` recorded (True) or absent (False); None
@@ -213,6 +227,50 @@ class RecordedNumbers:
             where.setdefault((type(found) is float, found), (name, row, column))
         name, row, column = where[key]
         return Recorded(number, as_decimal(number), name, row, column)
+
+    def located(self) -> Iterator[Recorded]:
+        """Every recorded number and where it lives, in recording order (one full pass: only
+        the direction and unit rules use it, on a numeral they must judge)."""
+        for fact in self._facts:
+            for number, row, column in _located(fact):
+                yield Recorded(number, as_decimal(number), fact.name, row, column)
+
+    def every(self, target: Decimal) -> list[Recorded]:
+        """Every recorded number reading exactly as ``target``, where each lives (for the
+        direction and unit rules: the first call reads every cell once per Table or Ranking,
+        kept on it, keyed by the raw number: ``3`` and ``3.0`` share a key, as they read)."""
+        try:
+            integral = target == target.to_integral_value(context=_CONTEXT)
+            keys: list[int | float] = [int(target) if integral else float(target)]
+            if integral and abs(keys[0]) >= _SAFE and float(target) != keys[0]:
+                keys.append(float(target))  # a large float reading as target is not equal to it
+        except (InvalidOperation, OverflowError, ValueError):
+            return []
+        return [
+            Recorded(number, exact, fact.name, row, column)
+            for fact, found in zip(self._facts, self._places(), strict=True)
+            for key in keys
+            for number, row, column in found.get(key, ())
+            if (exact := as_decimal(number)) == target
+        ]
+
+    def negative_columns(self) -> frozenset[tuple[str, str]]:
+        """(fact, column) of every Table column or Ranking key holding a negative number."""
+        return frozenset(
+            (fact.name, column)
+            for fact, found in zip(self._facts, self._places(), strict=True)
+            for number, places in found.items()
+            if number < 0
+            for _, row, column in places
+            if row is not None and column is not None
+        )
+
+    def _places(self) -> list[dict[int | float, list[_Place]]]:
+        if self._by_value is None:
+            self._by_value = [
+                _cached(fact, _BY_VALUE, lambda fact=fact: _places(fact)) for fact in self._facts
+            ]
+        return self._by_value
 
     def holds(self, target: Decimal) -> bool:
         """Whether some recorded number reads exactly as ``target``."""
