@@ -34,6 +34,7 @@ from decimal import Decimal
 from typing import Any, get_args
 
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
+from groundplane_otel.checks._numbers.ordinals import RankScope, rank_receipts
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
     field_argument,
@@ -104,12 +105,17 @@ class _NumbersRecorded:
         index: RecordedNumbers | None = None
         receipts: list[NumberReceipt] = []
         seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
+        ranks = RankScope.of(stored)  # rank claims are read only against Ranking facts
         for where, text in read_texts(output, self.field):
+            misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
             for numeral in scan_numbers(text, self.locale, years=self.years).numerals:
+                if read and any(a <= numeral.start < b for a, b in read):
+                    continue  # "top 3", "No. 1": a rank claim, read against the ranking
                 if index is None:
                     index = RecordedNumbers(stored)
                 if not self._supported(index, numeral):
                     receipts.append(self._receipt(index, numeral, where, echoes, seen))
+            receipts.extend(misranked)
         if not receipts:
             return
         fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)

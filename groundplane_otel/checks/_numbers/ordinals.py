@@ -1,0 +1,425 @@
+"""Rank claims in prose, checked against the Ranking facts numbers_recorded reads.
+
+A rank claim is a rank phrase tied to an entity the ranking names. Read (on the text folded
+by ``_text.normalize``: case-folded, hyphens as spaces):
+
+- an ordinal or a rank number after a rank verb: "North was third", "came in first", "ranked
+  2nd", "ranked #2", "is No. 1", "finished last", "was the runner-up", "took the top spot";
+- a superlative, with or without an ordinal: "the second-highest", "the lowest", "the best",
+  "third-largest", "the worst", after a verb ("North had the second-highest revenue"), in
+  apposition ("North, the third-largest market,"; "North (#2)") or before the entity ("the
+  second-highest was North", "Second place: North", "the top spot went to North");
+- a set: "North is in the top 3", "the top 3 regions were North, South and East" (each
+  entity listed must rank within the top 3; the order of the list is not read).
+
+Meaning: an ordinal alone, "best", "top", "runner-up" (2nd) count in the ranking's own order
+(best first, so "first" of a lower-is-better ranking is its lowest); "highest", "largest",
+"biggest", "greatest" count down from the highest score, "lowest", "smallest" up from the
+lowest; "worst", "bottom", "last" count from the end. Ties: an entity tied with others holds
+every rank its tie block spans ("third" and "fourth" are both right for a 3rd–4th tie).
+
+Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the third quarter",
+"First, ...", "for the second time", "2nd shift", "the first region to report"), an ordinal
+followed by a noun ("the first region"), an entity no Ranking fact in scope names, and a
+superlative followed by the name of another recorded measure ("the highest margin", when a
+Table in scope has a ``margin`` column and the ranking is on ``revenue``). A Table's ranks are
+not read (a Table has no single order): rank it with ``record_ranking``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final, Literal
+
+from groundplane_otel.checks._memo import derived
+from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
+from groundplane_otel.checks._numbers.receipts import NumberReceipt, cap
+from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
+from groundplane_otel.facts import Fact, Ranking, Table
+
+__all__ = ["RankReceipt", "RankScope", "rank_receipts"]
+
+Direction = Literal["best", "worst", "high", "low"]
+
+_ENTITY, _TAIL = "\ue000", "\ue001"
+_ORDINAL_VALUES: Final = {word: position for position, word in enumerate(ORDINAL_WORDS[:19], 1)}
+_ORDINAL_VALUES.update(
+    {word: 20 + 10 * i for i, word in enumerate(ORDINAL_WORDS[19:27])} | {"hundredth": 100}
+)
+_SMALL: Final = {word: value for word, value in WORD_VALUES.items() if 1 <= value <= 20}
+_ORDINAL = "|".join(sorted(_ORDINAL_VALUES, key=len, reverse=True))
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_COUNT = r"\d{1,4}|" + "|".join(sorted(_SMALL, key=len, reverse=True))
+_ORD = rf"(?:(?:{_TENS})\s)?(?:{_ORDINAL})|\d{{1,4}}(?:st|nd|rd|th)"
+_SUPERLATIVE: Final[dict[str, Direction]] = {
+    "highest": "high",
+    "largest": "high",
+    "biggest": "high",
+    "greatest": "high",
+    "lowest": "low",
+    "smallest": "low",
+    "best": "best",
+    "strongest": "best",
+    "worst": "worst",
+    "weakest": "worst",
+}
+_PHRASE = re.compile(
+    rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
+    r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
+    r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
+    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked)\b"
+    r"|\b(?P<runner>runner\s?up)\b"
+    rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
+    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT}))\b(?:\s(?:place|position|spot|overall))?"
+)
+_ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|’s)?"
+_VERBS = (
+    "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
+    "finishes|finishing|came|comes|coming|landed|lands|sits|sat|stood|stands|ended|ends|took|"
+    "takes|taking|holds|held|holding|remains|remained|stayed|stays|slipped|slips|moved|moves|"
+    "climbed|rose|dropped|fell|had|has|have|posted|posts|recorded|records|saw|sees|delivered|"
+    "delivers|reported|reports|generated|earned|achieved|claimed|claims|secured|secures|made|"
+    "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place"
+)
+_PARTICLES = r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead))*"
+_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s(?:the|a|an))?\s?$")
+_APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-)\s?(?:the\s|a\s)?$")
+_AFTER = re.compile(
+    rf"(?:\s[a-z]+){{0,3}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
+    rf"belonged\sto|came\sfrom|comes\sfrom|:|-|include|included|includes|being|remains)\s?)"
+    rf"(?:the\s)?(?=({_ENTITY}))"
+)
+_LIST_ITEM = re.compile(rf"{_ENTITY}{_TAIL}*(?:'s|’s)?(?:\s?(?:,\sand|,|and|&|or)\s?)?")
+_CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
+# What an ordinal alone must be followed by to be a rank (not "the third quarter").
+_RANK_END = re.compile(
+    r"\s?(?:[,.;:!?)\]]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
+    r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
+    r"once|too|both|among|among|last|year|quarter|month|week)\b"
+)
+_DISCOURSE_AFTER = re.compile(r"\s(?:year|quarter|month|week|time|half|day|round|shift)\b")
+_OBJECT_BEFORE = re.compile(
+    r"(?:behind|ahead\sof|after|than|over|trailing|trailed|trails|beating|beat|beats|below|"
+    r"above|outpacing|outpaced|past|overtook|overtaking|versus|vs\.?|from|with)\s?$"
+)
+_WORD = re.compile(r"[a-z]+")
+_NAMES = "numbers_recorded.rank_names"
+_SORTED = "numbers_recorded.rank_scores"
+
+
+@dataclass(frozen=True, slots=True)
+class RankReceipt(NumberReceipt):
+    """A rank claim the ranking contradicts: ``value`` the rank claimed, ``nearest`` the rank
+    recorded (the first of its tie block in the claimed direction), ``row`` the entity,
+    ``fact``/``column`` the Ranking fact and its key; ``low``..``high`` the ranks it holds."""
+
+    low: int = 0
+    high: int = 0
+    direction: Direction = "best"
+    within: bool = False  # a "top N" claim: any rank up to N
+
+    def to_dict(self) -> dict[str, Any]:
+        found = NumberReceipt.to_dict(self)
+        found.update(
+            claimed_rank=int(self.value),
+            recorded_rank=[self.low, self.high],
+            direction=self.direction,
+        )
+        return found
+
+    def describe(self) -> str:
+        """``'third' at 6..11: 'north' ranks #2 (the ranking's order) on 'revenue' in fact
+        'regions', not #3``."""
+        line = f"{cap(self.text)!r} at {self.start}..{self.end}"
+        if self.field != "*":
+            line += f" of {cap(self.field)!r}"
+        held = f"#{self.low}" if self.low == self.high else f"#{self.low}-#{self.high} (tied)"
+        order = {
+            "best": "the ranking's order",
+            "worst": "counted from the last",
+            "high": "counted from the highest",
+            "low": "counted from the lowest",
+        }[self.direction]
+        claimed = f"within the top {self.value}" if self.within else f"#{self.value}"
+        return (
+            f"{line}: {cap(repr(self.row))} ranks {held} ({order}) on "
+            f"{cap(str(self.column))!r} in fact {self.fact!r}, not {claimed}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    fact: str
+    ranking: Ranking
+    key_words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RankScope:
+    """The Rankings a text's rank claims are read against, and the names of the other
+    measures in scope (a superlative naming one of them is not about these rankings)."""
+
+    rankings: tuple[_Ranked, ...]
+    measures: frozenset[str]
+
+    @classmethod
+    def of(cls, facts: Sequence[Fact]) -> RankScope | None:
+        """None when no fact is a Ranking (then no rank claim is read)."""
+        rankings = tuple(
+            _Ranked(fact.name, fact.value, _words(fact.value.key))
+            for fact in facts
+            if isinstance(fact.value, Ranking)
+        )
+        if not rankings:
+            return None
+        measures: set[str] = set()
+        for fact in facts:
+            if isinstance(fact.value, Table):
+                for column in fact.value.columns:
+                    if column != fact.value.key:
+                        measures |= _words(column)
+        for ranked in rankings:
+            measures |= ranked.key_words
+        return cls(rankings, frozenset(measures))
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(name.lower())) - {"total", "avg", "average", "score", "of"}
+
+
+def _names(ranking: Ranking) -> PhraseIndex[Hashable]:
+    return derived(
+        ranking,
+        _NAMES,
+        lambda: PhraseIndex((name, name) for name in ranking.names if isinstance(name, str)),
+    )
+
+
+def _ascending(ranking: Ranking) -> list[int | float]:
+    return derived(ranking, _SORTED, lambda: sorted(ranking.scores))
+
+
+def held(ranking: Ranking, name: Hashable, direction: Direction) -> tuple[int, int]:
+    """The 1-based ranks ``name`` holds counted in ``direction`` (a tie block spans several)."""
+    score = ranking.score_of(name)
+    assert score is not None
+    scores = _ascending(ranking)
+    below, up_to = bisect.bisect_left(scores, score), bisect.bisect_right(scores, score)
+    if direction in ("best", "worst"):
+        better = ranking.higher_is_better == (direction == "best")
+        direction = "high" if better else "low"
+    if direction == "high":
+        return len(scores) - up_to + 1, len(scores) - below
+    return below + 1, up_to
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    start: int  # folded span of the rank phrase
+    end: int
+    rank: int
+    direction: Direction
+    within: bool
+    names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
+    noun: frozenset[str]  # the words after a superlative (the measure it may name)
+
+
+def _count(text: str) -> int:
+    digits = re.search(r"\d+", text)
+    if digits:
+        return int(digits.group())
+    word = text.split()[-1]
+    return _SMALL.get(word) or _ORDINAL_VALUES.get(word, 0)
+
+
+def _ordinal(text: str) -> int:
+    words = text.split()
+    if words[0][0].isdigit():
+        return int(re.match(r"\d+", words[0]).group())  # type: ignore[union-attr]
+    if len(words) == 2:
+        return WORD_VALUES[words[0]] + _ORDINAL_VALUES[words[1]]
+    return _ORDINAL_VALUES[words[0]]
+
+
+def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
+    """(rank, direction, within, self-evident) of a rank phrase; self-evident phrases need no
+    rank verb ("the second-highest", "third place", "top 3")."""
+    if match.group("sup"):
+        rank = _ordinal(match.group("sord")) if match.group("sord") else 1
+        return rank, _SUPERLATIVE[match.group("sup")], False, True
+    if match.group("set"):
+        direction: Direction = "best" if match.group("set") == "top" else "worst"
+        count = _count(match.group("n"))
+        return (count, direction, True, True) if count else None
+    if match.group("topspot"):
+        return 1, "best" if match.group("topspot") == "top" else "worst", False, True
+    if match.group("runner"):
+        return 2, "best", False, True
+    if match.group("ord"):
+        word = match.group("ord")
+        if word == "last":
+            return 1, "worst", False, bool(match.group("place"))
+        return _ordinal(word), "best", False, bool(match.group("place"))
+    count = _count(match.group("num"))
+    return (count, "best", False, False) if count else None
+
+
+def _marked(folded: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``folded`` with each entity span written as one placeholder run of the same length."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [folded[last:start], _ENTITY + _TAIL * (end - start - 1)]
+        last = end
+    parts.append(folded[last:])
+    return "".join(parts)
+
+
+def _entity_spans(folded: str, scope: RankScope) -> dict[tuple[int, int], list[tuple[int, Any]]]:
+    """Folded span → (ranking index, name) of every entity found, overlaps resolved longest
+    first."""
+    found: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+    for position, ranked in enumerate(scope.rankings):
+        for hit in _names(ranked.ranking).find(folded):
+            found.setdefault((hit.start, hit.end), []).append((position, hit.payload))
+    kept: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+    taken_until = -1
+    for span in sorted(found, key=lambda s: (s[0], -s[1])):
+        if span[0] >= taken_until:
+            kept[span] = found[span]
+            taken_until = span[1]
+    return kept
+
+
+def _clause_start(marked: str, at: int) -> int:
+    start = 0
+    for brk in _CLAUSE.finditer(marked, 0, at):
+        start = brk.end()
+    return start
+
+
+def _subject(marked: str, begin: int, end: int) -> int | None:
+    """The nearest entity in ``marked[begin:end]`` that is not the object of a comparison."""
+    best = None
+    for found in re.finditer(rf"{_ENTITY}{_TAIL}*", marked[begin:end]):
+        at = begin + found.start()
+        if not _OBJECT_BEFORE.search(marked, begin, at):
+            best = at
+    return best
+
+
+def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    for match in _PHRASE.finditer(marked):
+        meaning = _meaning(match)
+        if meaning is None:
+            continue
+        rank, direction, within, evident = meaning
+        start, end = match.span()
+        begin = _clause_start(marked, start)
+        before = marked[begin:start]
+        lead = re.search(r"(?:the\s|a\s)$", before)
+        if not match.group("sup") and not within and not evident:
+            if _DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end):
+                continue
+        noun = frozenset(_WORD.findall(marked[end : end + 40].split(",")[0])[:3])
+        names: list[int] = []
+        if _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
+            names.append(subject)
+        elif found := _APPOSITION.search(before):
+            names.append(found.start())
+        elif (evident or lead or not before.strip()) and (after := _AFTER.match(marked, end)):
+            names.append(after.start(1))
+            if within:
+                at = after.start(1)
+                while item := _LIST_ITEM.match(marked, at):
+                    at = item.end()
+                    if at < len(marked) and marked[at] == _ENTITY:
+                        names.append(at)
+        if not names:
+            continue
+        spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
+        if spans:
+            yield _Claim(start, end, rank, direction, within, spans, noun)
+
+
+def _run(marked: str, at: int) -> int:
+    length = 1
+    while at + length < len(marked) and marked[at + length] == _TAIL:
+        length += 1
+    return length
+
+
+def _holds(ranking: Ranking, name: Hashable, claim: _Claim) -> tuple[bool, int, int]:
+    low, high = held(ranking, name, claim.direction)
+    if claim.within:
+        return low <= claim.rank, low, high
+    return low <= claim.rank <= high, low, high
+
+
+def rank_receipts(
+    scope: RankScope, text: str, where: str
+) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
+    """A receipt for every rank claim in ``text`` that no ranking in scope supports, and the
+    span of every rank claim read (its digits are a rank, not a number to look up)."""
+    folded: Folded = normalize(text)
+    entities = _entity_spans(folded.text, scope)
+    if not entities:
+        return [], []
+    marked = _marked(folded.text, list(entities))
+    starts = {span[0]: span for span in entities}
+    receipts: list[RankReceipt] = []
+    read: list[tuple[int, int]] = []
+    for claim in _claims(marked, set(starts)):
+        read.append(folded.span(claim.start, claim.end))
+        for span in claim.names:
+            receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
+            if receipt is not None:
+                receipts.append(receipt)
+    return receipts, read
+
+
+def _judge(
+    scope: RankScope,
+    claim: _Claim,
+    named: list[tuple[int, Any]],
+    span: Callable[[int, int], tuple[int, int]],
+    text: str,
+    where: str,
+) -> RankReceipt | None:
+    """None when some ranking the claim may be about supports it; else the first one's
+    receipt. A superlative followed by another measure's name is about that measure."""
+    candidates = []
+    for position, name in named:
+        ranked = scope.rankings[position]
+        foreign = claim.noun & (scope.measures - ranked.key_words)
+        if foreign and not claim.noun & ranked.key_words:
+            continue
+        candidates.append((ranked, name))
+    failed: RankReceipt | None = None
+    for ranked, name in candidates:
+        holds, low, high = _holds(ranked.ranking, name, claim)
+        if holds:
+            return None
+        if failed is None:
+            start, end = span(claim.start, claim.end)
+            failed = RankReceipt(
+                text[start:end],
+                start,
+                end,
+                Decimal(claim.rank),
+                "rank_outside_top" if claim.within else "rank_mismatch",
+                where,
+                nearest=low,
+                fact=ranked.fact,
+                row=name,
+                column=ranked.ranking.key,
+                low=low,
+                high=high,
+                direction=claim.direction,
+                within=claim.within,
+            )
+    return failed
+
