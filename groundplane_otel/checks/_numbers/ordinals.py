@@ -86,14 +86,20 @@ _VERBS = (
     "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place"
 )
 _PARTICLES = r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead))*"
-_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s(?:the|a|an))?\s?$")
-_APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-)\s?(?:the\s|a\s)?$")
+_DETERMINER = r"(?:the|a|an|our|its|their|your)"
+_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?\s?$")
+_APPOSITION = re.compile(
+    rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$"
+)
+_MARKER = r"(?:\d{1,2}[.)]\s)?"
 _AFTER = re.compile(
     rf"(?:\s[a-z]+){{0,3}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
     rf"belonged\sto|came\sfrom|comes\sfrom|:|-|include|included|includes|being|remains)\s?)"
-    rf"(?:the\s)?(?=({_ENTITY}))"
+    rf"(?:the\s)?{_MARKER}(?=({_ENTITY}))"
 )
-_LIST_ITEM = re.compile(rf"{_ENTITY}{_TAIL}*(?:'s|’s)?(?:\s?(?:,\sand|,|and|&|or)\s?)?")
+_LIST_ITEM = re.compile(
+    rf"{_ENTITY}{_TAIL}*(?:'s|’s)?(?:\s?(?:,\sand|,|and|&|or|;)\s?)?\s?{_MARKER}"
+)
 _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 # What an ordinal alone must be followed by to be a rank (not "the third quarter").
 _RANK_END = re.compile(
