@@ -21,6 +21,7 @@ from .gen_numeric import aggregate_cases, comparison_cases
 from .gen_prose import FAILURES as PROSE_FAILURES
 from .gen_prose import prose_cases
 from .gen_prose_hard import hard_cases
+from .gen_prose_ranks_dates import DATE_FAILURES, RANK_FAILURES, ranks_dates_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -40,6 +41,7 @@ GENERATORS = (
     citation_cases,
     anchor_cases,
     prose_cases,
+    ranks_dates_cases,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -77,7 +79,8 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
         "word_changed", "number_changed", "case_changed", "quote_extended", "misattributed",
         "content_not_captured",
     ),
-    "numbers_recorded": PROSE_FAILURES,
+    "numbers_recorded": PROSE_FAILURES + RANK_FAILURES,
+    "dates_recorded": DATE_FAILURES,
 }  # fmt: skip
 
 

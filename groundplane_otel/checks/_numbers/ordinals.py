@@ -93,7 +93,7 @@ _APPOSITION = re.compile(
 )
 _MARKER = r"(?:\d{1,2}[.)]\s)?"
 _AFTER = re.compile(
-    rf"(?:\s[a-z]+){{0,3}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
+    rf"(?:\s[a-z]+){{0,5}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
     rf"belonged\sto|came\sfrom|comes\sfrom|:|-|include|included|includes|being|remains)\s?)"
     rf"(?:the\s)?{_MARKER}(?=({_ENTITY}))"
 )
@@ -103,7 +103,7 @@ _LIST_ITEM = re.compile(
 _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 # What an ordinal alone must be followed by to be a rank (not "the third quarter").
 _RANK_END = re.compile(
-    r"\s?(?:[,.;:!?)\]]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
+    r"\s?(?:[,.;:!?()\]\u2013\u2014]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
     r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
     r"once|too|both|among|among|last|year|quarter|month|week)\b"
 )
@@ -112,6 +112,7 @@ _OBJECT_BEFORE = re.compile(
     r"(?:behind|ahead\sof|after|than|over|trailing|trailed|trails|beating|beat|beats|below|"
     r"above|outpacing|outpaced|past|overtook|overtaking|versus|vs\.?|from|with)\s?$"
 )
+_OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
 _WORD = re.compile(r"[a-z]+")
 _NAMES = "numbers_recorded.rank_names"
 _SORTED = "numbers_recorded.rank_scores"
@@ -336,7 +337,9 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
             names.append(subject)
         elif found := _APPOSITION.search(before):
             names.append(found.start())
-        elif (evident or lead or not before.strip()) and (after := _AFTER.match(marked, end)):
+        elif (evident or lead or _OPENING.fullmatch(before)) and (
+            after := _AFTER.match(marked, end)
+        ):
             names.append(after.start(1))
             if within:
                 at = after.start(1)
