@@ -76,6 +76,10 @@ class DateReceipt:
     row: Hashable | None = None
     column: str | None = None
 
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.start, self.end
+
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON-safe (an odd row key as its repr)."""
         row = self.row if isinstance(self.row, (str, int, float, type(None))) else repr(self.row)

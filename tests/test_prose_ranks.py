@@ -1,0 +1,134 @@
+"""Rank claims in prose: numbers_recorded reads ordinals, superlatives, "top N", "No. 1" and
+"runner-up" tied to an entity against the Ranking facts in scope, with a rank receipt."""
+
+from __future__ import annotations
+
+import pytest
+
+import groundplane_otel as gp
+from groundplane_otel.checks._numbers.ordinals import RankReceipt
+from groundplane_otel.checks.numbers_recorded import UnrecordedNumbers, check_numbers_recorded
+
+SCORES = {"South": 150, "North": 120, "East": 90, "West": 90, "Central": 60}
+
+
+def registry(higher_is_better: bool = True) -> gp.FactRegistry:
+    found = gp.FactRegistry()
+    found.record_ranking(
+        "regions", SCORES, key="revenue", tool="warehouse.rank",
+        higher_is_better=higher_is_better,
+    )  # fmt: skip
+    found.record_table(
+        "detail", [{"region": "South", "revenue": 150, "margin": 0.2}], key="region"
+    )
+    return found
+
+
+def refused(text: str, registry_: gp.FactRegistry | None = None) -> UnrecordedNumbers:
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(registry_ or registry(), text, ["regions", "detail"])
+    return caught.value
+
+
+RIGHT = [
+    "North was second.",
+    "North came in second with 120.",
+    "South ranked #1 and North is No. 2.",
+    "The second-highest revenue was North's.",
+    "East and West tied; West was third and East fourth.",
+    "The top 3 regions were South, North and East.",
+    "Central is in the bottom 2 and finished last.",
+    "North, the second-largest region, grew.",
+    "The runner-up was North.",
+    "Second place: North. Central had the lowest revenue.",
+    "South had the highest margin of all, and North was second.",
+]
+DISCOURSE = [
+    "In the third quarter, North grew.",
+    "First, North grew. Second, we looked at East.",
+    "North was the first region to report.",
+    "For the second time, Central missed plan.",
+    "North worked the 2nd shift in Q2.",
+    "Central had the highest margin.",  # another recorded measure than the ranking's key
+]
+
+
+@pytest.mark.parametrize("text", RIGHT + DISCOURSE)
+def test_right_ranks_and_discourse_ordinals_pass(text: str) -> None:
+    """A rank the entity holds (any rank of its tie block) passes; ordinals that are no rank
+    claim about a ranked entity are not read."""
+    check_numbers_recorded(registry(), text, ["regions", "detail"])
+
+
+def test_a_wrong_ordinal_is_refused_with_a_rank_receipt() -> None:
+    """"North was third" for a second-ranked North names the ranking, the rank held and the
+    rank claimed."""
+    claim = refused("North was third.")
+    (receipt,) = claim.receipts
+    assert isinstance(receipt, RankReceipt)
+    assert (receipt.text, receipt.span, receipt.code) == ("third", (10, 15), "rank_mismatch")
+    assert (receipt.fact, receipt.row, receipt.column, receipt.nearest) == (
+        "regions", "North", "revenue", 2,
+    )  # fmt: skip
+    assert claim.code == "rank_mismatch"
+    assert claim.reason == (
+        "'third' at 10..15: 'North' ranks #2 (the ranking's order) on 'revenue' in fact "
+        "'regions', not #3"
+    )
+    assert receipt.to_dict()["recorded_rank"] == [2, 2]
+    assert receipt.to_dict()["claimed_rank"] == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "reason"),
+    [
+        ("West was fifth.", "fifth", "'West' ranks #3-#4 (tied) (the ranking's order)"),
+        ("South ranked #2.", "#2", "'South' ranks #1 (the ranking's order)"),
+        ("North is No. 1.", "No. 1", "'North' ranks #2 (the ranking's order)"),
+        ("The second-highest was East.", "second-highest", "'East' ranks #3-#4 (tied) "
+         "(counted from the highest)"),
+        ("North had the lowest revenue.", "lowest", "'North' ranks #4 (counted from the lowest)"),
+        ("North finished last.", "last", "'North' ranks #4 (counted from the last)"),
+        ("The runner-up was East.", "runner-up", "'East' ranks #3-#4 (tied) (the ranking's order)"),
+        ("Second place: East.", "Second place", "'East' ranks #3-#4 (tied) (the ranking's order)"),
+        ("APAC aside, North, the largest region, grew.", "largest", "'North' ranks #2 "
+         "(counted from the highest)"),
+    ],
+)  # fmt: skip
+def test_each_rank_form_is_read(text: str, phrase: str, reason: str) -> None:
+    """Ordinals, rank numbers, superlatives, "last", "runner-up" and "N place" are each read
+    in their documented direction."""
+    (receipt,) = refused(text).receipts
+    assert receipt.text == phrase
+    assert receipt.describe().split(": ", 1)[1].startswith(reason)
+
+
+def test_top_n_reads_each_listed_entity_and_not_its_digits_as_a_number() -> None:
+    """"top 3 … were South, North and Central": Central (#5) is refused as outside the top 3,
+    and the 3 is a rank, not an unrecorded number."""
+    claim = refused("The top 3 regions were South, North and Central.")
+    (receipt,) = claim.receipts
+    assert (receipt.code, receipt.row, receipt.text) == ("rank_outside_top", "Central", "top 3")
+    assert receipt.describe().endswith("not within the top 3")
+
+
+def test_lower_is_better_counts_best_first_and_highest_from_the_top() -> None:
+    """In a lower-is-better ranking "first" is the lowest score and "highest" the largest."""
+    lower = registry(higher_is_better=False)
+    check_numbers_recorded(lower, "Central came in first; South had the highest revenue.",
+                           ["regions", "detail"])  # fmt: skip
+    (receipt,) = refused("South came in first.", lower).receipts
+    assert (receipt.row, receipt.nearest) == ("South", 5)
+
+
+def test_no_ranking_in_scope_reads_no_rank() -> None:
+    """Against a Table alone an ordinal is not a claim ("Ranked third" passes), as before."""
+    found = gp.FactRegistry()
+    found.record_table("t", [{"id": "A", "total": 10}], key="id")
+    check_numbers_recorded(found, "A ranked third with 10.", "t")
+
+
+def test_numbers_and_ranks_share_one_claim_in_text_order_per_field() -> None:
+    """A wrong number and a wrong rank in one answer: both receipts, numbers first."""
+    claim = refused("North was third with 999.")
+    assert [r.code for r in claim.receipts] == ["number_unrecorded", "rank_mismatch"]
