@@ -72,7 +72,7 @@ def test_an_invented_due_date_names_the_nearest_recorded_date() -> None:
 
 
 def test_invented_hours_are_refused_end_by_end() -> None:
-    """"10am to 8pm" against 9:00-17:00: both ends are unrecorded times."""
+    """Hours of 10am to 8pm against 9:00-17:00 and 10:00-14:00: the 8pm end is refused."""
     claim = refused("We're open 10am to 8pm.")
     assert [(r.text, r.code, r.readings) for r in claim.receipts] == [
         ("8pm", "time_unrecorded", ("20:00",)),
@@ -85,7 +85,7 @@ def test_invented_hours_are_refused_end_by_end() -> None:
 
 
 def test_a_wrong_weekday_is_refused_even_for_a_recorded_date() -> None:
-    """"Thursday, Dec 31, 2027" names the weekday the date really has."""
+    """A weekday before a date must be its own: Dec 31, 2027 is a Friday, not a Thursday."""
     (receipt,) = refused("Due Thursday, Dec 31, 2027.").receipts
     assert (receipt.code, receipt.readings) == ("date_weekday_mismatch", ("2027-12-31, a Friday",))
 
@@ -119,10 +119,11 @@ def test_numbers_recorded_never_reads_the_digits_of_dates_and_times() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        ({"times": "yes"}, TypeError, "dates_recorded: times must be True or False, got 'yes'"),
-        ({"day_first": 1}, TypeError, "dates_recorded: day_first must be True, False or None, got 1"),
-        ({"locale": "xx"}, ValueError, "dates_recorded: locale must be one of ['ch', 'de', 'en', 'fr'], got 'xx'"),
-        ({"fact": []}, TypeError, "dates_recorded: fact must be a fact name or a non-empty list of them, got []"),
+        ({"times": "yes"}, TypeError, "times must be True or False, got 'yes'"),
+        ({"day_first": 1}, TypeError, "day_first must be True, False or None, got 1"),
+        ({"locale": "xx"}, ValueError,
+         "locale must be one of ['ch', 'de', 'en', 'fr'], got 'xx'"),
+        ({"fact": []}, TypeError, "fact must be a fact name or a non-empty list of them, got []"),
     ],
 )  # fmt: skip
 def test_arguments_are_validated_when_built(
@@ -132,12 +133,14 @@ def test_arguments_are_validated_when_built(
     arguments: dict[str, object] = {"fact": "tickets", **options}
     with pytest.raises(error) as caught:
         gp.dates_recorded(**arguments)  # type: ignore[arg-type]
-    assert str(caught.value) == message
+    assert str(caught.value) == f"dates_recorded: {message}"
 
 
 def test_in_a_boundary_it_is_its_own_family() -> None:
     """The check is named and counted as dates_recorded and reads the facts it lists."""
     check = gp.dates_recorded(FACTS)
     assert (check.family, check.facts, check.name) == (
-        "dates_recorded", ("tickets", "store"), "dates_recorded(fact=['tickets', 'store'], field='*')",
+        "dates_recorded",
+        ("tickets", "store"),
+        "dates_recorded(fact=['tickets', 'store'], field='*')",
     )  # fmt: skip

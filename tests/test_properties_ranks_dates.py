@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -57,13 +58,12 @@ def test_a_rank_claim_passes_exactly_when_the_entity_holds_the_rank(
         lead = "" if rank == 1 else f"{ORDINALS[rank - 1]}-"
         text = f"{name} had the {lead}{form} score."
         truth = rank in held(scores, name, form == "highest")
-    try:
+    if truth:
         check_numbers_recorded(registry, text, "r")
-        verdict = True
-    except UnrecordedNumbers as claim:
-        assert claim.receipts[-1].row == name
-        verdict = False
-    assert verdict is truth
+        return
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(registry, text, "r")
+    assert caught.value.receipts[-1].row == name
 
 
 def styles(day: dt.date) -> list[str]:
@@ -97,25 +97,20 @@ def test_a_recorded_day_passes_in_every_style_and_another_day_fails(
         day.year, day.month, day.day,
     )  # fmt: skip
     assume(shift != 0 and not swapped)
-    try:
+    with pytest.raises(UnrecordedDates) as caught:
         gp.check_dates_recorded(registry, f"Due {styles(other)[style]}.", "due")
-        verdict = True
-    except UnrecordedDates as claim:
-        assert claim.receipts[0].nearest == day.isoformat()
-        verdict = False
-    assert verdict is False
+    assert caught.value.receipts[0].nearest == day.isoformat()
 
 
 @PROFILE
 @given(hour=st.integers(0, 23), claimed=st.integers(0, 23))
 def test_hours_compare_as_times(hour: int, claimed: int) -> None:
-    """"Xam/pm" is exactly one hour of the day: it passes iff it is the recorded hour."""
+    """An hour with am/pm is one hour of the day: it passes iff it is the recorded hour."""
     registry = gp.FactRegistry()
     registry.record("hours", {"opens": f"{hour:02d}:00"})
     text = f"We open at {claimed % 12 or 12}{'am' if claimed < 12 else 'pm'}."
-    try:
+    if claimed == hour:
         gp.check_dates_recorded(registry, text, "hours")
-        verdict = True
-    except UnrecordedDates:
-        verdict = False
-    assert verdict is (claimed == hour)
+        return
+    with pytest.raises(UnrecordedDates):
+        gp.check_dates_recorded(registry, text, "hours")

@@ -18,9 +18,7 @@ def registry(higher_is_better: bool = True) -> gp.FactRegistry:
         "regions", SCORES, key="revenue", tool="warehouse.rank",
         higher_is_better=higher_is_better,
     )  # fmt: skip
-    found.record_table(
-        "detail", [{"region": "South", "revenue": 150, "margin": 0.2}], key="region"
-    )
+    found.record_table("detail", [{"region": "South", "revenue": 150, "margin": 0.2}], key="region")
     return found
 
 
@@ -61,8 +59,8 @@ def test_right_ranks_and_discourse_ordinals_pass(text: str) -> None:
 
 
 def test_a_wrong_ordinal_is_refused_with_a_rank_receipt() -> None:
-    """"North was third" for a second-ranked North names the ranking, the rank held and the
-    rank claimed."""
+    """North was third, for a second-ranked North: the receipt names the ranking, the rank
+    held and the rank claimed."""
     claim = refused("North was third.")
     (receipt,) = claim.receipts
     assert isinstance(receipt, RankReceipt)
@@ -104,8 +102,8 @@ def test_each_rank_form_is_read(text: str, phrase: str, reason: str) -> None:
 
 
 def test_top_n_reads_each_listed_entity_and_not_its_digits_as_a_number() -> None:
-    """"top 3 … were South, North and Central": Central (#5) is refused as outside the top 3,
-    and the 3 is a rank, not an unrecorded number."""
+    """In "the top 3 were South, North and Central", Central (#5) is refused as outside the
+    top 3, and the 3 is a rank, not an unrecorded number."""
     claim = refused("The top 3 regions were South, North and Central.")
     (receipt,) = claim.receipts
     assert (receipt.code, receipt.row, receipt.text) == ("rank_outside_top", "Central", "top 3")

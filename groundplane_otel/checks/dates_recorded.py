@@ -205,15 +205,15 @@ class _DatesRecorded:
 def _judge(index: RecordedDates, point: Point, where: str) -> DateReceipt | None:
     """None when the point is recorded (and its weekday, if written, is right)."""
     shown = tuple(show(point.kind, reading) for reading in point.readings)
-    if point.weekday is not None and point.readings:
-        if all(dt.date(*reading).weekday() != point.weekday for reading in point.readings):
-            days = [_DAYS[dt.date(*reading).weekday()] for reading in point.readings]
+    if point.weekday is not None and point.kind == "day" and point.readings:
+        days = [dt.date(*reading).weekday() for reading in point.readings]
+        if point.weekday not in days:
             return DateReceipt(
                 point.text,
                 point.start,
                 point.end,
                 point.kind,
-                tuple(f"{text}, a {day}" for text, day in zip(shown, days, strict=True)),
+                tuple(f"{text}, a {_DAYS[day]}" for text, day in zip(shown, days, strict=True)),
                 "date_weekday_mismatch",
                 where,
             )

@@ -87,9 +87,7 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
         if rng.random() < 0.3:  # a tie
             first, second = rng.sample(chosen, 2)
             scores[second] = scores[first]
-        spec = FactSpec(
-            "ranking", RANK_FACT, scores, {"key": key, "higher_is_better": higher}
-        )
+        spec = FactSpec("ranking", RANK_FACT, scores, {"key": key, "higher_is_better": higher})
         return scores, subject, [spec]
 
     def score_text(subject: tuple[Any, ...], value: int | float) -> str:
@@ -158,8 +156,14 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
             worst = span(scores, name, "worst", subject[3])
             if 1 not in worst:
                 best = span(scores, name, "best", subject[3])
-                return claim(rng, subject, name, rng.choice(best), "ordinal", score_text(
-                    subject, scores[name]))
+                return claim(
+                    rng,
+                    subject,
+                    name,
+                    rng.choice(best),
+                    "ordinal",
+                    score_text(subject, scores[name]),
+                )
             return claim(rng, subject, name, 1, form, score_text(subject, scores[name]))
         rank = rng.choice(ranks)
         if form == "top":
@@ -272,7 +276,9 @@ def styled(rng: random.Random, day: dt.date, style: str | None = None) -> str:
     if style == "uk":
         return f"{day.day} {month[:3]} {day.year}"
     if style == "short":
-        suffix = {1: "st", 2: "nd", 3: "rd"}.get(day.day % 10 if day.day not in (11, 12, 13) else 0, "th")
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(
+            day.day % 10 if day.day not in (11, 12, 13) else 0, "th"
+        )
         return f"{month} {day.day}{suffix}"
     if style == "numeric":
         return f"{day.month}/{day.day}/{day.year}"
@@ -296,8 +302,9 @@ def date_cases(rng: random.Random, per_class: int) -> list[Case]:
         rows = []
         for number in rng.sample(range(1000, 9999), rng.randint(1, 4)):
             due = base + dt.timedelta(days=rng.randrange(0, 90))
-            rows.append({"id": f"INV-{number}", "due": due.isoformat(),
-                         "amount": rng.randrange(100, 9000), "status": rng.choice(["open", "paid"])})  # fmt: skip
+            amount, status = rng.randrange(100, 9000), rng.choice(["open", "paid"])
+            rows.append({"id": f"INV-{number}", "due": due.isoformat(), "amount": amount,
+                         "status": status})  # fmt: skip
         opens, closes = rng.choice([(8, 17), (9, 17), (9, 18), (10, 20), (7, 15)])
         hours = {"weekdays": f"{opens:02d}:00-{closes:02d}:00", "timezone": "local"}
         facts = [
@@ -327,7 +334,8 @@ def date_cases(rng: random.Random, per_class: int) -> list[Case]:
         return rng.choice(
             [
                 f"We're open {clock(opens, style)}{dash}{clock(closes, style)}, Monday to Friday.",
-                f"Support is available from {clock(opens, style)} to {clock(closes, style)} on weekdays.",
+                f"Support is available from {clock(opens, style)} to {clock(closes, style)}"
+                " on weekdays.",
                 f"Our weekday hours are {clock(opens, style)}{dash}{clock(closes, style)}.",
             ]
         )  # fmt: skip

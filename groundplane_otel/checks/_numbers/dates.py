@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -103,9 +103,10 @@ def _valid_day(year: int, month: int, day: int) -> bool:
 
 
 def _day_readings(first: int, second: int, year: int, day_first: bool | None) -> list[Value]:
-    orders = {True: [(first, second)], False: [(second, first)]}.get(
-        day_first, [(first, second), (second, first)]
-    )  # type: ignore[call-overload]
+    if day_first is None:
+        orders = [(first, second), (second, first)]
+    else:
+        orders = [(first, second) if day_first else (second, first)]
     return [(year, m, d) for d, m in dict.fromkeys(orders) if _valid_day(year, m, d)]
 
 
@@ -250,6 +251,10 @@ def _recorded(fact: Fact, locale: str) -> dict[Kind, dict[Value, Where]]:
     return found
 
 
+def _builder(fact: Fact, locale: str) -> Callable[[], dict[Kind, dict[Value, Where]]]:
+    return lambda: _recorded(fact, locale)
+
+
 class RecordedDates:
     """The dates and times some facts record (built once per Table, Ranking or Domain and
     kept on it): ``where`` a reading is recorded, ``nearest`` for a receipt."""
@@ -264,7 +269,7 @@ class RecordedDates:
         for fact in facts:
             value: Any = fact.value
             if isinstance(value, (Table, Ranking, Domain)):
-                each = derived(value, ("dates_recorded", locale), lambda f=fact: _recorded(f, locale))
+                each = derived(value, ("dates_recorded", locale), _builder(fact, locale))
             else:
                 each = _recorded(fact, locale)
             for kind, readings in each.items():

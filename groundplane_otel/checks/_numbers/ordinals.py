@@ -16,7 +16,7 @@ Meaning: an ordinal alone, "best", "top", "runner-up" (2nd) count in the ranking
 (best first, so "first" of a lower-is-better ranking is its lowest); "highest", "largest",
 "biggest", "greatest" count down from the highest score, "lowest", "smallest" up from the
 lowest; "worst", "bottom", "last" count from the end. Ties: an entity tied with others holds
-every rank its tie block spans ("third" and "fourth" are both right for a 3rd–4th tie).
+every rank its tie block spans ("third" and "fourth" are both right for a 3rd-4th tie).
 
 Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the third quarter",
 "First, ...", "for the second time", "2nd shift", "the first region to report"), an ordinal
@@ -76,7 +76,7 @@ _PHRASE = re.compile(
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
     rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT}))\b(?:\s(?:place|position|spot|overall))?"
 )
-_ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|’s)?"
+_ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
 _VERBS = (
     "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
     "finishes|finishing|came|comes|coming|landed|lands|sits|sat|stood|stands|ended|ends|took|"
@@ -88,9 +88,7 @@ _VERBS = (
 _PARTICLES = r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead))*"
 _DETERMINER = r"(?:the|a|an|our|its|their|your)"
 _BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?\s?$")
-_APPOSITION = re.compile(
-    rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$"
-)
+_APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$")
 _MARKER = r"(?:\d{1,2}[.)]\s)?"
 _AFTER = re.compile(
     rf"(?:\s[a-z]+){{0,5}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
@@ -98,7 +96,7 @@ _AFTER = re.compile(
     rf"(?:the\s)?{_MARKER}(?=({_ENTITY}))"
 )
 _LIST_ITEM = re.compile(
-    rf"{_ENTITY}{_TAIL}*(?:'s|’s)?(?:\s?(?:,\sand|,|and|&|or|;)\s?)?\s?{_MARKER}"
+    rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?(?:\s?(?:,\sand|,|and|&|or|;)\s?)?\s?{_MARKER}"
 )
 _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 # What an ordinal alone must be followed by to be a rank (not "the third quarter").
@@ -239,7 +237,7 @@ def _count(text: str) -> int:
     digits = re.search(r"\d+", text)
     if digits:
         return int(digits.group())
-    word = text.split()[-1]
+    word = text.rsplit(maxsplit=1)[-1]
     return _SMALL.get(word) or _ORDINAL_VALUES.get(word, 0)
 
 
@@ -328,10 +326,10 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         begin = _clause_start(marked, start)
         before = marked[begin:start]
         lead = re.search(r"(?:the\s|a\s)$", before)
-        if not match.group("sup") and not within and not evident:
-            if _DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end):
-                continue
-        noun = frozenset(_WORD.findall(marked[end : end + 40].split(",")[0])[:3])
+        bare = not match.group("sup") and not within and not evident
+        if bare and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end)):
+            continue
+        noun = frozenset(_WORD.findall(marked[end : end + 40].split(",", maxsplit=1)[0])[:3])
         names: list[int] = []
         if _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
             names.append(subject)
@@ -431,4 +429,3 @@ def _judge(
                 within=claim.within,
             )
     return failed
-
