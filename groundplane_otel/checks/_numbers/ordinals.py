@@ -39,7 +39,7 @@ from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
 from groundplane_otel.checks._numbers.receipts import NumberReceipt, cap
 from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
-from groundplane_otel.facts import Fact, Ranking, Table
+from groundplane_otel.facts import Fact, Ranking
 
 __all__ = ["RankReceipt", "RankScope", "rank_receipts"]
 
@@ -71,7 +71,10 @@ _PHRASE = re.compile(
     rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
     r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
     r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
-    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked)\b"
+    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
+    r"seller|selling|earner|grossing|scorer|scoring)\b"
+    r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
+    r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
     r"|\b(?P<runner>runner\s?up)\b"
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
     rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT}))\b(?:\s(?:place|position|spot|overall))?"
@@ -80,14 +83,21 @@ _ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
 _VERBS = (
     "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
     "finishes|finishing|came|comes|coming|landed|lands|sits|sat|stood|stands|ended|ends|took|"
-    "takes|taking|holds|held|holding|remains|remained|stayed|stays|slipped|slips|moved|moves|"
+    "takes|taking|tied|ties|holds|held|holding|remains|remained|stayed|stays|slipped|slips|moved|moves|"
     "climbed|rose|dropped|fell|had|has|have|posted|posts|recorded|records|saw|sees|delivered|"
     "delivers|reported|reports|generated|earned|achieved|claimed|claims|secured|secures|made|"
     "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place"
 )
-_PARTICLES = r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead))*"
+_PARTICLES = (
+    r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead|for|still|now|"
+    r"currently|again|solidly|firmly|clearly|narrowly|overall))*"
+)
+_ADJECTIVE = r"(?:\s(?:close|distant|strong|solid|clear|comfortable|narrow|respectable|joint))?"
 _DETERMINER = r"(?:the|a|an|our|its|their|your)"
-_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?\s?$")
+_BEFORE = re.compile(
+    rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?{_ADJECTIVE}\s?$"
+)
+_LED_BY = re.compile(rf"{_ENTITY_RUN}(?:\s[a-z]+){{0,2}}\s$")  # "North (clearly) led with"
 _APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$")
 _MARKER = r"(?:\d{1,2}[.)]\s)?"
 _AFTER = re.compile(
@@ -103,13 +113,36 @@ _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 _RANK_END = re.compile(
     r"\s?(?:[,.;:!?()\]\u2013\u2014]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
     r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
-    r"once|too|both|among|among|last|year|quarter|month|week)\b"
+    r"once|too|both|to)\b"
 )
 _DISCOURSE_AFTER = re.compile(r"\s(?:year|quarter|month|week|time|half|day|round|shift)\b")
 _OBJECT_BEFORE = re.compile(
     r"(?:behind|ahead\sof|after|than|over|trailing|trailed|trails|beating|beat|beats|below|"
     r"above|outpacing|outpaced|past|overtook|overtaking|versus|vs\.?|from|with)\s?$"
 )
+_QUALIFIER = re.compile(r"\s(?:in|by|for|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
+_NOUN = re.compile(r"\s([a-z]+)")
+_MODIFIERS: Final = frozenset(
+    "total net gross overall annual annualized monthly quarterly weekly daily average avg mean "
+    "median ytd cumulative".split()
+)
+_FUNCTION_WORDS: Final = frozenset(
+    "was is were are at with in on of for by to and but among overall this so far yet than "
+    "there here while as after before behind ahead across within one ever".split()
+)
+GENERIC: Final = frozenset(
+    """region regions market markets country countries city cities state states store stores
+    branch branches office offices site sites location locations product products item items
+    sku skus plan plans tier tiers model models brand brands category categories segment
+    segments channel channels team teams agent agents rep reps employee employees customer
+    customers client clients account accounts vendor vendors supplier suppliers partner
+    partners fund funds portfolio portfolios stock stocks asset assets campaign campaigns
+    source sources performer performers earner earners seller sellers ones entry entries spot
+    place position rank ranking rankings list table leaderboard name names contributor
+    contributors territory territories division divisions unit units department departments
+    group groups line lines service services app apps feature features""".split()
+)
+"""Nouns a rank claim may name without naming a measure ("the second-largest region")."""
 _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
 _WORD = re.compile(r"[a-z]+")
 _NAMES = "numbers_recorded.rank_names"
@@ -165,35 +198,23 @@ class _Ranked:
 
 @dataclass(frozen=True, slots=True)
 class RankScope:
-    """The Rankings a text's rank claims are read against, and the names of the other
-    measures in scope (a superlative naming one of them is not about these rankings)."""
+    """The Rankings a text's rank claims are read against."""
 
     rankings: tuple[_Ranked, ...]
-    measures: frozenset[str]
 
     @classmethod
     def of(cls, facts: Sequence[Fact]) -> RankScope | None:
         """None when no fact is a Ranking (then no rank claim is read)."""
         rankings = tuple(
-            _Ranked(fact.name, fact.value, _words(fact.value.key))
+            _Ranked(fact.name, fact.value, _words(fact.value.key) | _words(fact.name))
             for fact in facts
             if isinstance(fact.value, Ranking)
         )
-        if not rankings:
-            return None
-        measures: set[str] = set()
-        for fact in facts:
-            if isinstance(fact.value, Table):
-                for column in fact.value.columns:
-                    if column != fact.value.key:
-                        measures |= _words(column)
-        for ranked in rankings:
-            measures |= ranked.key_words
-        return cls(rankings, frozenset(measures))
+        return cls(rankings) if rankings else None
 
 
 def _words(name: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(name.lower())) - {"total", "avg", "average", "score", "of"}
+    return frozenset(_WORD.findall(name.lower()))
 
 
 def _names(ranking: Ranking) -> PhraseIndex[Hashable]:
@@ -230,7 +251,7 @@ class _Claim:
     direction: Direction
     within: bool
     names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
-    noun: frozenset[str]  # the words after a superlative (the measure it may name)
+    measure: tuple[str, ...]  # words naming what is ranked: "highest MARGIN", "first IN Q3"
 
 
 def _count(text: str) -> int:
@@ -260,6 +281,8 @@ def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
         direction: Direction = "best" if match.group("set") == "top" else "worst"
         count = _count(match.group("n"))
         return (count, direction, True, True) if count else None
+    if match.group("led"):
+        return 1, "best", False, True
     if match.group("topspot"):
         return 1, "best" if match.group("topspot") == "top" else "worst", False, True
     if match.group("runner"):
@@ -325,13 +348,16 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         start, end = match.span()
         begin = _clause_start(marked, start)
         before = marked[begin:start]
-        lead = re.search(r"(?:the\s|a\s)$", before)
+        lead = re.search(rf"{_DETERMINER}\s$", before)
         bare = not match.group("sup") and not within and not evident
         if bare and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end)):
             continue
-        noun = frozenset(_WORD.findall(marked[end : end + 40].split(",", maxsplit=1)[0])[:3])
+        measure = _measure(marked, end, bool(match.group("sup")))
         names: list[int] = []
-        if _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
+        if match.group("led"):
+            if led := _LED_BY.search(before):
+                names.append(led.start())
+        elif _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
             names.append(subject)
         elif found := _APPOSITION.search(before):
             names.append(found.start())
@@ -349,7 +375,24 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
             continue
         spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
         if spans:
-            yield _Claim(start, end, rank, direction, within, spans, noun)
+            yield _Claim(start, end, rank, direction, within, spans, measure)
+
+
+def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
+    """The words after a rank phrase that may name another measure or period: the noun after
+    a superlative (modifiers skipped: "highest total revenue" → revenue), and the word after
+    "in/by/for/on" ("first in Q3", "second by headcount")."""
+    found: list[str] = []
+    at = end
+    if superlative:
+        while (noun := _NOUN.match(marked, at)) and noun.group(1) in _MODIFIERS:
+            at = noun.end()
+        if noun and noun.group(1) not in _FUNCTION_WORDS:
+            found.append(noun.group(1))
+            at = noun.end()
+    if qualifier := _QUALIFIER.match(marked, at):
+        found.append(qualifier.group(1))
+    return tuple(found)
 
 
 def _run(marked: str, at: int) -> int:
@@ -397,14 +440,13 @@ def _judge(
     where: str,
 ) -> RankReceipt | None:
     """None when some ranking the claim may be about supports it; else the first one's
-    receipt. A superlative followed by another measure's name is about that measure."""
+    receipt. A claim naming a measure or period that is not the ranking's ("the highest
+    margin", "first in Q3") is not about it."""
     candidates = []
     for position, name in named:
         ranked = scope.rankings[position]
-        foreign = claim.noun & (scope.measures - ranked.key_words)
-        if foreign and not claim.noun & ranked.key_words:
-            continue
-        candidates.append((ranked, name))
+        if all(word in GENERIC or word in ranked.key_words for word in claim.measure):
+            candidates.append((ranked, name))
     failed: RankReceipt | None = None
     for ranked, name in candidates:
         holds, low, high = _holds(ranked.ranking, name, claim)
