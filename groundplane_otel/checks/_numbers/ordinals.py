@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import chain
 from typing import Any, Final, Literal
 
 from groundplane_otel.checks._memo import derived
@@ -94,9 +95,7 @@ _PARTICLES = (
 )
 _ADJECTIVE = r"(?:\s(?:close|distant|strong|solid|clear|comfortable|narrow|respectable|joint))?"
 _DETERMINER = r"(?:the|a|an|our|its|their|your)"
-_BEFORE = re.compile(
-    rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?{_ADJECTIVE}\s?$"
-)
+_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?{_ADJECTIVE}\s?$")
 _LED_BY = re.compile(rf"{_ENTITY_RUN}(?:\s[a-z]+){{0,2}}\s$")  # "North (clearly) led with"
 _APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$")
 _MARKER = r"(?:\d{1,2}[.)]\s)?"
@@ -123,26 +122,188 @@ _OBJECT_BEFORE = re.compile(
 _QUALIFIER = re.compile(r"\s(?:in|by|for|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
 _NOUN = re.compile(r"\s([a-z]+)")
 _MODIFIERS: Final = frozenset(
-    "total net gross overall annual annualized monthly quarterly weekly daily average avg mean "
-    "median ytd cumulative".split()
+    [
+        "total",
+        "net",
+        "gross",
+        "overall",
+        "annual",
+        "annualized",
+        "monthly",
+        "quarterly",
+        "weekly",
+        "daily",
+        "average",
+        "avg",
+        "mean",
+        "median",
+        "ytd",
+        "cumulative",
+    ]
 )
 _FUNCTION_WORDS: Final = frozenset(
-    "was is were are at with in on of for by to and but among overall this so far yet than "
-    "there here while as after before behind ahead across within one ever".split()
+    [
+        "was",
+        "is",
+        "were",
+        "are",
+        "at",
+        "with",
+        "in",
+        "on",
+        "of",
+        "for",
+        "by",
+        "to",
+        "and",
+        "but",
+        "among",
+        "overall",
+        "this",
+        "so",
+        "far",
+        "yet",
+        "than",
+        "there",
+        "here",
+        "while",
+        "as",
+        "after",
+        "before",
+        "behind",
+        "ahead",
+        "across",
+        "within",
+        "one",
+        "ever",
+    ]
 )
 GENERIC: Final = frozenset(
-    """region regions market markets country countries city cities state states store stores
-    branch branches office offices site sites location locations product products item items
-    sku skus plan plans tier tiers model models brand brands category categories segment
-    segments channel channels team teams agent agents rep reps employee employees customer
-    customers client clients account accounts vendor vendors supplier suppliers partner
-    partners fund funds portfolio portfolios stock stocks asset assets campaign campaigns
-    source sources performer performers earner earners seller sellers ones entry entries spot
-    place position rank ranking rankings list table leaderboard name names contributor
-    contributors territory territories division divisions unit units department departments
-    group groups line lines service services app apps feature features""".split()
+    [
+        "region",
+        "regions",
+        "market",
+        "markets",
+        "country",
+        "countries",
+        "city",
+        "cities",
+        "state",
+        "states",
+        "store",
+        "stores",
+        "branch",
+        "branches",
+        "office",
+        "offices",
+        "site",
+        "sites",
+        "location",
+        "locations",
+        "product",
+        "products",
+        "item",
+        "items",
+        "sku",
+        "skus",
+        "plan",
+        "plans",
+        "tier",
+        "tiers",
+        "model",
+        "models",
+        "brand",
+        "brands",
+        "category",
+        "categories",
+        "segment",
+        "segments",
+        "channel",
+        "channels",
+        "team",
+        "teams",
+        "agent",
+        "agents",
+        "rep",
+        "reps",
+        "employee",
+        "employees",
+        "customer",
+        "customers",
+        "client",
+        "clients",
+        "account",
+        "accounts",
+        "vendor",
+        "vendors",
+        "supplier",
+        "suppliers",
+        "partner",
+        "partners",
+        "fund",
+        "funds",
+        "portfolio",
+        "portfolios",
+        "stock",
+        "stocks",
+        "asset",
+        "assets",
+        "campaign",
+        "campaigns",
+        "source",
+        "sources",
+        "performer",
+        "performers",
+        "earner",
+        "earners",
+        "seller",
+        "sellers",
+        "ones",
+        "entry",
+        "entries",
+        "spot",
+        "place",
+        "position",
+        "rank",
+        "ranking",
+        "rankings",
+        "list",
+        "table",
+        "leaderboard",
+        "name",
+        "names",
+        "contributor",
+        "contributors",
+        "territory",
+        "territories",
+        "division",
+        "divisions",
+        "unit",
+        "units",
+        "department",
+        "departments",
+        "group",
+        "groups",
+        "line",
+        "lines",
+        "service",
+        "services",
+        "app",
+        "apps",
+        "feature",
+        "features",
+    ]
 )
 """Nouns a rank claim may name without naming a measure ("the second-largest region")."""
+_SENTENCE = re.compile(r"[.;!?](?:\s|$)")
+_FOLLOWED = re.compile(r"\bfollowed\s(?:closely\s)?by(?=\s(?:the\s)?(\ue000))")
+_FOLLOWER = re.compile(
+    rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?(?:\s\([^)]*\))?(?:\s(?:at|with)\s[^,;.]*?)?"
+    r"(?:,\sand\s|,\s(?:then\s)?|\sand\s(?:then\s)?|\sthen\s)(?:the\s)?"
+)
+_LIST_RANK = re.compile(rf"(?<![\w.,])(\d{{1,2}})(?:[.):]|\s\|)\s(?:\*\*)?(?={_ENTITY})")
+_RANK_HEADER = re.compile(r"\b(?:rank|ranks|ranking|rankings|ranked|top|leaderboard|standings)\b")
+_REVERSED = re.compile(r"\b(?:lowest|smallest|bottom|worst|least|fewest|ascending|reverse)\b")
 _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
 _WORD = re.compile(r"[a-z]+")
 _NAMES = "numbers_recorded.rank_names"
@@ -376,6 +537,50 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
         if spans:
             yield _Claim(start, end, rank, direction, within, spans, measure)
+            if len(spans) == 1 and not within:
+                yield from _followers(marked, end, rank, direction, measure, scope_spans)
+
+
+def _followers(
+    marked: str,
+    end: int,
+    rank: int,
+    direction: Direction,
+    measure: tuple[str, ...],
+    scope_spans: set[int],
+) -> Iterator[_Claim]:
+    """ "North led, followed by South and East": the entities listed after "followed by" in
+    the same sentence claim the next ranks, in order."""
+    stop = _SENTENCE.search(marked, end)
+    found = _FOLLOWED.search(marked, end, stop.start() if stop else len(marked))
+    if found is None:
+        return
+    at, offset = found.start(1), 1
+    while at < len(marked) and marked[at] == _ENTITY and at in scope_spans:
+        length = _run(marked, at)
+        yield _Claim(found.start(), found.end(), rank + offset, direction, False,
+                     ((at, at + length),), measure)  # fmt: skip
+        item = _FOLLOWER.match(marked, at)
+        if item is None:
+            return
+        at, offset = item.end(), offset + 1
+
+
+def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    """A numbered ranking ("Ranking by revenue: 1. North, 2. South", "| 1 | North |") after a
+    rank header: item N claims rank N. Numbers must run 1, 2, 3 … from the first item."""
+    items = [item for item in _LIST_RANK.finditer(marked) if item.end() in scope_spans]
+    if len(items) < 2 or int(items[0].group(1)) != 1:
+        return
+    header = _RANK_HEADER.search(marked, 0, items[0].start())
+    if header is None or _REVERSED.search(marked, header.start(), items[0].start()):
+        return
+    for expected, item in enumerate(items, 1):
+        if int(item.group(1)) != expected:
+            return
+        at = item.end()
+        yield _Claim(item.start(1), item.end(1), expected, "best", False,
+                     ((at, at + _run(marked, at)),), ())  # fmt: skip
 
 
 def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
@@ -422,7 +627,7 @@ def rank_receipts(
     starts = {span[0]: span for span in entities}
     receipts: list[RankReceipt] = []
     read: list[tuple[int, int]] = []
-    for claim in _claims(marked, set(starts)):
+    for claim in chain(_claims(marked, set(starts)), _list_claims(marked, set(starts))):
         read.append(folded.span(claim.start, claim.end))
         for span in claim.names:
             receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
