@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import groundplane_otel as gp
-from groundplane_otel.checks._numbers.ordinals import RankReceipt
+from groundplane_otel.checks._numbers.rank_receipt import RankReceipt
 from groundplane_otel.checks.numbers_recorded import UnrecordedNumbers, check_numbers_recorded
 
 SCORES = {"South": 150, "North": 120, "East": 90, "West": 90, "Central": 60}

@@ -8,6 +8,10 @@
 - ``prose_scan``: finding the numbers in a text (``scan_numbers``) and what is not a quantity.
 - ``prose_fields``: numbers_recorded's arguments and the texts it scans.
 - ``receipts``: what a number no fact records gets in its claim (span, nearest value).
+- ``ordinals``: rank claims in prose ("North was third", "top 3") read against Rankings;
+  ``rank_words`` its vocabulary, ``rank_receipt`` what a contradicted rank gets.
+- ``dates``: the scanner's date and time tokens read as calendar points, and the dates and
+  times a set of facts records (for dates_recorded).
 
 Exact arithmetic the core itself needs (the registry, Table, Ranking) is
 ``groundplane_otel._arithmetic``.

@@ -34,17 +34,17 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
-from groundplane_otel.checks._numbers.receipts import NumberReceipt, cap
+from groundplane_otel.checks._numbers.rank_receipt import Direction, RankReceipt
+from groundplane_otel.checks._numbers.rank_words import FUNCTION_WORDS, GENERIC, MODIFIERS
 from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
 from groundplane_otel.facts import Fact, Ranking
 
 __all__ = ["RankReceipt", "RankScope", "rank_receipts"]
 
-Direction = Literal["best", "worst", "high", "low"]
 
 _ENTITY, _TAIL = "\ue000", "\ue001"
 _ORDINAL_VALUES: Final = {word: position for position, word in enumerate(ORDINAL_WORDS[:19], 1)}
@@ -121,180 +121,6 @@ _OBJECT_BEFORE = re.compile(
 )
 _QUALIFIER = re.compile(r"\s(?:in|by|for|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
 _NOUN = re.compile(r"\s([a-z]+)")
-_MODIFIERS: Final = frozenset(
-    [
-        "total",
-        "net",
-        "gross",
-        "overall",
-        "annual",
-        "annualized",
-        "monthly",
-        "quarterly",
-        "weekly",
-        "daily",
-        "average",
-        "avg",
-        "mean",
-        "median",
-        "ytd",
-        "cumulative",
-    ]
-)
-_FUNCTION_WORDS: Final = frozenset(
-    [
-        "was",
-        "is",
-        "were",
-        "are",
-        "at",
-        "with",
-        "in",
-        "on",
-        "of",
-        "for",
-        "by",
-        "to",
-        "and",
-        "but",
-        "among",
-        "overall",
-        "this",
-        "so",
-        "far",
-        "yet",
-        "than",
-        "there",
-        "here",
-        "while",
-        "as",
-        "after",
-        "before",
-        "behind",
-        "ahead",
-        "across",
-        "within",
-        "one",
-        "ever",
-    ]
-)
-GENERIC: Final = frozenset(
-    [
-        "region",
-        "regions",
-        "market",
-        "markets",
-        "country",
-        "countries",
-        "city",
-        "cities",
-        "state",
-        "states",
-        "store",
-        "stores",
-        "branch",
-        "branches",
-        "office",
-        "offices",
-        "site",
-        "sites",
-        "location",
-        "locations",
-        "product",
-        "products",
-        "item",
-        "items",
-        "sku",
-        "skus",
-        "plan",
-        "plans",
-        "tier",
-        "tiers",
-        "model",
-        "models",
-        "brand",
-        "brands",
-        "category",
-        "categories",
-        "segment",
-        "segments",
-        "channel",
-        "channels",
-        "team",
-        "teams",
-        "agent",
-        "agents",
-        "rep",
-        "reps",
-        "employee",
-        "employees",
-        "customer",
-        "customers",
-        "client",
-        "clients",
-        "account",
-        "accounts",
-        "vendor",
-        "vendors",
-        "supplier",
-        "suppliers",
-        "partner",
-        "partners",
-        "fund",
-        "funds",
-        "portfolio",
-        "portfolios",
-        "stock",
-        "stocks",
-        "asset",
-        "assets",
-        "campaign",
-        "campaigns",
-        "source",
-        "sources",
-        "performer",
-        "performers",
-        "earner",
-        "earners",
-        "seller",
-        "sellers",
-        "ones",
-        "entry",
-        "entries",
-        "spot",
-        "place",
-        "position",
-        "rank",
-        "ranking",
-        "rankings",
-        "list",
-        "table",
-        "leaderboard",
-        "name",
-        "names",
-        "contributor",
-        "contributors",
-        "territory",
-        "territories",
-        "division",
-        "divisions",
-        "unit",
-        "units",
-        "department",
-        "departments",
-        "group",
-        "groups",
-        "line",
-        "lines",
-        "service",
-        "services",
-        "app",
-        "apps",
-        "feature",
-        "features",
-    ]
-)
-"""Nouns a rank claim may name without naming a measure ("the second-largest region")."""
 _SENTENCE = re.compile(r"[.;!?](?:\s|$)")
 _FOLLOWED = re.compile(r"\bfollowed\s(?:closely\s)?by(?=\s(?:the\s)?(\ue000))")
 _FOLLOWER = re.compile(
@@ -308,46 +134,6 @@ _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place,
 _WORD = re.compile(r"[a-z]+")
 _NAMES = "numbers_recorded.rank_names"
 _SORTED = "numbers_recorded.rank_scores"
-
-
-@dataclass(frozen=True, slots=True)
-class RankReceipt(NumberReceipt):
-    """A rank claim the ranking contradicts: ``value`` the rank claimed, ``nearest`` the rank
-    recorded (the first of its tie block in the claimed direction), ``row`` the entity,
-    ``fact``/``column`` the Ranking fact and its key; ``low``..``high`` the ranks it holds."""
-
-    low: int = 0
-    high: int = 0
-    direction: Direction = "best"
-    within: bool = False  # a "top N" claim: any rank up to N
-
-    def to_dict(self) -> dict[str, Any]:
-        found = NumberReceipt.to_dict(self)
-        found.update(
-            claimed_rank=int(self.value),
-            recorded_rank=[self.low, self.high],
-            direction=self.direction,
-        )
-        return found
-
-    def describe(self) -> str:
-        """``'third' at 6..11: 'north' ranks #2 (the ranking's order) on 'revenue' in fact
-        'regions', not #3``."""
-        line = f"{cap(self.text)!r} at {self.start}..{self.end}"
-        if self.field != "*":
-            line += f" of {cap(self.field)!r}"
-        held = f"#{self.low}" if self.low == self.high else f"#{self.low}-#{self.high} (tied)"
-        order = {
-            "best": "the ranking's order",
-            "worst": "counted from the last",
-            "high": "counted from the highest",
-            "low": "counted from the lowest",
-        }[self.direction]
-        claimed = f"within the top {self.value}" if self.within else f"#{self.value}"
-        return (
-            f"{line}: {cap(repr(self.row))} ranks {held} ({order}) on "
-            f"{cap(str(self.column))!r} in fact {self.fact!r}, not {claimed}"
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -590,9 +376,9 @@ def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
     found: list[str] = []
     at = end
     if superlative:
-        while (noun := _NOUN.match(marked, at)) and noun.group(1) in _MODIFIERS:
+        while (noun := _NOUN.match(marked, at)) and noun.group(1) in MODIFIERS:
             at = noun.end()
-        if noun and noun.group(1) not in _FUNCTION_WORDS:
+        if noun and noun.group(1) not in FUNCTION_WORDS:
             found.append(noun.group(1))
             at = noun.end()
     if qualifier := _QUALIFIER.match(marked, at):
