@@ -130,3 +130,49 @@ def test_numbers_and_ranks_share_one_claim_in_text_order_per_field() -> None:
     """A wrong number and a wrong rank in one answer: both receipts, numbers first."""
     claim = refused("North was third with 999.")
     assert [r.code for r in claim.receipts] == ["number_unrecorded", "rank_mismatch"]
+
+
+def test_a_clause_after_the_first_reads_its_own_subject() -> None:
+    """The entity of a later clause is found where that clause starts ("…; East led with 90")."""
+    (receipt,) = refused("South grew; East led with 90.").receipts
+    assert (receipt.text, receipt.row, receipt.nearest) == ("led", "East", 3)
+
+
+def test_followed_by_claims_the_next_ranks_in_order() -> None:
+    """ "South led, followed by North and East" is right; "followed by East and North" gives
+    North rank 3 and East rank 2, both wrong."""
+    check_numbers_recorded(registry(), "South led with 150, followed by North (120) and East.",
+                           ["regions", "detail"])  # fmt: skip
+    claim = refused("South led with 150, followed by Central (60) and North.")
+    assert [(r.text, r.row, int(r.value), r.nearest) for r in claim.receipts] == [
+        ("followed by", "Central", 2, 5),
+        ("followed by", "North", 3, 2),
+    ]
+
+
+def test_a_numbered_ranking_after_a_rank_header_claims_each_position() -> None:
+    """A list or table under "Ranking …" claims rank N for item N; a plain numbered list of
+    steps is no ranking."""
+    check_numbers_recorded(registry(), "Ranking by revenue:\n1. South\n2. North\n3. East",
+                           ["regions", "detail"])  # fmt: skip
+    table = "| Rank | Region |\n|---|---|\n| 1 | North |\n| 2 | South |"
+    assert [(r.row, int(r.value)) for r in refused(table).receipts] == [
+        ("North", 1), ("South", 2),
+    ]  # fmt: skip
+    check_numbers_recorded(registry(), "Steps:\n1. Central exports\n2. North reviews",
+                           ["regions", "detail"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Central was first in headcount growth.",  # another measure, named after "in"
+        "Central ranked first in March.",  # another period
+        "South was second in Q3.",
+        "Central posted the strongest growth.",  # a superlative naming another measure
+        "Central, the smallest region by headcount, grew.",
+    ],
+)
+def test_a_claim_naming_another_measure_or_period_is_not_read(text: str) -> None:
+    """Only claims about the ranking's own measure are checked (see the documented limits)."""
+    check_numbers_recorded(registry(), text, ["regions", "detail"])

@@ -113,7 +113,13 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
                     f"{name} holds the No. {n} spot at {s}.",
                     f"In {o} place: {name}, with {s}.",
                     f"{name} placed {SUFFIXED[rank - 1]} overall ({s}).",
+                    f"{name} came a close {o} with {s}.",
                 ]
+                + (
+                    [f"{name} led with {s}.", f"Our top performer was {name}, at {s}."]
+                    if rank == 1
+                    else []
+                )
             )
         if form == "superlative":  # counted in the direction the word names
             word = "highest" if higher else "lowest"
@@ -237,6 +243,50 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
              "rank_outside_top")  # fmt: skip
         return True
 
+    def ordered(rng: random.Random, wrong: bool) -> bool:
+        """ "X led with …, followed by Y and Z" or a numbered ranking: item i claims rank i."""
+        scores, subject, facts = setup(rng)
+        order = sorted(scores, key=lambda n: scores[n], reverse=subject[3])
+        count = rng.randint(3, len(order))
+        listed = order[:count]
+        if wrong:
+            first, second = sorted(rng.sample(range(count), 2))
+            listed[first], listed[second] = listed[second], listed[first]
+        right = all(
+            position in span(scores, name, "best", subject[3])
+            for position, name in enumerate(listed, 1)
+        )
+        if right == wrong:
+            return False  # a swap inside a tie is still right: not a wrong answer
+        key = subject[1].replace("_", " ")
+        shown = [f"{name} ({score_text(subject, scores[name])})" for name in listed]
+        style = rng.choice(["followed", "list", "table"])
+        if style == "followed":
+            text = f"{listed[0]} led with {score_text(subject, scores[listed[0]])}, followed by "
+            text += ", ".join(shown[1:-1]) + f" and {shown[-1]}." if count > 2 else f"{shown[1]}."
+        elif style == "list":
+            head = rng.choice([f"Ranking by {key}:", f"Here is the ranking by {key}:",
+                               f"Top {subject[2]}s by {key}:"])  # fmt: skip
+            text = head + "\n" + "\n".join(f"{i}. {item}" for i, item in enumerate(shown, 1))
+        else:
+            rows = [f"| {i} | {name} | {score_text(subject, scores[name])} |"
+                    for i, name in enumerate(listed, 1)]  # fmt: skip
+            text = f"| Rank | {subject[2].title()} | {key} |\n|---|---|---|\n" + "\n".join(rows)
+        if wrong:
+            emit("rank_order", "unsupported", facts, {}, {"answer": answer(rng, [text])},
+                 "rank_mismatch")  # fmt: skip
+        else:
+            emit("correct:rank_order", "supported", facts, {}, {"answer": answer(rng, [text])})
+        return True
+
+    def right_order(rng: random.Random) -> bool:
+        return ordered(rng, False)
+
+    def wrong_order(rng: random.Random) -> bool:
+        return ordered(rng, True)
+
+    repeat(rng, per_class, right_order)
+    repeat(rng, max(20, per_class // 2), wrong_order)
     for form in FORMS:
         repeat(rng, per_class, correct(form))
         repeat(rng, max(20, per_class // 2), wrong(form))
@@ -246,7 +296,9 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
 
 
 FORMS = ("ordinal", "superlative", "top", "last")
-RANK_FAILURES = ("rank_ordinal", "rank_superlative", "rank_top", "rank_last", "rank_top_list")
+RANK_FAILURES = (
+    "rank_ordinal", "rank_superlative", "rank_top", "rank_last", "rank_top_list", "rank_order",
+)  # fmt: skip
 
 
 # -- dates ----------------------------------------------------------------------------------

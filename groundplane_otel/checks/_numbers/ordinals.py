@@ -303,11 +303,11 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         names: list[int] = []
         if match.group("led"):
             if led := _LED_BY.search(before):
-                names.append(led.start())
+                names.append(begin + led.start())
         elif _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
             names.append(subject)
         elif found := _APPOSITION.search(before):
-            names.append(found.start())
+            names.append(begin + found.start())
         elif (evident or lead or _OPENING.fullmatch(before)) and (
             after := _AFTER.match(marked, end)
         ):
