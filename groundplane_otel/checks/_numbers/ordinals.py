@@ -4,7 +4,11 @@ A rank claim is a rank phrase tied to an entity the ranking names. Read (on the 
 by ``_text.normalize``: case-folded, hyphens as spaces):
 
 - an ordinal or a rank number after a rank verb: "North was third", "came in first", "ranked
-  2nd", "ranked #2", "is No. 1", "finished last", "was the runner-up", "took the top spot";
+  2nd", "ranked #2", "is No. 1", "finished last", "was the runner-up", "took the top spot",
+  "came a close second", "North led with 4.2M" (1st), "our top performer was North";
+- "followed by": "North led, followed by South and East" (the next ranks, in order);
+- a numbered ranking after a rank header ("Ranking by revenue: 1. North 2. South", a
+  ``| 1 | North |`` table): item N claims rank N;
 - a superlative, with or without an ordinal: "the second-highest", "the lowest", "the best",
   "third-largest", "the worst", after a verb ("North had the second-highest revenue"), in
   apposition ("North, the third-largest market,"; "North (#2)") or before the entity ("the
@@ -20,9 +24,10 @@ every rank its tie block spans ("third" and "fourth" are both right for a 3rd-4t
 
 Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the third quarter",
 "First, ...", "for the second time", "2nd shift", "the first region to report"), an ordinal
-followed by a noun ("the first region"), an entity no Ranking fact in scope names, and a
-superlative followed by the name of another recorded measure ("the highest margin", when a
-Table in scope has a ``margin`` column and the ranking is on ``revenue``). A Table's ranks are
+followed by a noun ("the first region"), an entity no Ranking fact in scope names, a
+superlative followed by a noun naming another measure ("the highest margin" on a ranking keyed
+``revenue``: see ``rank_words.GENERIC`` for the nouns that name no measure), and a claim
+qualified by another measure or period ("first in headcount", "second in Q3"). A Table's ranks are
 not read (a Table has no single order): rank it with ``record_ranking``.
 """
 
