@@ -274,11 +274,10 @@ def _entity_spans(folded: str, scope: RankScope) -> dict[tuple[int, int], list[t
     return kept
 
 
-def _clause_start(marked: str, at: int) -> int:
-    start = 0
-    for brk in _CLAUSE.finditer(marked, 0, at):
-        start = brk.end()
-    return start
+def _clause_start(breaks: Sequence[int], at: int) -> int:
+    """Where the clause holding ``at`` starts (``breaks``: the end of every clause break)."""
+    position = bisect.bisect_right(breaks, at) - 1
+    return breaks[position] if position >= 0 else 0
 
 
 def _subject(marked: str, begin: int, end: int) -> int | None:
@@ -292,13 +291,14 @@ def _subject(marked: str, begin: int, end: int) -> int | None:
 
 
 def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    breaks = [found.end() for found in _CLAUSE.finditer(marked)]
     for match in _PHRASE.finditer(marked):
         meaning = _meaning(match)
         if meaning is None:
             continue
         rank, direction, within, evident = meaning
         start, end = match.span()
-        begin = _clause_start(marked, start)
+        begin = _clause_start(breaks, start)
         before = marked[begin:start]
         lead = re.search(rf"{_DETERMINER}\s$", before)
         bare = not match.group("sup") and not within and not evident
