@@ -73,7 +73,9 @@ _SUPERLATIVE: Final[dict[str, Direction]] = {
     "worst": "worst",
     "weakest": "worst",
 }
+# Every rank phrase starts with one of these characters: other positions fail on one test.
 _PHRASE = re.compile(
+    r"(?=[0-9#fstenhlbgwr])(?:"
     rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
     r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
     r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
@@ -84,6 +86,7 @@ _PHRASE = re.compile(
     r"|\b(?P<runner>runner\s?up)\b"
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
     rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT}))\b(?:\s(?:place|position|spot|overall))?"
+    r")"
 )
 _ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
 _VERBS = (
