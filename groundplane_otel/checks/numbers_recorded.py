@@ -7,6 +7,10 @@ must read exactly
 as a recorded number (see ``_numbers.recorded``: ints exactly, floats by their shortest repr),
 compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
 
+Rank claims: when ``fact`` lists a Ranking, an ordinal, rank number or superlative tied to an
+entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it
+(see ``_numbers.ordinals``); a contradicted rank is a ``RankReceipt`` in the same claim.
+
 Declared options, never implied (all off by default):
 
 - ``percent_as_ratio=True``: ``4.55%`` may also stand for a recorded 0.0455.
