@@ -31,7 +31,7 @@ GENERIC: Final = frozenset((
     "accounts", "vendor", "vendors", "supplier", "suppliers", "partner", "partners", "fund",
     "funds", "portfolio", "portfolios", "stock", "stocks", "asset", "assets", "campaign",
     "campaigns", "source", "sources", "performer", "performers", "earner", "earners", "seller",
-    "sellers", "ones", "entry", "entries", "spot", "place", "position", "rank", "ranking",
+    "sellers", "ones", "entry", "entries", "rank", "ranking",
     "rankings", "list", "table", "leaderboard", "name", "names", "contributor", "contributors",
     "territory", "territories", "division", "divisions", "unit", "units", "department",
     "departments", "group", "groups", "line", "lines", "service", "services", "app", "apps",
