@@ -5,6 +5,7 @@ a recorded hour passes with am/pm and an hour apart from it (mod 12) fails."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 
 import pytest
@@ -114,3 +115,26 @@ def test_hours_compare_as_times(hour: int, claimed: int) -> None:
         return
     with pytest.raises(UnrecordedDates):
         gp.check_dates_recorded(registry, text, "hours")
+
+
+PIECES = st.sampled_from(
+    [
+        "Alder", "Birch", " was ", " third", " the second-highest ", " top 3 ", " No. 2", " #1",
+        " led with ", ", followed by ", " and ", "1. ", "| 2 | ", "Ranking: ", " last", " in Q3",
+        " Dec 31, 2027", " 2027-02-30", " 12/31/27", " 9-5pm", " open 9-5", " 10:00 AM", " 25:99",
+        " Friday, ", " March 2026", " 31st of December", ". ", "; ", "\n", " 7", "%", " ",
+    ]
+)  # fmt: skip
+
+
+@PROFILE
+@given(text=st.lists(PIECES, max_size=25).map("".join))
+def test_any_text_gets_a_verdict_never_a_crash(text: str) -> None:
+    """Whatever the text, both checks pass or refuse with their own claim type."""
+    registry = gp.FactRegistry()
+    registry.record_ranking("r", {"Alder": 3, "Birch": 2, "Cedar": 2}, key="score")
+    registry.record("d", {"due": "2027-12-31", "hours": "09:00-17:00"})
+    with contextlib.suppress(UnrecordedNumbers):
+        check_numbers_recorded(registry, text, ["r", "d"])
+    with contextlib.suppress(UnrecordedDates):
+        gp.check_dates_recorded(registry, text, ["r", "d"])
