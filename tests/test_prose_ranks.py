@@ -176,3 +176,21 @@ def test_a_numbered_ranking_after_a_rank_header_claims_each_position() -> None:
 def test_a_claim_naming_another_measure_or_period_is_not_read(text: str) -> None:
     """Only claims about the ranking's own measure are checked (see the documented limits)."""
     check_numbers_recorded(registry(), text, ["regions", "detail"])
+
+
+def test_with_two_rankings_a_claim_reads_the_one_its_measure_names() -> None:
+    """ "the highest growth" reads the growth ranking; a bare ordinal passes when any ranking
+    in scope holds it; "ranked 2" is a rank like "ranked #2"."""
+    found = gp.FactRegistry()
+    found.record_ranking("by_revenue", {"North": 150, "South": 120, "East": 90}, key="revenue")
+    found.record_ranking("by_growth", {"North": 2.1, "South": 7.5, "East": 4.0}, key="growth")
+    facts = ["by_revenue", "by_growth"]
+    check_numbers_recorded(found, "South had the highest growth; South was first.", facts)
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(
+            found, "North had the highest growth and ranked 2 by revenue.", facts
+        )
+    assert [(r.fact, r.row, int(r.value)) for r in caught.value.receipts] == [
+        ("by_growth", "North", 1),
+        ("by_revenue", "North", 2),
+    ]

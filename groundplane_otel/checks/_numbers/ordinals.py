@@ -85,7 +85,8 @@ _PHRASE = re.compile(
     r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
     r"|\b(?P<runner>runner\s?up)\b"
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
-    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT}))\b(?:\s(?:place|position|spot|overall))?"
+    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s|(?<=\branked\s)|(?<=\branks\s))(?:{_COUNT}))\b"
+    r"(?:\s(?:place|position|spot|overall))?"
     r")"
 )
 _ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
