@@ -4,7 +4,8 @@ A rank claim is a rank phrase tied to an entity the ranking names. Read (on the 
 by ``_text.normalize``: case-folded, hyphens as spaces):
 
 - an ordinal or a rank number after a rank verb: "North was third", "came in first", "ranked
-  2nd", "ranked #2", "is No. 1", "finished last", "was the runner-up", "took the top spot",
+  2nd", "ranked #2", "ranked 2", "is No. 1", "finished last", "was the runner-up", "took the
+  top spot",
   "came a close second", "North led with 4.2M" (1st), "our top performer was North";
 - "followed by": "North led, followed by South and East" (the next ranks, in order);
 - a numbered ranking after a rank header ("Ranking by revenue: 1. North 2. South", a
