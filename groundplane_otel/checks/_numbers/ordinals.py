@@ -131,6 +131,12 @@ _OBJECT_BEFORE = re.compile(
 )
 _QUALIFIER = re.compile(r"\s(?:in|by|for|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
 _NOUN = re.compile(r"\s([a-z]+)")
+_TRIGGER = re.compile(
+    rf"(?i:\b(?:{_ORDINAL}|\d{{1,4}}(?:st|nd|rd|th)|{'|'.join(_SUPERLATIVE)}|top|bottom|runner|"
+    r"last|led|leads|topped|tops|no|number|ranked|ranks|rank|ranking|rankings|leaderboard|"
+    r"standings)\b|#\d)"
+)
+"""A text without any of these words holds no rank claim (checked before any folding)."""
 _SENTENCE = re.compile(r"[.;!?](?:\s|$)")
 _FOLLOWED = re.compile(r"\bfollowed\s(?:closely\s)?by(?=\s(?:the\s)?(\ue000))")
 _FOLLOWER = re.compile(
@@ -415,6 +421,8 @@ def rank_receipts(
 ) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
     """A receipt for every rank claim in ``text`` that no ranking in scope supports, and the
     span of every rank claim read (its digits are a rank, not a number to look up)."""
+    if not _TRIGGER.search(text):  # no word a rank claim is made of: nothing to fold or find
+        return [], []
     folded: Folded = normalize(text)
     entities = _entity_spans(folded.text, scope)
     if not entities:
