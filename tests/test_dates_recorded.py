@@ -144,3 +144,25 @@ def test_in_a_boundary_it_is_its_own_family() -> None:
         ("tickets", "store"),
         "dates_recorded(fact=['tickets', 'store'], field='*')",
     )  # fmt: skip
+
+
+def test_times_in_words_and_retrieved_documents_are_read() -> None:
+    """ "nine in the morning" is 9:00 and "six in the evening" 18:00, checked against the text
+    of a retrieved document (its id is the receipt's row); numbers_recorded skips them."""
+    found = gp.FactRegistry()
+    found.record_documents(
+        "kb", [{"id": "hours", "content": "We are open 9am to 6pm, Monday to Saturday."}]
+    )
+    gp.check_dates_recorded(
+        found, "We open at nine in the morning and close at six in the evening.", "kb"
+    )
+    with pytest.raises(UnrecordedDates) as caught:
+        gp.check_dates_recorded(
+            found, "We close at eight in the evening, and at midnight on Fridays.", "kb"
+        )
+    assert [(r.text, r.readings, r.row, r.column) for r in caught.value.receipts] == [
+        ("eight in the evening", ("20:00",), "hours", "content"),
+        ("midnight", ("00:00",), "hours", "content"),
+    ]
+    found.record("none", {"count": 2})
+    check_numbers_recorded(found, "Two stores open at nine in the morning.", "none")

@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 from groundplane_otel.checks._base import dotted_leaves
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_scan import scan_numbers
+from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
 __all__ = ["Kind", "Point", "RecordedDates", "Where", "points", "show"]
@@ -158,7 +159,30 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> list[Value]:
     return [(hour % 24, minute)]
 
 
+_HOURS: Final = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                  "eleven", "twelve")  # fmt: skip
+_HOUR_WORDS: Final = {word: hour for hour, word in enumerate(_HOURS, 1)}
+_LATER: Final = ("afternoon", "evening", "night", "p.m.", "pm")
+
+
+def _word_time(token: str) -> list[Value]:
+    """``nine in the morning`` 9:00, ``six in the evening`` 18:00, ``ten o'clock`` either,
+    ``noon`` 12:00, ``midnight`` 0:00."""
+    lowered = token.lower()
+    if lowered in ("noon", "midnight"):
+        return [(12 if lowered == "noon" else 0, 0)]
+    hour = _HOUR_WORDS[lowered.split()[0]]
+    if "morning" in lowered or lowered.endswith(("a.m.", "am")):
+        return _clock(hour, 0, "a")
+    if any(lowered.endswith(word) for word in _LATER):
+        return _clock(hour, 0, "a" if hour == 12 and "night" in lowered else "p")
+    return _clock(hour, 0, None)
+
+
 def _time_points(token: str) -> Iterator[list[Value]]:
+    if not token[0].isdigit():
+        yield _word_time(token)
+        return
     ends = list(_TIME.finditer(token))
     ends = [end for end in ends if end.group(1)]
     marks = [(end.group(3) or "").lower() or None for end in ends]
@@ -217,6 +241,10 @@ def _strings(fact: Fact) -> Iterator[tuple[str, Hashable | None, str | None]]:
     elif isinstance(value, Domain):
         for name in value.names:
             yield name, name, None
+    elif isinstance(value, Documents):  # a retrieved document's text (its id is the row)
+        for document in value.documents:
+            if document.content is not None:
+                yield document.content, document.id, "content"
     else:
         for path, text in dotted_leaves(value, _is_text, ""):
             yield text, None, path or None

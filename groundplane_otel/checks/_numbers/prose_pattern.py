@@ -61,6 +61,13 @@ _WORD_START = "".join(
         | set("JFMASOND")
     )
 )
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+# a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
+_WORD_TIMES = (
+    rf"(?i:(?:{_HOURS})(?:\s+o['\u2019]clock)?\s+(?:in\s+the\s+(?:morning|afternoon|evening)"
+    rf"|at\s+night|[ap]\.m\.|[ap]m(?![\w]))|(?:{_HOURS})\s+o['\u2019]clock(?![\w])"
+    r"|noon(?![\w])|midnight(?![\w]))"
+)
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
 )
@@ -114,6 +121,7 @@ def _compiled(name: str) -> re.Pattern[str]:
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
         rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|(?P<wtime>{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
         rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
         re.MULTILINE,
