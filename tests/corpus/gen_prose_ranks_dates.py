@@ -337,7 +337,18 @@ def styled(rng: random.Random, day: dt.date, style: str | None = None) -> str:
     return f"{DAYS[day.weekday()]}, {month[:3]} {day.day}, {day.year}"
 
 
+HOUR_WORDS = ["twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+              "ten", "eleven"]  # fmt: skip
+
+
 def clock(hour: int, style: str) -> str:
+    if style == "words":
+        part = (
+            "in the morning"
+            if hour < 12
+            else ("in the afternoon" if hour < 17 else "in the evening")
+        )
+        return f"{HOUR_WORDS[hour % 12]} {part}"
     if style == "24":
         return f"{hour:02d}:00"
     suffix = "am" if hour < 12 else "pm"
@@ -359,10 +370,15 @@ def date_cases(rng: random.Random, per_class: int) -> list[Case]:
                          "status": status})  # fmt: skip
         opens, closes = rng.choice([(8, 17), (9, 17), (9, 18), (10, 20), (7, 15)])
         hours = {"weekdays": f"{opens:02d}:00-{closes:02d}:00", "timezone": "local"}
-        facts = [
-            FactSpec("table", DATE_FACT, rows, {"key": "id", "args": {"account": "A-77"}}),
-            FactSpec("value", "hours", hours, {"tool": "kb.lookup", "args": {"q": "hours"}}),
-        ]
+        table = FactSpec("table", DATE_FACT, rows, {"key": "id", "args": {"account": "A-77"}})
+        if rng.random() < 0.5:  # the hours as a KB value, or as a retrieved document's text
+            spec = FactSpec("value", "hours", hours, {"tool": "kb.lookup", "args": {"q": "hours"}})
+        else:
+            text = (f"Store hours: we are open {clock(opens, '12')} to {clock(closes, '12')}, "
+                    "Monday to Friday. Closed on public holidays.")  # fmt: skip
+            spec = FactSpec("documents", "hours", [{"id": "kb-hours", "content": text}],
+                            {"tool": "kb.search"})  # fmt: skip
+        facts = [table, spec]
         return rows, hours, facts
 
     def boiler(rng: random.Random, parts: list[str]) -> str:
@@ -381,8 +397,10 @@ def date_cases(rng: random.Random, per_class: int) -> list[Case]:
         )
 
     def hours_sentence(rng: random.Random, opens: int, closes: int) -> str:
-        style = rng.choice(["12", "AM", "24"])
+        style = rng.choice(["12", "AM", "24", "words"])
         dash = rng.choice([" to ", "-", "\u2013"]) if style != "24" else rng.choice(["-", "\u2013"])
+        if style == "words":
+            dash = " to "
         return rng.choice(
             [
                 f"We're open {clock(opens, style)}{dash}{clock(closes, style)}, Monday to Friday.",
