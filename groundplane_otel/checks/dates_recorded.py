@@ -8,14 +8,15 @@ should not be made to refuse.
 What is read (see ``_numbers.dates``): the tokens the prose scanner skips as ``date`` and
 ``time`` — ISO dates and date-times, ``12/31/2027``, ``31.12.2027``, ``Dec 31, 2027``,
 ``31 December 2027``, ``December 31st``, ``March 2026``, ``10am``, ``10:00``, ``8 p.m.``,
-both ends of ``10am to 8pm``, ``9-5pm`` and ``open 9-5``. They are compared as dates and times,
+both ends of ``10am to 8pm``, ``9-5pm`` and ``open 9-5``, and times in words ("nine in the
+morning", "noon", "midnight"). They are compared as dates and times,
 never as strings: a recorded ``2027-12-31`` (in a cell, a value or the tool's arguments, in
 any of the forms above or as an ISO date-time) supports "Dec 31, 2027", "December 31st" and
-"December 2027". A weekday written before a day ("Friday, Dec 31, 2027") must be that day's
+"December 2027"; a retrieved document's text records the dates and times written in it. A weekday written before a day ("Friday, Dec 31, 2027") must be that day's
 weekday (``date_weekday_mismatch``), whatever the facts say.
 
 Not read: a bare year ("in 2026": numbers_recorded's ``years`` option decides), quarters
-("Q3"), relative dates ("today", "next Monday"), weekday names alone, "noon" and "midnight",
+("Q3"), relative dates ("today", "next Monday"), weekday names alone,
 durations ("45-day", "2 hours": numbers). ``numbers_recorded`` never reads the digits of a
 date or time token as numbers, whether this check is on or off; with it off they are not
 checked at all.

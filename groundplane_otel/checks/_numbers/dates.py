@@ -9,7 +9,8 @@ numbers_recorded does not read as numbers, dates_recorded reads as dates), each 
 - a **month**: ``March 2026``;
 - a **time** (hour and minute; seconds and time zones are not compared): ``10am``,
   ``10:00``, ``8 p.m.``, ``10:00 AM``; each end of ``9-5pm`` / ``open 9-5``; the time of an
-  ISO date-time (``2027-12-31T10:00Z``).
+  ISO date-time (``2027-12-31T10:00Z``); in words: ``nine in the morning``, ``six p.m.``,
+  ``ten o'clock``, ``noon``, ``midnight``.
 
 Ambiguity is read leniently, as every reading: ``03/04/2027`` is 3 April or 4 March (unless
 ``day_first`` says which), a time without am/pm at 12 or below is that hour or the same hour
