@@ -12,8 +12,9 @@ both ends of ``10am to 8pm``, ``9-5pm`` and ``open 9-5``, and times in words ("n
 morning", "noon", "midnight"). They are compared as dates and times,
 never as strings: a recorded ``2027-12-31`` (in a cell, a value or the tool's arguments, in
 any of the forms above or as an ISO date-time) supports "Dec 31, 2027", "December 31st" and
-"December 2027"; a retrieved document's text records the dates and times written in it. A weekday written before a day ("Friday, Dec 31, 2027") must be that day's
-weekday (``date_weekday_mismatch``), whatever the facts say.
+"December 2027"; a retrieved document's text records the dates and times written in it. A
+weekday written before a day ("Friday, Dec 31, 2027") must be that day's weekday
+(``date_weekday_mismatch``), whatever the facts say.
 
 Not read: a bare year ("in 2026": numbers_recorded's ``years`` option decides), quarters
 ("Q3"), relative dates ("today", "next Monday"), weekday names alone,
