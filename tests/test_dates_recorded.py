@@ -166,3 +166,28 @@ def test_times_in_words_and_retrieved_documents_are_read() -> None:
     ]
     found.record("none", {"count": 2})
     check_numbers_recorded(found, "Two stores open at nine in the morning.", "none")
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers", "times"),
+    [
+        ("Open 9 AM to 5 PM.", [], ["9 AM", "5 PM"]),
+        ("Hours: 9:00-17:00.", [], ["9:00-17:00"]),
+        ("We are open 9-5 daily.", [], ["9-5"]),
+        ("From 9-5pm.", [], ["9-5pm"]),
+        ("At nine in the morning, noon and midnight.", [], ["nine in the morning", "noon",
+                                                             "midnight"]),
+        ("The team won 9-5.", ["9", "5"], []),  # a bare range without "open"/"hours": numbers
+        ("Nine regions grew.", ["Nine"], []),
+    ],
+)  # fmt: skip
+def test_the_scanner_reads_clock_forms_as_times(
+    text: str, numbers: list[str], times: list[str]
+) -> None:
+    """The time forms dates_recorded reads are skipped as ``time`` by the shared scanner, and
+    nothing else changes."""
+    from groundplane_otel.checks._numbers.prose_scan import scan_numbers
+
+    scan = scan_numbers(text)
+    assert [numeral.text for numeral in scan.numerals] == numbers
+    assert [token.text for token in scan.skipped if token.rule == "time"] == times
