@@ -40,6 +40,9 @@ RIGHT = [
     "The runner-up was North.",
     "Second place: North. Central had the lowest revenue.",
     "South had the highest margin of all, and North was second.",
+    "Coming in second, North posted 120.",
+    "North is second only to South.",
+    "The region with the lowest revenue, Central, is under review.",
 ]
 DISCOURSE = [
     "In the third quarter, North grew.",
@@ -91,6 +94,9 @@ def test_a_wrong_ordinal_is_refused_with_a_rank_receipt() -> None:
         ("Second place: East.", "Second place", "'East' ranks #3-#4 (tied) (the ranking's order)"),
         ("APAC aside, North, the largest region, grew.", "largest", "'North' ranks #2 "
          "(counted from the highest)"),
+        ("Ranked third, Central grew.", "third", "'Central' ranks #5 (the ranking's order)"),
+        ("The region with the lowest revenue, East, is under review.", "lowest",
+         "'East' ranks #2-#3 (tied) (counted from the lowest)"),
     ],
 )  # fmt: skip
 def test_each_rank_form_is_read(text: str, phrase: str, reason: str) -> None:

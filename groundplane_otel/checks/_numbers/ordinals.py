@@ -114,6 +114,12 @@ _AFTER = re.compile(
     rf"belonged\sto|came\sfrom|comes\sfrom|:|-|include|included|includes|being|remains)\s?)"
     rf"(?:the\s)?{_MARKER}(?=({_ENTITY}))"
 )
+_OPENER = re.compile(
+    r"\s*(?:coming\sin|finishing|placing|ranking|ranked|sitting|landing|ending\sup|in)\s"
+    r"(?:at\s|the\s)?"
+)
+_OPENED = re.compile(rf"(?:\s(?:place|position|spot|overall))?,\s(?:the\s)?(?=({_ENTITY}))")
+_NAMED_AFTER = re.compile(rf"(?:\s[a-z]+){{0,3}},\s(?:the\s)?(?=({_ENTITY}))")  # "…revenue, LATAM"
 _LIST_ITEM = re.compile(
     rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?(?:\s?(?:,\sand|,|and|&|or|;)\s?)?\s?{_MARKER}"
 )
@@ -122,7 +128,7 @@ _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 _RANK_END = re.compile(
     r"\s?(?:[,.;:!?()\]\u2013\u2014]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
     r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
-    r"once|too|both|to)\b"
+    r"once|too|both|to|only)\b"
 )
 _DISCOURSE_AFTER = re.compile(r"\s(?:year|quarter|month|week|time|half|day|round|shift)\b")
 _OBJECT_BEFORE = re.compile(
@@ -324,8 +330,10 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
             names.append(subject)
         elif found := _APPOSITION.search(before):
             names.append(begin + found.start())
+        elif _OPENER.fullmatch(before) and (after := _OPENED.match(marked, end)):
+            names.append(after.start(1))  # "Coming in second, EMEA …", "Ranked third, APAC …"
         elif (evident or lead or _OPENING.fullmatch(before)) and (
-            after := _AFTER.match(marked, end)
+            after := _AFTER.match(marked, end) or (lead and _NAMED_AFTER.match(marked, end))
         ):
             names.append(after.start(1))
             if within:
