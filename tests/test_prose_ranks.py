@@ -200,3 +200,14 @@ def test_with_two_rankings_a_claim_reads_the_one_its_measure_names() -> None:
         ("by_growth", "North", 1),
         ("by_revenue", "North", 2),
     ]
+
+
+def test_a_short_capitalised_name_must_be_written_as_recorded() -> None:
+    """"US" is read only as written: "Ask us: we came in first" names no entity, while "US
+    came in first" for a second-ranked US is refused."""
+    found = gp.FactRegistry()
+    found.record_ranking("markets", {"UK": 90, "US": 80}, key="revenue")
+    check_numbers_recorded(found, "Ask us: us came in first.", "markets")
+    with pytest.raises(UnrecordedNumbers) as caught:
+        check_numbers_recorded(found, "US came in first.", "markets")
+    assert caught.value.receipts[0].row == "US"

@@ -275,13 +275,21 @@ def _marked(folded: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _entity_spans(folded: str, scope: RankScope) -> dict[tuple[int, int], list[tuple[int, Any]]]:
+def _entity_spans(
+    folded: Folded, text: str, scope: RankScope
+) -> dict[tuple[int, int], list[tuple[int, Any]]]:
     """Folded span → (ranking index, name) of every entity found, overlaps resolved longest
-    first."""
+    first. Names match case-insensitively, except a short all-capitals name ("US", "EU"),
+    which must be written as recorded ("us" is a pronoun)."""
     found: dict[tuple[int, int], list[tuple[int, Any]]] = {}
     for position, ranked in enumerate(scope.rankings):
-        for hit in _names(ranked.ranking).find(folded):
-            found.setdefault((hit.start, hit.end), []).append((position, hit.payload))
+        for hit in _names(ranked.ranking).find(folded.text):
+            name = hit.payload
+            if isinstance(name, str) and len(name) <= 4 and name.isupper():
+                start, end = folded.span(hit.start, hit.end)
+                if text[start:end] != name:
+                    continue
+            found.setdefault((hit.start, hit.end), []).append((position, name))
     kept: dict[tuple[int, int], list[tuple[int, Any]]] = {}
     taken_until = -1
     for span in sorted(found, key=lambda s: (s[0], -s[1])):
@@ -432,7 +440,7 @@ def rank_receipts(
     if not _TRIGGER.search(text):  # no word a rank claim is made of: nothing to fold or find
         return [], []
     folded: Folded = normalize(text)
-    entities = _entity_spans(folded.text, scope)
+    entities = _entity_spans(folded, text, scope)
     if not entities:
         return [], []
     marked = _marked(folded.text, list(entities))
