@@ -211,3 +211,10 @@ def test_a_short_capitalised_name_must_be_written_as_recorded() -> None:
     with pytest.raises(UnrecordedNumbers) as caught:
         check_numbers_recorded(found, "US came in first.", "markets")
     assert caught.value.receipts[0].row == "US"
+
+
+def test_ranked_one_of_is_no_rank() -> None:
+    """"ranked one of the best" is praise, not rank 1; "ranked 1" with a digit is a rank."""
+    check_numbers_recorded(registry(), "North was ranked one of the best regions.", "regions")
+    (receipt,) = refused("North ranked 1 by revenue.").receipts
+    assert (receipt.text, receipt.nearest) == ("1", 2)

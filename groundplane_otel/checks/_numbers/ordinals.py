@@ -86,7 +86,7 @@ _PHRASE = re.compile(
     r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
     r"|\b(?P<runner>runner\s?up)\b"
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
-    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s|(?<=\branked\s)|(?<=\branks\s))(?:{_COUNT}))\b"
+    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
     r"(?:\s(?:place|position|spot|overall))?"
     r")"
 )
