@@ -218,3 +218,11 @@ def test_ranked_one_of_is_no_rank() -> None:
     check_numbers_recorded(registry(), "North was ranked one of the best regions.", "regions")
     (receipt,) = refused("North ranked 1 by revenue.").receipts
     assert (receipt.text, receipt.nearest) == ("1", 2)
+
+
+def test_first_to_do_something_is_no_rank() -> None:
+    """"the first to report" is about time; "second to South" is a rank."""
+    check_numbers_recorded(registry(), "Central was the first to report results.", "regions")
+    check_numbers_recorded(registry(), "North came second to South.", "regions")
+    (receipt,) = refused("East came second to South.").receipts
+    assert receipt.row == "East"

@@ -128,7 +128,7 @@ _CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
 _RANK_END = re.compile(
     r"\s?(?:[,.;:!?()\]\u2013\u2014]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
     r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
-    r"once|too|both|to|only)\b"
+    r"once|too|both|only)\b|\sto\s(?:the\s)?\ue000"  # "second to North", not "first to report"
 )
 _DISCOURSE_AFTER = re.compile(r"\s(?:year|quarter|month|week|time|half|day|round|shift)\b")
 _OBJECT_BEFORE = re.compile(
