@@ -226,3 +226,21 @@ def test_first_to_do_something_is_no_rank() -> None:
     check_numbers_recorded(registry(), "North came second to South.", "regions")
     (receipt,) = refused("East came second to South.").receipts
     assert receipt.row == "East"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["North performed best this week.", "North is the clear winner.", "The winner was North.",
+     "North won this week with 120.", "North came out on top."],
+)  # fmt: skip
+def test_winning_words_claim_the_first_rank(text: str) -> None:
+    """"performed best", "winner", "won this week", "came out on top" claim rank 1 (the seed's
+    "north performed best this week" when North was second)."""
+    (receipt,) = refused(text).receipts
+    assert (receipt.row, int(receipt.value), receipt.nearest) == ("North", 1, 2)
+
+
+def test_winning_words_about_something_else_are_not_read() -> None:
+    """"won the contract", "on top of that" are no rank claims."""
+    check_numbers_recorded(registry(), "North won the contract. On top of that, East grew.",
+                           "regions")  # fmt: skip

@@ -116,7 +116,12 @@ def rank_cases(rng: random.Random, per_class: int) -> list[Case]:
                     f"{name} came a close {o} with {s}.",
                 ]
                 + (
-                    [f"{name} led with {s}.", f"Our top performer was {name}, at {s}."]
+                    [
+                        f"{name} led with {s}.",
+                        f"Our top performer was {name}, at {s}.",
+                        f"{name} performed best this period ({s}).",
+                        f"{name} is the clear winner with {s}.",
+                    ]
                     if rank == 1
                     else []
                 )

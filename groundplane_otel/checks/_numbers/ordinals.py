@@ -6,7 +6,8 @@ by ``_text.normalize``: case-folded, hyphens as spaces):
 - an ordinal or a rank number after a rank verb: "North was third", "came in first", "ranked
   2nd", "ranked #2", "ranked 2", "is No. 1", "finished last", "was the runner-up", "took the
   top spot",
-  "came a close second", "North led with 4.2M" (1st), "our top performer was North";
+  "came a close second", "North led with 4.2M", "our top performer was North", "performed
+  best", "is the clear winner", "won this week", "came out on top" (1st);
 - "followed by": "North led, followed by South and East" (the next ranks, in order);
 - a numbered ranking after a rank header ("Ranking by revenue: 1. North 2. South", a
   ``| 1 | North |`` table): item N claims rank N;
@@ -76,7 +77,7 @@ _SUPERLATIVE: Final[dict[str, Direction]] = {
 }
 # Every rank phrase starts with one of these characters: other positions fail on one test.
 _PHRASE = re.compile(
-    r"(?=[0-9#fstenhlbgwr])(?:"
+    r"(?=[0-9#fstenhlbgwrco])(?:"
     rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
     r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
     r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
@@ -85,6 +86,8 @@ _PHRASE = re.compile(
     r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
     r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
     r"|\b(?P<runner>runner\s?up)\b"
+    r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
+    r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
     rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
     rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
     r"(?:\s(?:place|position|spot|overall))?"
@@ -97,7 +100,8 @@ _VERBS = (
     "takes|taking|tied|ties|holds|held|holding|remains|remained|stayed|stays|slipped|slips|moved|moves|"
     "climbed|rose|dropped|fell|had|has|have|posted|posts|recorded|records|saw|sees|delivered|"
     "delivers|reported|reports|generated|earned|achieved|claimed|claims|secured|secures|made|"
-    "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place"
+    "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place|"
+    "performed|performs|did|does|fared|fares|scored|scores|converted|converts"
 )
 _PARTICLES = (
     r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead|for|still|now|"
@@ -140,7 +144,7 @@ _NOUN = re.compile(r"\s([a-z]+)")
 _TRIGGER = re.compile(
     rf"(?i:\b(?:{_ORDINAL}|\d{{1,4}}(?:st|nd|rd|th)|{'|'.join(_SUPERLATIVE)}|top|bottom|runner|"
     r"last|led|leads|topped|tops|no|number|ranked|ranks|rank|ranking|rankings|leaderboard|"
-    r"standings)\b|#\d)"
+    r"standings|winner|won|wins)\b|#\d)"
 )
 """A text without any of these words holds no rank claim (checked before any folding)."""
 _SENTENCE = re.compile(r"[.;!?](?:\s|$)")
@@ -250,7 +254,7 @@ def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
         direction: Direction = "best" if match.group("set") == "top" else "worst"
         count = _count(match.group("n"))
         return (count, direction, True, True) if count else None
-    if match.group("led"):
+    if match.group("led") or match.group("won"):
         return 1, "best", False, True
     if match.group("topspot"):
         return 1, "best" if match.group("topspot") == "top" else "worst", False, True
@@ -331,7 +335,9 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
             continue
         measure = _measure(marked, end, bool(match.group("sup")))
         names: list[int] = []
-        if match.group("led"):
+        if match.group("led") or (
+            match.group("won") and not match.group("won").startswith("winner")
+        ):
             if led := _LED_BY.search(before):
                 names.append(begin + led.start())
         elif _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
