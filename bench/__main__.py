@@ -20,6 +20,7 @@ MODULES = (
     "guard",
     "instructions",
     "replay",
+    "suggest",
     "plugin_import",
     "error_rates",
     "leaks",

@@ -4,12 +4,15 @@ groundplane-otel check-policy policy.yaml    # exit 0 and a summary, or exit 1 a
 groundplane-otel replay --policy policy.yaml traces.jsonl …   # backtest / CI gate (see
                                                               # REPLAY_EXIT_CODES)
 groundplane-otel serve --policy policy.yaml --listen 0.0.0.0:4317   # the fleet verifier
+groundplane-otel suggest -o policy.yaml traces.jsonl …   # infer a policy from recorded traces
+                                                         # (see SUGGEST_EXIT_CODES)
 groundplane-otel version
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import sys
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
 
-__all__ = ["REPLAY_EXIT_CODES", "main"]
+__all__ = ["REPLAY_EXIT_CODES", "SUGGEST_EXIT_CODES", "main"]
 
 REPLAY_EXIT_CODES = """\
 exit codes:
@@ -28,7 +31,18 @@ exit codes:
      least one guarded output was decided (or --allow-empty), and no threshold was exceeded
   1  the gate failed: a threshold was exceeded, more inputs were unreadable than
      --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
-  2  bad usage: an invalid option value, policy file or missing input file"""
+  2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
+     --markdown file that cannot be written (none is written then)
+
+--junit-xml and --markdown are written whether the gate passed or failed."""
+
+
+SUGGEST_EXIT_CODES = """\
+exit codes:
+  0  a policy was written (every check held in at least --min-support of its runs)
+  1  nothing could be inferred (no tool spans, no agent answers, content not captured, no
+     check held often enough), or inputs were unreadable (more than --max-unreadable)
+  2  bad usage: an invalid option value or a missing input file"""
 
 
 def _number(kind: type, low: float, high: float = math.inf) -> argparse._ActionType:
@@ -82,6 +96,59 @@ def _check_policy(path: str) -> int:
     return 0
 
 
+def _ci_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    return [
+        (option, path)
+        for option, path in (("--junit-xml", args.junit_xml), ("--markdown", args.markdown))
+        if path is not None
+    ]
+
+
+def _outputs_unwritable(args: argparse.Namespace) -> str | None:
+    """Why a ``--junit-xml`` / ``--markdown`` file could not be written, checked before the
+    replay (which may take hours): one path for both, a directory, a missing or read-only
+    directory, a read-only file."""
+    import os
+
+    files = _ci_files(args)
+    if len(files) == 2 and os.path.abspath(files[0][1]) == os.path.abspath(files[1][1]):
+        return f"--junit-xml and --markdown are the same file {files[0][1]!r}"
+    for option, path in files:
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            return f"{option} {path!r}: cannot be written (a directory, or no writable directory)"
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            return f"{option} {path!r}: cannot be written (read-only)"
+    return None
+
+
+def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str | None:
+    """Write the ``--junit-xml`` and ``--markdown`` files, both or (on an error) neither; why
+    one failed, or None."""
+    import os
+
+    from groundplane_otel.otel.replay.junit import render_junit
+    from groundplane_otel.otel.replay.markdown import render_markdown
+
+    content = {
+        "--junit-xml": lambda: render_junit(report),
+        "--markdown": lambda: render_markdown(report).encode("utf-8"),
+    }
+    written: list[str] = []
+    try:
+        for option, path in _ci_files(args):
+            data = content[option]()
+            with open(path, "wb") as out:
+                written.append(path)
+                out.write(data)
+    except OSError as exc:
+        for path in written:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        return f"cannot write the CI reports (none written): {exc}"
+    return None
+
+
 def _replay(args: argparse.Namespace) -> int:
     from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
     from groundplane_otel.otel.replay import Replayer
@@ -89,6 +156,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     config = _policy(args.policy)
     if config is None:
+        return 2
+    unwritable = _outputs_unwritable(args)
+    if unwritable is not None:
+        print(f"groundplane-otel: {unwritable}", file=sys.stderr)
         return 2
     if args.capture_content:
         config = dataclasses.replace(config, capture_content=True)
@@ -100,11 +171,18 @@ def _replay(args: argparse.Namespace) -> int:
         max_spans_per_trace=args.max_spans_per_trace,
         max_findings=args.max_findings,
         unreadable=bad,
+        rematch=args.rematch,
     )
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
     try:
         read = ReadProgress(args.files)
-        for where, request in located_requests(args.files, bad, format=args.format, progress=read):
+        for where, request in located_requests(
+            args.files,
+            bad,
+            format=args.format,
+            progress=read,
+            max_line_bytes=args.max_line_bytes,
+        ):
             replayer.feed(request, where)
             progress.show(read.fraction, replayer.stats.spans, replayer.stats.traces)
         replayer.finish()
@@ -125,6 +203,10 @@ def _replay(args: argparse.Namespace) -> int:
         print(replay_report.render_json(report))
     else:
         print(replay_report.render_text(report))
+    failed = _write_outputs(args, report)
+    if failed is not None:
+        print(f"groundplane-otel: {failed}", file=sys.stderr)
+        return 2
     return 0 if report["gate"]["passed"] else 1
 
 
@@ -214,6 +296,55 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suggest(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from groundplane_otel.otel.otlp_files import Unreadable, located_requests
+    from groundplane_otel.otel.suggest import NothingToInfer, Suggester
+    from groundplane_otel.otel.suggest.render import render, summary
+
+    bad = Unreadable(keep=args.max_unreadable_shown)
+    suggester = Suggester(
+        min_support=args.min_support,
+        max_runs_kept=args.max_runs_kept,
+        max_listed=args.max_listed,
+        decision_wait=args.decision_wait,
+        max_traces=args.max_traces,
+        max_spans_per_trace=args.max_spans_per_trace,
+        unreadable=bad,
+    )
+    try:
+        for where, request in located_requests(args.files, bad, format=args.format):
+            suggester.feed(request, where)
+        suggestion = suggester.finish()
+    except ValueError as exc:
+        if not isinstance(exc, NothingToInfer):
+            print(f"groundplane-otel: {exc}", file=sys.stderr)
+            return 2
+        print(f"groundplane-otel: nothing to suggest: {exc}", file=sys.stderr)
+        suggestion = None
+    for item in bad.kept:
+        print(f"groundplane-otel: unreadable: {item}", file=sys.stderr)
+    if bad.left_out:
+        print(f"groundplane-otel: unreadable: {bad.left_out} more not shown", file=sys.stderr)
+    if suggestion is None:
+        return 1
+    if bad.count > args.max_unreadable:
+        print(
+            f"groundplane-otel: {bad.count} unreadable inputs > {args.max_unreadable} "
+            "(--max-unreadable): no policy written",
+            file=sys.stderr,
+        )
+        return 1
+    text = render(suggestion)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+        print(f"{args.output}: {summary(suggestion)}")
+    return 0
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -261,6 +392,23 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
     replay.add_argument(
+        "--junit-xml",
+        metavar="FILE",
+        help="also write the report as JUnit XML (a test case per listed output, the gate's "
+        "verdict as its own test case) for GitLab, GitHub or Jenkins",
+    )
+    replay.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write a Markdown summary (a PR comment, $GITHUB_STEP_SUMMARY)",
+    )
+    replay.add_argument(
+        "--rematch",
+        action="store_true",
+        help="ignore every recorded groundplane.boundary, the app's too: each span's boundary "
+        "is matched again by the policy (a boundary the guard matched is always matched again)",
+    )
+    replay.add_argument(
         "--capture-content", action="store_true", help="include claimed/supported values"
     )
     replay.add_argument(
@@ -304,6 +452,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="unreadable inputs located in the report (the rest are counted)",
     )
+    replay.add_argument(
+        "--max-line-bytes",
+        type=_number(int, 1),
+        default=64 * 1024 * 1024,
+        metavar="N",
+        help="a JSON line or protobuf message (decompressed) over N bytes is unreadable, "
+        "skipped unread (default 64 MiB)",
+    )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument("--quiet", action="store_true", help="no progress line")
     serve = commands.add_parser(
@@ -334,6 +490,57 @@ def _parser() -> argparse.ArgumentParser:
         help="larger export requests are refused (INVALID_ARGUMENT, not retried) and counted "
         "(default 4 MiB)",
     )
+    suggest = commands.add_parser(
+        "suggest",
+        help="infer a policy from recorded traces (facts, boundaries, checks)",
+        description="Infer the policy recorded traces support: facts from tool results, one "
+        "boundary per agent, and the checks its answers pass in at least --min-support of the "
+        "runs they apply to. Written in observe mode, with each check's support and the trace "
+        "ids of the runs that broke it as comments.",
+        epilog=SUGGEST_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    suggest.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
+    suggest.add_argument(
+        "-o", "--output", default="-", metavar="FILE", help="the policy file (default: stdout)"
+    )
+    suggest.add_argument(
+        "--min-support",
+        type=_number(float, 0.01, 1),
+        default=0.8,
+        metavar="S",
+        help="keep a check that held in at least this share of the runs it applies to",
+    )
+    suggest.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
+    suggest.add_argument(
+        "--max-runs-kept",
+        type=_number(int, 1),
+        default=1_000,
+        metavar="N",
+        help="runs kept in memory to infer from (every run is tallied)",
+    )
+    suggest.add_argument(
+        "--max-listed",
+        type=_number(int, 0),
+        default=10,
+        metavar="N",
+        help="trace ids listed per check for the runs that broke it (the rest are counted)",
+    )
+    suggest.add_argument(
+        "--max-unreadable",
+        type=_number(int, 0),
+        default=0,
+        metavar="N",
+        help="exit 1 when more than N lines, messages, files or spans could not be read",
+    )
+    suggest.add_argument(
+        "--max-unreadable-shown",
+        type=_number(int, 0),
+        default=100,
+        metavar="N",
+        help="unreadable inputs located on stderr (the rest are counted)",
+    )
+    _buffer_arguments(suggest, int, 10_000, "SPANS", "spans read")
     commands.add_parser("version", help="print the installed version")
     return parser
 
@@ -347,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "suggest":
+        return _suggest(args)
     return _version()
 
 

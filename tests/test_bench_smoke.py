@@ -62,6 +62,9 @@ EXPECTED = {
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
     ],
+    "suggest vs replay on the same recording": [
+        "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",
+    ],
     "The pytest plugin at start-up": [
         "| whole run: bare pytest (the floor) |",
         "| whole run: + the plugin, test not using it |",

@@ -13,7 +13,10 @@ dates, times, ordinals, list markers, references and identifiers, which are neve
 What is restricted-specific is only what a number *may reveal* (``readings``): its value,
 and also the digits as written before a magnitude (``1.2M`` reveals 1,200,000 and 1.2) and
 the ratio a percent spells (``4.55%`` reveals 4.55 and 0.0455) — a leak by any reading is a
-leak.
+leak — and any rounding of a restricted value no unrestricted value is closer to
+(``_restricted_rounding``: ``$1.2k`` reveals 1,234.5). A restricted document's content also
+holds salient names and numbers that are restricted said on their own
+(``_restricted_terms``), unless the unrestricted evidence holds them too.
 
 A locator says where a value sits *without* showing it ("row 3, column 'cost'"): findings and
 telemetry name the place, never the value.
@@ -31,7 +34,9 @@ from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._numbers.prose_fields import shifted
 from groundplane_otel.checks._numbers.prose_scan import Numeral, scan_numbers
 from groundplane_otel.checks._numbers.recorded import as_decimal
-from groundplane_otel.checks._text import PhraseIndex, normalize
+from groundplane_otel.checks._restricted_rounding import Public, rounded
+from groundplane_otel.checks._restricted_terms import terms_of
+from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -43,6 +48,7 @@ __all__ = [
     "readings",
     "restricted_index",
     "restricted_indexes",
+    "values_of",
 ]
 
 # A string that may be exactly one number ("4.20", "$1,234.5", "12%", "1.2M"): only these are
@@ -106,7 +112,8 @@ def _leaves(value: Any, at: str) -> Iterator[tuple[Any, str]]:
             yield from _leaves(item, f"{at}[{position}]")
 
 
-def _values(value: Any) -> Iterator[tuple[Any, str]]:
+def values_of(value: Any) -> Iterator[tuple[Any, str]]:
+    """(string or number, locator) of every value of a fact (see the module docstring)."""
     if isinstance(value, Table):
         for row_number, row in enumerate(value.rows):
             for column in value.columns:
@@ -129,51 +136,115 @@ def _values(value: Any) -> Iterator[tuple[Any, str]]:
         yield from _leaves(value, "")
 
 
-class RestrictedIndex:
-    """The strings (as phrases) and numbers (by value) of one restricted fact."""
+_DocumentTerms = tuple[PhraseIndex[tuple[Where, str]], dict[Decimal, Where], list[Decimal]]
 
-    __slots__ = ("numbers", "phrases")
+
+class RestrictedIndex:
+    """The strings (as phrases) and numbers (by value) of one restricted fact, and the salient
+    terms of its documents' contents (per locale, on first use)."""
+
+    __slots__ = ("_sorted", "_terms", "_texts", "numbers", "phrases")
 
     def __init__(self, fact: str, value: Any) -> None:
         phrases: list[tuple[str, Where]] = []
         numbers: dict[Decimal, Where] = {}
-        for leaf, locator in _values(value):
+        texts: list[tuple[str, Where]] = []
+        for leaf, locator in values_of(value):
             where = Where(fact, locator)
             if isinstance(leaf, str):
                 phrases.append((leaf, where))
                 number = _whole_number(leaf.strip())
                 if number is not None:
                     numbers.setdefault(number, where)
+                if locator.endswith("(content)"):
+                    texts.append((leaf, where))
             else:
                 numbers.setdefault(as_decimal(leaf), where)
         self.phrases: PhraseIndex[Where] = PhraseIndex(phrases)
         self.numbers = numbers
+        self._texts = texts
+        self._terms: dict[str, _DocumentTerms] = {}
+        self._sorted = sorted(numbers)
 
     def number(self, value: int | float) -> Where | None:
         """The restricted value equal to ``value``, if any (bools are never numbers)."""
         return self.numbers.get(as_decimal(value)) if is_number(value) else None
 
-    def in_text(self, text: str, *, locale: str = "en") -> Leak | None:
+    def _document_terms(self, locale: str) -> _DocumentTerms:
+        found = self._terms.get(locale)
+        if found is None:
+            names: list[tuple[str, tuple[Where, str]]] = []
+            spelled: dict[Decimal, Where] = {}
+            for text, where in self._texts:
+                terms = terms_of(text, locale)
+                named = Where(
+                    where.fact, where.locator.replace("(content)", "(a name in its content)")
+                )
+                names += [(name, (named, name)) for name in terms.names]
+                number = Where(
+                    where.fact, where.locator.replace("(content)", "(a number in its content)")
+                )
+                for value in terms.numbers:
+                    spelled.setdefault(value, number)
+            every = sorted({*self.numbers, *spelled})
+            found = self._terms.setdefault(locale, (PhraseIndex(names), spelled, every))
+        return found
+
+    def in_text(
+        self, text: str, *, locale: str = "en", public: Public | None = None
+    ) -> Leak | None:
         """The first restricted value ``text`` reveals: as a phrase (case-folded, word-bounded,
         whitespace-normalised; also read with hyphenated line breaks joined, and with every
-        line break joined), or as a number equal by value in any of its ``readings`` (numbers
-        found by ``scan_numbers`` in ``locale``)."""
-        if self.phrases:
-            variants = [normalize(text)]
-            if "\n" in text or "\r" in text:
-                variants.append(normalize(text, join_breaks="hyphen"))
-                variants.append(normalize(text, join_breaks="all"))
-            for folded in variants:
+        line break joined), as a number equal by value in any of its ``readings`` (numbers
+        found by ``scan_numbers`` in ``locale``), as a rounding of one (``_restricted_rounding``),
+        or as a salient term of a restricted document's content (``_restricted_terms``).
+        ``public``: the unrestricted evidence, which exempts a document's incidental terms and
+        a rounding an unrestricted value is closer to (None: nothing is exempt)."""
+        names, spelled, every = (
+            self._document_terms(locale) if self._texts else (None, None, self._sorted)
+        )
+        if self.phrases or names:
+            for folded in _variants(text):
                 for hit in self.phrases.find(folded.text):
                     start, end = folded.span(hit.start, hit.end)
                     return Leak(hit.payload, start, end, "as text")
-        if self.numbers:
-            for numeral in scan_numbers(text, locale).numerals:
-                for candidate in readings(numeral):
-                    where = self.numbers.get(candidate)
-                    if where is not None:
-                        return Leak(where, numeral.start, numeral.end, "as a number")
+                for named in names.find(folded.text) if names else ():
+                    where, name = named.payload
+                    if public is None or not public.names(name):
+                        start, end = folded.span(named.start, named.end)
+                        return Leak(where, start, end, "as text")
+        if not every:
+            return None
+
+        def exempt(value: Decimal) -> bool:
+            return (
+                value not in self.numbers
+                and public is not None
+                and spelled is not None
+                and public.holds(value)
+            )
+
+        for numeral in scan_numbers(text, locale).numerals:
+            for candidate in readings(numeral):
+                held = self.numbers.get(candidate)
+                if held is None and spelled and not exempt(candidate):
+                    held = spelled.get(candidate)
+                if held is not None:
+                    return Leak(held, numeral.start, numeral.end, "as a number")
+            found = rounded(every, numeral, public, exempt)
+            if found is not None:
+                where = self.numbers.get(found.value) or (spelled or {})[found.value]
+                how = f"as a number rounded to {found.quantum:f} ({found.form})"
+                return Leak(where, numeral.start, numeral.end, how)
         return None
+
+
+def _variants(text: str) -> Iterator[Folded]:
+    """The folded readings of a text: as is, and with hyphenated or all line breaks joined."""
+    yield normalize(text)
+    if "\n" in text or "\r" in text:
+        yield normalize(text, join_breaks="hyphen")
+        yield normalize(text, join_breaks="all")
 
 
 def restricted_index(fact: str, value: Any) -> RestrictedIndex:

@@ -20,7 +20,12 @@ Matching:
   (``_numbers.prose_scan``: the same locales, number words, ranges and rules — dates, times,
   ordinals, list markers, references and identifiers are not numbers): 1234.5 is revealed by 1234.5,
   "1,234.50", "$1,234.5", "1.2345k"; 88 by "eighty-eight"; 1.2 by "1.2M" (the digits before a
-  magnitude); 0.0455 by "4.55%" (the ratio a percent spells).
+  magnitude); 0.0455 by "4.55%" (the ratio a percent spells);
+- roundings: a written number whose precision interval holds a restricted value, unless an
+  unrestricted recorded value is strictly closer ("$1.2k" reveals 1234.5; salience rules in
+  ``_restricted_rounding``);
+- restricted documents: the salient names and numbers of their contents, said on their own,
+  unless the unrestricted evidence holds them too (``_restricted_terms``).
 
 The finding never carries the value it found (``claimed`` is ``"<withheld>"``; the reason
 names the fact, the place in the fact and the character span in the output), so neither the
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, require_name
 from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._output_text import require_fields, said_in, whole_or_fields
+from groundplane_otel.checks._public_values import PublicValues
 from groundplane_otel.checks._restricted_values import Leak, RestrictedIndex, restricted_index
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
@@ -67,11 +73,12 @@ class _NoRestrictedValues:
         if self.fields is not None:
             whole_or_fields(_BUILDER, "fields=None", output)
         indexes = self._indexes(registry)
+        public = PublicValues(registry, self.locale)  # read only when a match is in question
         for label, said, is_key in said_in(output, self.fields):
             leak: Leak | None = None
             for index in indexes:
                 if isinstance(said, str):
-                    leak = index.in_text(said, locale=self.locale)
+                    leak = index.in_text(said, locale=self.locale, public=public)
                 else:
                     where = index.number(said)
                     leak = None if where is None else Leak(where, 0, 0, "as a number")

@@ -20,6 +20,9 @@ Declared options, never implied (all off by default):
 - ``question_fact="q"``: numbers that also appear in the question (a str fact) are echoes, not
   support: an echo no fact records fails with ``number_echo_only``.
 - ``years="skip"``: a bare four-digit integer 1900 to 2100 is a year, not checked.
+- ``documents=["kb"]``: the text of those retrieved documents is evidence too (a number the
+  content of one spells is supported; ids, scores and restricted documents never are): see
+  ``_numbers.documents``.
 
 The whole answer: with ``field=None`` (the default) the output may be the whole answer text (a
 ``str``: claims carry the field ``*``) or a mapping (every string in it, each under its path);
@@ -38,6 +41,7 @@ from decimal import Decimal
 from typing import Any, get_args
 
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
+from groundplane_otel.checks._numbers.documents import evidence_index, require_documents
 from groundplane_otel.checks._numbers.ordinals import RankScope, rank_receipts
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
@@ -75,6 +79,7 @@ class _NumbersRecorded:
     rounding: Rounding | None = None
     question_fact: str | None = None
     years: Years = "check"
+    documents: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.locale, str) or self.locale not in LOCALES:
@@ -98,6 +103,11 @@ class _NumbersRecorded:
             )
         if self.years not in get_args(Years):
             raise ValueError(f'{_BUILDER}: years must be "check" or "skip", got {self.years!r}')
+        if self.question_fact in (self.documents or ()):
+            raise ValueError(
+                f"{_BUILDER}: question_fact {self.question_fact!r} is also listed in documents; "
+                "the question is not a source"
+            )
 
     @property
     def label(self) -> str:
@@ -116,7 +126,9 @@ class _NumbersRecorded:
                 if read and any(a <= numeral.start < b for a, b in read):
                     continue  # "top 3", "No. 1": a rank claim, read against the ranking
                 if index is None:
-                    index = RecordedNumbers(stored)
+                    index = evidence_index(
+                        registry, stored, self.documents, builder=_BUILDER, locale=self.locale
+                    )
                 if not self._supported(index, numeral):
                     receipts.append(self._receipt(index, numeral, where, echoes, seen))
             receipts.extend(misranked)
@@ -202,6 +214,7 @@ class _NumbersRecorded:
             row=None if found is None else found.row,
             column=None if found is None else found.column,
             echo=echo,
+            document=None if found is None else found.document,
         )
 
 
@@ -213,6 +226,7 @@ def _spec(
     rounding: Rounding | None,
     question_fact: str | None,
     years: Years,
+    documents: Sequence[str] | None = None,
 ) -> _NumbersRecorded:
     return _NumbersRecorded(
         facts_argument(fact),
@@ -222,6 +236,7 @@ def _spec(
         rounding=rounding,
         question_fact=question_fact,
         years=years,
+        documents=require_documents(_BUILDER, documents),
     )
 
 
@@ -233,6 +248,7 @@ def numbers_recorded(
     rounding: Rounding | None = None,
     question_fact: str | None = None,
     years: Years = "check",
+    documents: Sequence[str] | None = None,
 ) -> NamedCheck:
     """Every number in ``output[field]`` (prose) must be one ``fact`` records, exactly.
 
@@ -241,13 +257,15 @@ def numbers_recorded(
     list of keys into the output; None scans the whole answer (a str, or every string in it;
     a named field of a str output is a TypeError).
     ``locale`` (``en``/``de``/``fr``/``ch``) names the separators. ``percent_as_ratio``,
-    ``rounding``, ``question_fact`` and ``years`` are declared options, off by default (see
-    the module docstring). Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
+    ``rounding``, ``question_fact``, ``years`` and ``documents`` (retrieved documents whose
+    text is evidence) are declared options, off by default (see the module docstring).
+    Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
     """
-    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years)
+    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years, documents)
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
-    needs = spec.facts + ((question_fact,) if question_fact else ())
+    extra = [doc for doc in spec.documents or () if doc not in spec.facts]
+    needs = spec.facts + ((question_fact,) if question_fact else ()) + tuple(extra)
     return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=spec.field is None)
 
 
@@ -261,8 +279,9 @@ def check_numbers_recorded(
     rounding: Rounding | None = None,
     question_fact: str | None = None,
     years: Years = "check",
+    documents: Sequence[str] | None = None,
 ) -> None:
     """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
     text itself); raises UnrecordedNumbers on a number no fact records."""
-    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years)
+    spec = _spec(fact, field, locale, percent_as_ratio, rounding, question_fact, years, documents)
     spec(registry, output)

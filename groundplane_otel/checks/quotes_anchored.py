@@ -2,9 +2,13 @@
 
 Groundwright's "anchor", applied to answers: the quote is the anchor, the cited document the
 source. Quotes are read from ``field`` (a list of ``{id_key: doc id, quote_key: passage}``
-objects, or one such object) and from ``text_fields`` (prose), where a passage in double
-quotes ("…" or “…”) directly followed by a citation marker (``marker``, default ``[doc-id]``)
-is attributed to the document(s) the marker names.
+objects, or one such object) and from ``text_fields`` (prose), where a quoted passage
+directly followed by a citation marker (``marker``, default ``[doc-id]``) is attributed to the
+document(s) the marker names. Quotation marks (``_quotes``): double ("…", “…”) and single
+(U+2018 … U+2019, '…'; an apostrophe inside a word stays in the passage), unless
+``single_quotes=False``. An unmarked quotation is not an anchor and is not checked by default;
+with ``unmarked="retrieved"``, one of at least four words (double or typographic single
+quotes) must occur in some approved retrieved document (``quote_not_in_source`` otherwise).
 
 Rules: the document must be approved (as for ``citations_retrieved``); its content must have
 been captured (``content_missing`` otherwise: an anchor that cannot be verified does not
@@ -26,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final, Literal, get_args
 
 from groundplane_otel.checks._base import (
     Answer,
@@ -50,6 +55,7 @@ from groundplane_otel.checks._output_text import (
     texts_of,
     whole_or_fields,
 )
+from groundplane_otel.checks._quotes import quotations
 from groundplane_otel.checks._text import squeeze
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
@@ -57,8 +63,10 @@ from groundplane_otel.registry import FactRegistry
 __all__ = ["check_quotes_anchored", "quotes_anchored"]
 
 _BUILDER = "quotes_anchored"
-_QUOTE = re.compile(r'"([^"\n]{1,4000})"|“([^”]{1,4000})”')
 _TRAILING = ".,;:"
+Unmarked = Literal["skip", "retrieved"]
+UNMARKED_WORDS: Final = 4
+"""An unmarked quotation shorter than this is a scare quote or a term, never checked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,8 @@ class _QuotesAnchored:
     documents: tuple[str, ...] | None
     id_key: str
     quote_key: str
+    single_quotes: bool = True
+    unmarked: Unmarked = "skip"
 
     def __call__(self, registry: FactRegistry, output: Answer) -> None:
         if not reads_whole_answer(self.field, self.text_fields):
@@ -106,13 +116,33 @@ class _QuotesAnchored:
         pattern = compile_marker(_BUILDER, self.marker)
         for field_name in self.text_fields or ():
             for name, text in texts_of(output, field_name):
-                yield from _quoted(text, pattern, name)
+                yield from self._quoted(text, pattern, name)
+
+    def _quoted(self, text: str, pattern: re.Pattern[str], name: str) -> Iterator[_Quote]:
+        """The anchors of ``text``: marked quotations, and unmarked ones when declared."""
+
+        def cited(text: str, after: int) -> tuple[str, ...]:
+            while after < len(text) and text[after] in " \t":
+                after += 1
+            marker = pattern.match(text, after)
+            if marker is None:
+                return ()
+            return tuple(c.doc_id for c in citations_in(marker.group(0), pattern, name))
+
+        for found in quotations(text, cited, single=self.single_quotes):
+            if found.ids:
+                yield _Quote(name, found.ids, found.passage)
+            elif self.unmarked == "retrieved" and found.words >= UNMARKED_WORDS:
+                yield _Quote(name, (), found.passage)  # a quotation not attributed: any source
 
     def _check(self, known: Evidence, quote: _Quote) -> None:
         passage = squeeze(quote.passage)
         if not passage:
             return
         candidates = _variants(passage)
+        if not quote.doc_ids:
+            _unattributed(known, quote, passage, candidates)
+            return
         missing: list[str] = []
         for doc_id in quote.doc_ids:
             held = known.find(doc_id)
@@ -151,18 +181,26 @@ class _QuotesAnchored:
         )  # fmt: skip
 
 
-def _quoted(text: str, pattern: re.Pattern[str], name: str) -> Iterator[_Quote]:
-    """Every quoted passage of ``text`` directly followed by a citation marker."""
-    for found in _QUOTE.finditer(text):
-        after = found.end()
-        while after < len(text) and text[after] in " \t":
-            after += 1
-        marker = pattern.match(text, after)
-        if marker is None:
-            continue  # a quotation not attributed to a document: not an anchor
-        ids = tuple(c.doc_id for c in citations_in(marker.group(0), pattern, name))
-        if ids:
-            yield _Quote(name, ids, found.group(1) or found.group(2) or "")
+def _unattributed(
+    known: Evidence, quote: _Quote, passage: str, candidates: tuple[str, ...]
+) -> None:
+    """An unmarked quotation must occur in some approved document (``unmarked="retrieved"``)."""
+    if _holder(known, candidates, ()) is not None:
+        return
+    captured = any(d.content is not None for _, docs in known.approved for d in docs.documents)
+    if not captured:
+        raise _claim(
+            known, quote, "",
+            "no retrieved document's content was captured, so the unmarked quote cannot be "
+            "verified (capture retrieval content, or record it with record_documents)",
+            "content_missing",
+        )  # fmt: skip
+    raise _claim(
+        known, quote, "",
+        f"the quoted passage ({len(passage)} characters) has no citation marker and occurs in "
+        "no retrieved document (whitespace-normalised, exact otherwise)",
+        "quote_not_in_source",
+    )  # fmt: skip
 
 
 def _variants(passage: str) -> tuple[str, ...]:
@@ -203,6 +241,8 @@ def _spec(
     documents: object,
     id_key: object,
     quote_key: object,
+    single_quotes: object = True,
+    unmarked: object = "skip",
 ) -> _QuotesAnchored:
     require_name(_BUILDER, "field", field, optional=True)
     prose = require_fields(_BUILDER, "text_fields", text_fields, optional=True, whole=True)
@@ -217,11 +257,24 @@ def _spec(
     if id_key == quote_key:
         raise ValueError(f"{_BUILDER}: id_key and quote_key must differ, both are {id_key!r}")
     listed = require_documents_arg(_BUILDER, documents)
+    if not isinstance(single_quotes, bool):
+        raise TypeError(f"{_BUILDER}: single_quotes must be True or False, got {single_quotes!r}")
+    if unmarked not in get_args(Unmarked):
+        raise ValueError(f'{_BUILDER}: unmarked must be "skip" or "retrieved", got {unmarked!r}')
     assert isinstance(marker, str)
     assert isinstance(id_key, str)
     assert isinstance(quote_key, str)
     assert field is None or isinstance(field, str)
-    return _QuotesAnchored(field, prose, marker, listed, id_key, quote_key)
+    return _QuotesAnchored(
+        field,
+        prose,
+        marker,
+        listed,
+        id_key,
+        quote_key,
+        single_quotes,
+        unmarked,  # type: ignore[arg-type]
+    )
 
 
 def quotes_anchored(
@@ -232,13 +285,17 @@ def quotes_anchored(
     documents: Sequence[str] | None = None,
     id_key: str = "id",
     quote_key: str = "quote",
+    single_quotes: bool = True,
+    unmarked: Unmarked = "skip",
 ) -> NamedCheck:
     """Every quoted passage in ``field`` / ``text_fields`` occurs in the document it cites.
 
     ``text_fields=["*"]`` reads the whole answer (a ``str`` output, or every string of a
-    mapping). See the module docstring for the rules. Arguments are validated here.
+    mapping). ``single_quotes`` reads typographic and ASCII single quotes too;
+    ``unmarked="retrieved"`` checks quotations without a marker against every approved
+    document. See the module docstring for the rules. Arguments are validated here.
     """
-    spec = _spec(field, text_fields, marker, documents, id_key, quote_key)
+    spec = _spec(field, text_fields, marker, documents, id_key, quote_key, single_quotes, unmarked)
     name = describe(
         _BUILDER,
         field=field,
@@ -258,6 +315,9 @@ def check_quotes_anchored(
     documents: Sequence[str] | None = None,
     id_key: str = "id",
     quote_key: str = "quote",
+    single_quotes: bool = True,
+    unmarked: Unmarked = "skip",
 ) -> None:
     """Run :func:`quotes_anchored` once, outside a boundary; raises UnsupportedClaim."""
-    _spec(field, text_fields, marker, documents, id_key, quote_key)(registry, output)
+    spec = _spec(field, text_fields, marker, documents, id_key, quote_key, single_quotes, unmarked)
+    spec(registry, output)

@@ -6,10 +6,14 @@
   4-byte big-endian unsigned integer.
 
 Either may be compressed as the Collector's ``compression`` option writes it: ``gzip`` or
-``zstd`` (recognised by their magic bytes). Parsing uses ``opentelemetry-proto``. A line or
-message that cannot be read (malformed, nested too deep, a corrupt compressed stream) is reported
-with its location (file, line or byte offset) and skipped, never a crash; every echoed value is
-capped. ``Unreadable`` counts every such input and keeps only the first locations.
+``zstd`` (recognised by their magic bytes). Reading yields each line's or message's spans with
+its location: a JSON line as ``RecordedSpan``s (``replay.json_reader``: orjson, no protobuf round
+trip), a protobuf message as its ``ExportTraceServiceRequest``; ``Replayer.feed`` takes either.
+A line or message that cannot be read (malformed, nested too deep, over the size limit
+``max_line_bytes``, decompressing past it, a corrupt compressed stream) is reported with its
+location (file, line or byte offset) and skipped, never a crash, and never read whole into memory
+when it is over the limit; every echoed value is capped. ``Unreadable`` counts every such input
+and keeps only the first locations.
 ``OtlpFileExporter`` writes the ``json`` format from the SDK (the demo records itself with it).
 """
 
@@ -24,9 +28,8 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 import zstandard
 from google.protobuf import json_format  # type: ignore[import-untyped]
@@ -37,60 +40,32 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from groundplane_otel._echo import capped
+from groundplane_otel.otel.replay.json_reader import NestedTooDeep, json_spans
+from groundplane_otel.otel.replay.records import RecordedSpan
+from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "BadInput",
+    "Batch",
     "OtlpFileExporter",
     "ReadProgress",
     "Unreadable",
     "located_requests",
     "read_requests",
+    "request_from_json",
     "request_to_json",
 ]
 
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
-_MAX_MESSAGE = 64 * 1024 * 1024  # a length prefix above this is a corrupt or foreign file
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024  # a line or message (decompressed) above it is refused
+_SKIP = 1 << 20  # an oversize line is skipped in chunks of this many bytes
 _ECHO = 80
 _GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 
 
-@dataclass(frozen=True, slots=True)
-class BadInput:
-    """One unreadable line or message: where, and what was wrong (short, content capped)."""
-
-    location: str
-    problem: str
-
-    def __str__(self) -> str:
-        return f"{self.location}: {self.problem}"
-
-
-class BadSink(Protocol):
-    """Where unreadable input is told: a list, or ``Unreadable``."""
-
-    def append(self, item: BadInput, /) -> None: ...
-
-
-class Unreadable:
-    """Every unreadable input counted (``count``), only the first ``keep`` located (``kept``):
-    memory stays bounded however bad the input."""
-
-    __slots__ = ("count", "keep", "kept")
-
-    def __init__(self, keep: int = 100) -> None:
-        self.keep = keep
-        self.count = 0
-        self.kept: list[BadInput] = []
-
-    def append(self, item: BadInput, /) -> None:
-        self.count += 1
-        if len(self.kept) < self.keep:
-            self.kept.append(item)
-
-    @property
-    def left_out(self) -> int:
-        """Counted but not located (past ``keep``)."""
-        return self.count - len(self.kept)
+# One line's or message's spans: a JSON line's as read, a protobuf message as it came.
+Batch = list[RecordedSpan] | ExportTraceServiceRequest
 
 
 _CHAIN = re.compile(r"^(?:Failed to parse (\w+) field: )+")
@@ -130,7 +105,9 @@ def _base64_to_hex(value: str) -> str:
     return base64.b64decode(value).hex()
 
 
-def _parse_json_line(line: str) -> ExportTraceServiceRequest:
+def request_from_json(line: str) -> ExportTraceServiceRequest:
+    """One OTLP/JSON line as a protobuf request, through protobuf's JSON mapping (slow: for
+    converting a recording to the proto format; replay reads lines with ``json_spans``)."""
     tree = json.loads(line)
     if not isinstance(tree, dict):
         raise ValueError(f"expected a JSON object, got {type(tree).__name__}")
@@ -139,28 +116,43 @@ def _parse_json_line(line: str) -> ExportTraceServiceRequest:
     return request
 
 
-def _json_requests(
-    path: Path, stream: io.BufferedReader, bad: BadSink
-) -> Iterator[tuple[str, ExportTraceServiceRequest]]:
-    for number, raw in enumerate(stream, start=1):
+def _json_batches(
+    path: Path, stream: io.BufferedReader, bad: BadSink, limit: int
+) -> Iterator[tuple[str, Batch]]:
+    """Each line's spans; a line over ``limit`` bytes is told and skipped in chunks (never
+    held whole)."""
+    number = 0
+    resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = stream.readline(_SKIP)
+            problem = f"line over the size limit of {limit} bytes (--max-line-bytes): skipped"
+            bad.append(BadInput(f"{path}:{number}", problem))
+            continue
         line = raw.strip()
         if not line:
             continue
         try:
-            request = _parse_json_line(line.decode("utf-8"))
-        except RecursionError:
+            spans = json_spans(line, resources)
+        except NestedTooDeep:
             problem = "not an OTLP/JSON trace request (nested too deep)"
             bad.append(BadInput(f"{path}:{number}", problem))
-        except (ValueError, json_format.ParseError, UnicodeDecodeError) as exc:
+        except ValueError as exc:
             problem = f"not an OTLP/JSON trace request ({_detail(exc)})"
             bad.append(BadInput(f"{path}:{number}", problem))
         else:
-            yield f"{path}:{number}", request
+            yield f"{path}:{number}", spans
 
 
-def _proto_requests(
-    path: Path, stream: io.BufferedReader, bad: BadSink
-) -> Iterator[tuple[str, ExportTraceServiceRequest]]:
+def _proto_batches(
+    path: Path, stream: io.BufferedReader, bad: BadSink, limit: int
+) -> Iterator[tuple[str, Batch]]:
+    """Each length-prefixed message; one over ``limit`` bytes is told and skipped unread."""
     offset = 0
     while True:
         prefix = stream.read(4)
@@ -170,9 +162,19 @@ def _proto_requests(
             bad.append(BadInput(f"{path}@{offset}", "truncated length prefix"))
             return
         (size,) = struct.unpack(">I", prefix)
-        if size > _MAX_MESSAGE:
-            bad.append(BadInput(f"{path}@{offset}", f"message length {size} is implausible"))
-            return
+        if size > limit:
+            skipped = _skip(stream, size)
+            if skipped < size:
+                problem = f"truncated message ({skipped}/{size} bytes)"
+                bad.append(BadInput(f"{path}@{offset}", problem))
+                return
+            problem = (
+                f"message of {size} bytes over the size limit of {limit} bytes "
+                "(--max-line-bytes): skipped"
+            )
+            bad.append(BadInput(f"{path}@{offset}", problem))
+            offset += 4 + size
+            continue
         body = stream.read(size)
         if len(body) < size:
             bad.append(
@@ -180,13 +182,12 @@ def _proto_requests(
             )
             return
         try:
-            request = _parse_message(body)
-        except RecursionError:
+            batch = _parse_message(body, limit)
+        except (NestedTooDeep, RecursionError):
             bad.append(BadInput(f"{path}@{offset}", "not a trace request (nested too deep)"))
         except (
             DecodeError,
             ValueError,
-            json_format.ParseError,
             zstandard.ZstdError,
             OSError,
             EOFError,
@@ -194,34 +195,47 @@ def _proto_requests(
         ) as exc:
             bad.append(BadInput(f"{path}@{offset}", f"not a trace request ({_detail(exc)})"))
         else:
-            yield f"{path}@{offset}", request
+            yield f"{path}@{offset}", batch
         offset += 4 + size
 
 
-def _parse_message(body: bytes) -> ExportTraceServiceRequest:
+def _skip(stream: io.BufferedReader, size: int) -> int:
+    """Read past ``size`` bytes in bounded chunks; how many there were."""
+    skipped = 0
+    while skipped < size:
+        chunk = stream.read(min(_SKIP, size - skipped))
+        if not chunk:
+            break
+        skipped += len(chunk)
+    return skipped
+
+
+def _parse_message(body: bytes, limit: int) -> Batch:
     """One length-prefixed message: protobuf, or — as a Collector with ``compression`` set
-    writes every message, in json or proto format — a compressed frame of either."""
+    writes every message, in json or proto format — a compressed frame of either, refused when
+    it decompresses past ``limit`` (a compression bomb: never more than that in memory)."""
     if body[:4] == _ZSTD:
         reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
-        body = _bounded(reader.read(_MAX_MESSAGE + 1))
+        body = _bounded(reader.read(limit + 1), limit)
     elif body[:2] == _GZIP:
-        body = _bounded(zlib.decompressobj(wbits=31).decompress(body, _MAX_MESSAGE + 1))
+        body = _bounded(zlib.decompressobj(wbits=31).decompress(body, limit + 1), limit)
     else:
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        return request
+        return _message(body)
     if body.lstrip()[:1] == b"{":
-        return _parse_json_line(body.decode("utf-8"))
+        return json_spans(body)
+    return _message(body)
+
+
+def _message(body: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     request.ParseFromString(body)
     return request
 
 
-def _bounded(data: bytes) -> bytes:
-    """Decompressed ``data`` (read up to one byte past the limit), refused past the message
-    size limit: a compression bomb."""
-    if len(data) > _MAX_MESSAGE:
-        raise ValueError(f"decompresses to more than {_MAX_MESSAGE} bytes")
+def _bounded(data: bytes, limit: int) -> bytes:
+    """Decompressed ``data`` (read up to one byte past the limit), refused past it."""
+    if len(data) > limit:
+        raise ValueError(f"decompresses to more than {limit} bytes (--max-line-bytes)")
     return data
 
 
@@ -289,14 +303,18 @@ def located_requests(
     *,
     format: str = "auto",
     progress: ReadProgress | None = None,
-) -> Iterator[tuple[str, ExportTraceServiceRequest]]:
-    """Every trace request in ``paths`` with its location (``file:line`` or ``file@offset``), in
-    order, streaming (one line or message in memory at a time). ``format``: ``json``, ``proto``
-    or ``auto`` (by the first byte: ``{`` is JSON); gzip and zstd files are decompressed first.
-    Unreadable input is appended to ``bad`` and skipped (a corrupt compressed stream: the rest of
-    that file); a missing file is a ValueError. ``progress`` follows the bytes read."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[tuple[str, Batch]]:
+    """Every trace request's spans in ``paths`` with its location (``file:line`` or
+    ``file@offset``), in order, streaming (one line or message in memory at a time, at most
+    ``max_line_bytes``). ``format``: ``json``, ``proto`` or ``auto`` (by the first byte: ``{``
+    is JSON); gzip and zstd files are decompressed as they are read. Unreadable input is
+    appended to ``bad`` and skipped (a corrupt compressed stream: the rest of that file); a
+    missing file is a ValueError. ``progress`` follows the bytes read."""
     if format not in ("auto", "json", "proto"):
         raise ValueError(f"format must be json, proto or auto, got {format!r}")
+    if max_line_bytes < 1:
+        raise ValueError(f"max_line_bytes must be >= 1, got {max_line_bytes}")
     for name in paths:
         path = Path(name)
         if not path.is_file():
@@ -312,7 +330,7 @@ def located_requests(
             elif magic == _ZSTD:
                 stream = io.BufferedReader(_ZstdFrames(raw))
             try:
-                yield from _file_requests(path, stream, bad, format)
+                yield from _file_batches(path, stream, bad, format, max_line_bytes)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
                 problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
@@ -321,17 +339,17 @@ def located_requests(
                 progress._stream = None
 
 
-def _file_requests(
-    path: Path, stream: io.BufferedReader, bad: BadSink, format: str
-) -> Iterator[tuple[str, ExportTraceServiceRequest]]:
+def _file_batches(
+    path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int
+) -> Iterator[tuple[str, Batch]]:
     kind = format
     if kind == "auto":
         first = stream.peek(1)[:1]
         kind = "json" if first in (b"{", b" ", b"\n", b"\r", b"\t", b"") else "proto"
     if kind == "json":
-        yield from _json_requests(path, stream, bad)
+        yield from _json_batches(path, stream, bad, limit)
     else:
-        yield from _proto_requests(path, stream, bad)
+        yield from _proto_batches(path, stream, bad, limit)
 
 
 def read_requests(
@@ -340,10 +358,13 @@ def read_requests(
     *,
     format: str = "auto",
     progress: ReadProgress | None = None,
-) -> Iterator[ExportTraceServiceRequest]:
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[Batch]:
     """``located_requests`` without the locations."""
-    for _, request in located_requests(paths, bad, format=format, progress=progress):
-        yield request
+    for _, batch in located_requests(
+        paths, bad, format=format, progress=progress, max_line_bytes=max_line_bytes
+    ):
+        yield batch
 
 
 def request_to_json(request: ExportTraceServiceRequest) -> str:

@@ -58,6 +58,9 @@ TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
 
 # -- what the guard writes: span attributes -----------------------------------------------------
 BOUNDARY: Final = "groundplane.boundary"
+# ``true`` beside a ``groundplane.boundary`` the guard wrote (the span did not name one): replay
+# and the verifier decide that span's boundary again instead of reading it back as the app's.
+BOUNDARY_MATCHED: Final = "groundplane.boundary_matched"
 OUTCOME: Final = "groundplane.outcome"
 VIOLATIONS: Final = "groundplane.violations"
 FACTS: Final = "groundplane.facts"

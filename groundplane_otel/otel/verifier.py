@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,7 +37,8 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.replay import Replayer
+from groundplane_otel.otel.replay import Decision, Replayer
+from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
 
 __all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "VerifierStats", "observe_only"]
 
@@ -84,42 +85,45 @@ class _TraceBuffer(Replayer):
     def __init__(
         self, config: GuardConfig, stats: VerifierStats, root_wait_s: float, **options: Any
     ) -> None:
-        super().__init__(config, **options)
+        super().__init__(config, around_decision=self._decided, **options)
         self.verifier_stats = stats
         self.root_wait_s = root_wait_s
         self.roots: OrderedDict[bytes, float] = OrderedDict()  # trace id -> when it is due
 
     def feed(
-        self, request: trace_service_pb2.ExportTraceServiceRequest, location: str = "request"
+        self,
+        request: trace_service_pb2.ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
     ) -> None:
+        if isinstance(request, trace_service_pb2.ExportTraceServiceRequest):
+            request = proto_spans(request)
         due = time.monotonic() + self.root_wait_s
-        for resource_spans in request.resource_spans:
-            for scope_spans in resource_spans.scope_spans:
-                for span in scope_spans.spans:
-                    if not span.parent_span_id:
-                        self.roots.setdefault(span.trace_id, due)
+        roots = self.roots
+        for span in request:
+            if not span.parent_span_id:
+                roots.setdefault(span.trace_id, due)
         super().feed(request, location)
 
     def decide_roots(self) -> int:
         """Decide the traces whose root arrived ``root_wait_s`` ago; how many were decided."""
-        now, decided, roots, buffer = time.monotonic(), 0, self.roots, self._buffer
+        now, decided, roots = time.monotonic(), 0, self.roots
         while roots:
             trace_id, due = next(iter(roots.items()))
             if due > now:
                 break
-            state = buffer.pop(trace_id, None)
-            if state is None:  # already decided (buffer full)
-                del roots[trace_id]
-                continue
-            self._decide(trace_id, state, early=False)
-            decided += 1
+            if self.decide(trace_id):
+                decided += 1
+            else:  # already decided (buffer full)
+                roots.pop(trace_id, None)
         return decided
 
-    def _decide(self, trace_id: bytes, state: Any, *, early: bool) -> None:
-        stats = self.verifier_stats
+    def _decided(self, decision: Decision) -> None:
+        """Every decision: run, counted by how it came (root, idle, incomplete), never
+        raising."""
+        stats, trace_id = self.verifier_stats, decision.trace_id
         rooted = self.roots.pop(trace_id, None) is not None
         try:
-            super()._decide(trace_id, state, early=early)
+            decision.run()
         except Exception as exc:
             reason = type(exc).__name__
             stats.failed += 1
@@ -127,12 +131,12 @@ class _TraceBuffer(Replayer):
             _log.warning(
                 "groundplane-otel verifier: trace %s (%d spans) not decided: %s: %.200s",
                 trace_id.hex(),
-                len(state.spans),
+                decision.spans,
                 reason,
                 exc,
             )
             return
-        if early or state.dropped:
+        if decision.incomplete:
             stats.incomplete += 1
         elif rooted:
             stats.root_ended += 1

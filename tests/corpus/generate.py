@@ -20,6 +20,7 @@ from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
 from .gen_prose import FAILURES as PROSE_FAILURES
 from .gen_prose import prose_cases
+from .gen_prose_evidence import EVIDENCE_CLASSES, evidence_cases
 from .gen_prose_hard import hard_cases
 from .gen_prose_ranks_dates import DATE_FAILURES, RANK_FAILURES, ranks_dates_cases
 from .gen_ranked import prefix_cases, superlative_cases
@@ -41,6 +42,7 @@ GENERATORS = (
     citation_cases,
     anchor_cases,
     prose_cases,
+    evidence_cases,
     ranks_dates_cases,
 )
 
@@ -82,6 +84,8 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     "numbers_recorded": PROSE_FAILURES + RANK_FAILURES,
     "dates_recorded": DATE_FAILURES,
 }  # fmt: skip
+for _family, _classes in EVIDENCE_CLASSES.items():  # issue 22, prose-evidence
+    REQUIRED_CLASSES[_family] += _classes
 
 
 def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:

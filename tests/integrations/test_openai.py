@@ -220,6 +220,7 @@ def test_agent_loop_wrong_answer_raises_from_the_client_call(
     assert final.status.status_code is StatusCode.ERROR
     assert {k: v for k, v in (final.attributes or {}).items() if k.startswith("groundplane.")} == {
         "groundplane.boundary": "campaign_answer",
+        "groundplane.boundary_matched": True,
         "groundplane.outcome": "blocked",
         "groundplane.violations": 1,
         "groundplane.facts": ("campaign_ctr",),

@@ -13,6 +13,7 @@ from tests.otel.otel_harness import SALES_ROWS, Harness, answer, guardrail_event
 LIMIT = 128  # the SDK's default span attribute limit
 SUMMARY = (
     "groundplane.boundary",
+    "groundplane.boundary_matched",  # the guard matched the boundary: the span named none
     "groundplane.facts",
     "groundplane.mode",
     "groundplane.outcome",
@@ -39,9 +40,9 @@ def _checked(own: int) -> tuple[Harness, Any]:
 
 @pytest.mark.parametrize("own", [LIMIT, LIMIT - len(SUMMARY) + 1])
 def test_a_span_without_room_keeps_its_own_attributes_and_the_verdict_event(own: int) -> None:
-    """With fewer free slots than summary attributes (none, or four), every attribute the
+    """With fewer free slots than summary attributes (none, or five), every attribute the
     application set is exported, none dropped, no ``groundplane.*`` one; the unsupported winner
-    is in the guardrail event and the metrics, and the five left off are counted."""
+    is in the guardrail event and the metrics, and the six left off are counted."""
     harness, chat = _checked(own)
     expected = {"gen_ai.operation.name": "chat", **_own(own)}
     assert len(chat.attributes) == own
@@ -53,14 +54,14 @@ def test_a_span_without_room_keeps_its_own_attributes_and_the_verdict_event(own:
     assert event.attributes["gen_ai.guardrail.result.value"] == "unsupported"
     assert event.attributes["gen_ai.guardrail.result.reason"] == "wrong_winner"
     metrics = harness.metrics()
-    assert metrics["groundplane.summary.left_off"] == [({"groundplane.boundary": "answer"}, 5)]
+    assert metrics["groundplane.summary.left_off"] == [({"groundplane.boundary": "answer"}, 6)]
     assert [value for labels, value in metrics["groundplane.outputs"]] == [1]
     assert metrics["groundplane.outputs"][0][0]["groundplane.outcome"] == "flagged"
     harness.close()
 
 
 def test_a_span_with_room_for_the_summary_gets_it() -> None:
-    """Exactly five free slots: the summary is written, nothing dropped, nothing left off."""
+    """Exactly six free slots: the summary is written, nothing dropped, nothing left off."""
     harness, chat = _checked(LIMIT - len(SUMMARY))
     assert len(chat.attributes) == LIMIT
     assert chat.dropped_attributes == 0

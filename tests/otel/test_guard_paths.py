@@ -70,6 +70,7 @@ class TestPass:
             "gen_ai.operation.name": "chat",
             "gen_ai.output.messages": answer({"winner": "EU"}),
             "groundplane.boundary": "answer",
+            "groundplane.boundary_matched": True,
             "groundplane.outcome": "passed",
             "groundplane.violations": 0,
             "groundplane.facts": ("sales",),
@@ -578,7 +579,7 @@ class TestInternalErrors:
         guard = otel.install()
         guard.processor.raise_internal_errors = False
 
-        def boom(*args: object) -> None:
+        def boom(*args: object, **options: object) -> None:
             raise RuntimeError("guard bug")
 
         monkeypatch.setattr(guard.processor.results, "annotate", boom)
@@ -592,7 +593,7 @@ class TestInternalErrors:
         """With raise_internal_errors the bug surfaces, after the span was exported."""
         guard = otel.install()
 
-        def boom(*args: object) -> None:
+        def boom(*args: object, **options: object) -> None:
             raise RuntimeError("guard bug")
 
         monkeypatch.setattr(guard.processor.results, "annotate", boom)

@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace import (
 
 import groundplane_otel
 from groundplane_otel.otel._engine import sdk
-from groundplane_otel.otel.replay.records import SpanRecord
+from groundplane_otel.otel.replay.records import SpanRecord, proto_span
 from tests.otel.otel_harness import Harness, sales_config
 
 PACKAGE = Path(groundplane_otel.__file__).parent
@@ -173,7 +173,7 @@ def test_span_record_mirrors_exactly_the_listed_span_fields() -> None:
     assert sdk.SPAN_FIELDS == ("_context", "_parent", "_name", "_attributes", "_status")
     proto = ProtoSpan(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, parent_span_id=b"\x03" * 8)
     proto.name = "chat model"
-    record = SpanRecord(proto, {}, parent_present=True)
+    record = SpanRecord(proto_span(proto, {}), parent_present=True)
     span_names = {name for name in _sdk_names() if hasattr(Span, name) or name in vars(_span())}
     mirrored = [name for name in vars(record) if name in span_names]
     assert sorted(mirrored) == sorted(sdk.SPAN_FIELDS)

@@ -21,7 +21,7 @@ from replay_recording import CONFIG, POLICY, live_and_recorded
 
 from groundplane_otel.cli import REPLAY_EXIT_CODES, main
 from groundplane_otel.errors import FactBoundaryError
-from groundplane_otel.otel.otlp_files import OtlpFileExporter, _parse_json_line
+from groundplane_otel.otel.otlp_files import OtlpFileExporter, request_from_json
 
 OUTCOMES = {"passed": 4, "blocked": 1, "error": 2}  # the recording's, read whole
 
@@ -312,7 +312,7 @@ def test_gzip_and_zstd_recordings_decide_as_the_plain_one(
     unreadable, exit 0."""
     path, lines = recording(tmp_path)
     plain = path.read_bytes()
-    protos = [_parse_json_line(line).SerializeToString() for line in lines]
+    protos = [request_from_json(line).SerializeToString() for line in lines]
     zstd = zstandard.ZstdCompressor()
     files = {
         "lines.jsonl.gz": gzip.compress(plain),

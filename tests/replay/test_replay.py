@@ -131,11 +131,11 @@ def test_any_span_order_over_any_number_of_files(tmp_path: Path) -> None:
     first.write_text("\n".join(lines[:5]) + "\n")
     second.write_text("\n".join(lines[5:10]) + "\n")
     third = tmp_path / "c.pb"
-    from groundplane_otel.otel.otlp_files import _parse_json_line
+    from groundplane_otel.otel.otlp_files import request_from_json
 
     with third.open("wb") as out:
         for line in lines[10:]:
-            body = _parse_json_line(line).SerializeToString()
+            body = request_from_json(line).SerializeToString()
             out.write(struct.pack(">I", len(body)) + body)
     replayer = replayed([first, third, second])
     assert replayer.counts()["outputs"] == live_outputs(otel)

@@ -90,7 +90,7 @@ def poisoned(monkeypatch: pytest.MonkeyPatch) -> None:
     decide = Replayer._decide
 
     def raising(self: Replayer, trace_id: bytes, state: Any, *, early: bool) -> None:
-        if any(span.name == "poison" for span, _ in state.spans):
+        if any(span.name == "poison" for span in state.spans):
             raise ValueError("poisoned")
         decide(self, trace_id, state, early=early)
 

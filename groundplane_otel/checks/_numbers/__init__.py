@@ -3,6 +3,7 @@
 - ``sums``: exact sums and dot products (fast for floats), a result as int or float, offsets
   (the numeric families: aggregate_reconciles, comparison, superlative, ranking_prefix).
 - ``recorded``: the numbers a set of facts records, and where each one lives.
+- ``documents``: the numbers retrieved documents' texts spell, evidence when declared.
 - ``prose_words``: the vocabulary of numbers in prose (locales, magnitude and number words).
 - ``prose_pattern``: the scanner's one regular expression, built once per locale.
 - ``prose_scan``: finding the numbers in a text (``scan_numbers``) and what is not a quantity.

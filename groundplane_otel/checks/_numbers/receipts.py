@@ -57,14 +57,17 @@ class NumberReceipt:
     row: Hashable | None = None
     column: str | None = None
     echo: bool = False
+    document: str | None = None  # the retrieved document whose text holds ``nearest``
 
     @property
     def span(self) -> tuple[int, int]:
         return self.start, self.end
 
     def to_dict(self) -> dict[str, Any]:
-        """Strict-JSON-safe: the value as its decimal string, an odd row key as its repr."""
+        """Strict-JSON-safe: the value as its decimal string, an odd row key as its repr (and
+        ``document`` only when a retrieved document holds the nearest value)."""
         row = self.row if isinstance(self.row, (str, int, float, type(None))) else repr(self.row)
+        found = {} if self.document is None else {"document": cap(self.document)}
         return {
             "text": cap(self.text),
             "span": [self.start, self.end],
@@ -76,6 +79,7 @@ class NumberReceipt:
             "row": row,
             "column": self.column,
             "echo": self.echo,
+            **found,
         }
 
     def describe(self) -> str:
@@ -89,6 +93,8 @@ class NumberReceipt:
             line += "; no number is recorded at all"
         else:
             where = [f"fact {self.fact!r}"]
+            if self.document is not None:
+                where.append(f"document {cap(self.document)!r}")
             if self.row is not None:
                 where.append(f"row {cap(repr(self.row))}")
             if self.column is not None:

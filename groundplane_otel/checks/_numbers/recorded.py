@@ -3,7 +3,9 @@
 What counts as recorded: every int or float (never a bool) in a fact's value — a Table's cells
 (key column included), a Ranking's scores and numeric names, numbers anywhere inside a plain
 value (mappings, lists) — and in the fact's provenance arguments (what the tool was asked:
-``year=2026``). Strings are never numbers, even numeric-looking ones.
+``year=2026``). Strings are never numbers, even numeric-looking ones. A retrieval (Documents)
+records none: its scores, ids and arguments (``top_k``) are metadata, never evidence; its text
+is evidence only when declared (``_numbers.documents``).
 
 What a recorded number *reads as*, exactly: an int is itself; a float is the decimal its
 shortest ``repr`` spells (``0.1`` is 0.1, not 0.1000000000000000055…; ``0.1 + 0.2`` is
@@ -28,13 +30,16 @@ from typing import Any, Final, Literal
 
 from groundplane_otel.checks._base import dotted_leaves
 from groundplane_otel.checks._memo import derived
+from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
-__all__ = ["Recorded", "RecordedNumbers", "Rounding", "as_decimal", "rounds_to"]
+__all__ = ["CONTEXT", "Recorded", "RecordedNumbers", "Rounding", "as_decimal", "rounds_to"]
 
 Rounding = Literal["half_even", "half_up"]
 _MODES: Final = {"half_even": ROUND_HALF_EVEN, "half_up": ROUND_HALF_UP}
 _CONTEXT: Final = Context(prec=1000, Emin=-(10**6), Emax=10**6, traps=[InvalidOperation])
+CONTEXT: Final = _CONTEXT
+"""The one fixed arithmetic context of prose numbers (never the thread's)."""
 _SAFE: Final = 2**53  # below this, an integral float's binary value is its shortest repr
 _FAST, _SORTED = "numbers_recorded.values", "numbers_recorded.sorted"
 
@@ -67,6 +72,7 @@ class Recorded:
     fact: str
     row: Hashable | None  # the Table row key, the Ranking name; None in a plain value
     column: str | None  # the Table column, the Ranking key, the path in a value / "args.k"
+    document: str | None = None  # the document id, when a retrieved document's text spells it
 
 
 _NUMBERS: Final = frozenset({int, float})
@@ -85,6 +91,8 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
 def _located(fact: Fact) -> Iterator[tuple[int | float, Hashable | None, str | None]]:
     """Every number a fact records, in recording order: (number, row, column)."""
     value = fact.value
+    if isinstance(value, Documents):
+        return
     if isinstance(value, Table):
         for row in value.rows:
             key = row.get(value.key)
@@ -110,6 +118,8 @@ def _located(fact: Fact) -> Iterator[tuple[int | float, Hashable | None, str | N
 def _raw_values(fact: Fact) -> frozenset[int | float]:
     """The recorded numbers as raw ints and floats, for the fast membership test."""
     value = fact.value
+    if isinstance(value, Documents):
+        return frozenset()
     if isinstance(value, Table):
         found: set[int | float] = set()
         for column in value.columns:

@@ -22,7 +22,8 @@ __all__ = ["SeenFinding", "counter_totals", "seen_finding"]
 class SeenFinding:
     """One ``gen_ai.guardrail.result`` the guard emitted: where (boundary, trace/span ids, the
     span's name once known), what (result, reason code, check, field, fact), and — with content
-    capture on only — the claimed/supported values and message."""
+    capture on only — the claimed/supported values and message; ``outcome`` is the outcome of
+    the output it was found on, when the reader knows it (replay does)."""
 
     boundary: str
     result: str  # "unsupported" | "error"
@@ -36,6 +37,7 @@ class SeenFinding:
     claimed: str | None = None
     supported: str | None = None
     message: str | None = None
+    outcome: str | None = None
 
 
 def _text(value: Any) -> str | None:
@@ -43,7 +45,11 @@ def _text(value: Any) -> str | None:
 
 
 def seen_finding(
-    attributes: Mapping[str, Any], trace_id: int, span_id: int, span_name: str | None = None
+    attributes: Mapping[str, Any],
+    trace_id: int,
+    span_id: int,
+    span_name: str | None = None,
+    outcome: str | None = None,
 ) -> SeenFinding:
     """The finding a guardrail event's attributes describe, on the span ``span_id``."""
     return SeenFinding(
@@ -59,6 +65,7 @@ def seen_finding(
         claimed=_text(attributes.get(sc.CLAIMED)),
         supported=_text(attributes.get(sc.SUPPORTED)),
         message=_text(attributes.get(sc.MESSAGE)),
+        outcome=outcome,
     )
 
 

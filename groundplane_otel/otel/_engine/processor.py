@@ -271,9 +271,10 @@ class GroundplaneSpanProcessor(SpanProcessor):
             internal: Exception | None = None
             results = self.results
             try:
+                named = sc.BOUNDARY in span_attributes(span)  # before the guard writes it
                 evaluations = self.accounting.evaluate(span)  # what the engine decided
                 for evaluation in evaluations:
-                    results.annotate(span, evaluation)
+                    results.annotate(span, evaluation, matched=not named)
             except Exception as exc:
                 internal = exc
                 if not getattr(exc, _COUNTED, False):  # a step below counted it already

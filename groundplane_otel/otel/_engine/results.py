@@ -24,8 +24,9 @@ class Results(Protocol):
     def count_fact(self) -> Callable[[str, str, str], None]:
         """Count one tool result: (fact kind, source, outcome)."""
 
-    def annotate(self, span: Any, evaluation: Evaluation) -> None:
-        """One evaluation of ``span``, while it still records (before its ``end()``)."""
+    def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
+        """One evaluation of ``span``, while it still records (before its ``end()``);
+        ``matched``: its boundary came from the policy's match rules (the span named none)."""
 
     def record(self, span: Any, evaluation: Evaluation) -> None:
         """One evaluation of ``span``, once it ended."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from opentelemetry import trace
@@ -20,7 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import withheld
-from groundplane_otel.otel._engine.sdk import fits, override_ok
+from groundplane_otel.otel._engine.sdk import fits, override_ok, span_attributes
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -211,11 +211,14 @@ class Telemetry:
                     event_name=sc.EVALUATION_EVENT, attributes=attributes, context=context
                 )
 
-    def annotate(self, span: Span, evaluation: Evaluation) -> None:
+    def annotate(self, span: Span, evaluation: Evaluation, *, matched: bool = False) -> None:
         """Summary attributes, one event per finding, links to the fact spans, ERROR status
         when blocked (enforce only) — written while the span is still recording. A span at its
         attribute limit keeps its own attributes: the summary is left off (counted in
-        ``groundplane.summary.left_off``) and the verdict stays in the events and metrics."""
+        ``groundplane.summary.left_off``) and the verdict stays in the events and metrics. A
+        boundary the policy's match rules chose (``matched``: neither the span nor the code
+        named it) is marked ``groundplane.boundary_matched``, so a replay of the recording
+        matches it again rather than echoing it."""
         summary: dict[str, AttributeValue] = {
             sc.BOUNDARY: evaluation.boundary,
             sc.OUTCOME: evaluation.outcome,
@@ -223,6 +226,8 @@ class Telemetry:
             sc.FACTS: list(evaluation.facts),
             sc.MODE: evaluation.mode,
         }
+        if matched:  # the guard chose the boundary: a replay matches it again (records.py)
+            summary[sc.BOUNDARY_MATCHED] = True
         if fits(span, summary):
             span.set_attributes(summary)
         else:
@@ -260,8 +265,7 @@ class Telemetry:
         if not self.evaluation_events:
             return []
         explained = iter([finding for finding in evaluation.findings if finding.check is not None])
-        on_span = getattr(span, "attributes", None)  # SDK spans (and replayed records)
-        response_id = on_span.get(sc.GEN_AI_RESPONSE_ID) if isinstance(on_span, Mapping) else None
+        response_id = span_attributes(span).get(sc.GEN_AI_RESPONSE_ID)  # SDK spans, records
         found: list[dict[str, Any]] = []
         for family, verdict in evaluation.verdicts:
             attributes: dict[str, Any] = {

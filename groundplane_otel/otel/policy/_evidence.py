@@ -10,6 +10,8 @@ boundary that could only ever fail closed is a located PolicyError at startup, n
   boundary's facts is.
 - ``entities_in_scope``: ``approved`` facts and the ``vocabulary`` hold names (ranking, table
   or domain), and approved facts are not restricted.
+- ``numbers_recorded``: each fact in ``documents`` (retrievals whose text is evidence) is
+  ``kind: documents`` and not restricted.
 """
 
 from __future__ import annotations
@@ -53,18 +55,12 @@ def check_evidence(
                 "none of this boundary's facts is restricted, so the check could never run",
                 "declare `restricted: true` on the fact that must not leak",
             )
+    elif family == "numbers_recorded":
+        _documents(reader, here, arguments.get("documents"), specs, "read")
     elif family in ("citations_retrieved", "quotes_anchored"):
         listed = arguments.get("documents")
         if isinstance(listed, list):
-            for index, name in enumerate(listed):
-                spec = specs.get(name) if isinstance(name, str) else None
-                if spec is not None and (spec.kind != "documents" or spec.restricted):
-                    reader.fail(
-                        (*here, "documents", index),
-                        f"fact {name!r} is not an unrestricted documents fact",
-                        f"cite a fact declared `kind: documents` (fact {name!r} is "
-                        f"{'restricted' if spec.restricted else spec.kind})",
-                    )
+            _documents(reader, here, listed, specs, "cite")
         elif not any(s.kind == "documents" and not s.restricted for s in in_boundary):
             reader.fail(
                 here,
@@ -73,6 +69,23 @@ def check_evidence(
             )
     elif family == "entities_in_scope":
         _names(reader, here, arguments, specs)
+
+
+def _documents(
+    reader: Reader, here: Path, listed: Any, specs: Mapping[str, FactSpec], verb: str
+) -> None:
+    """Each fact a ``documents`` list names is an unrestricted ``kind: documents`` fact."""
+    if not isinstance(listed, list):
+        return
+    for index, name in enumerate(listed):
+        spec = specs.get(name) if isinstance(name, str) else None
+        if spec is not None and (spec.kind != "documents" or spec.restricted):
+            reader.fail(
+                (*here, "documents", index),
+                f"fact {name!r} is not an unrestricted documents fact",
+                f"{verb} a fact declared `kind: documents` (fact {name!r} is "
+                f"{'restricted' if spec.restricted else spec.kind})",
+            )
 
 
 def _names(

@@ -22,13 +22,20 @@ Hostile input never crashes a replay, and is never decided silently:
   not decided at all (no output counted from it), counted in ``stats.conflicting_traces`` and
   told to ``unreadable`` (so a gate fails on it);
 - nesting is resolved without recursion, whatever the depth or the order of spans.
+
+A driver with its own rule for deciding (the verifier) passes ``around_decision``: each trace's
+decision reaches it as a ``Decision``, which it runs (``run()``) inside its own accounting, and
+``decide(trace_id)`` decides one buffered trace now.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import operator
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -38,20 +45,31 @@ from groundplane_otel._echo import capped
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.otlp_files import BadInput, BadSink, Unreadable
-from groundplane_otel.otel.replay.records import SpanRecord, attributes_of
+from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, bad_ids, proto_spans
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
+from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
-__all__ = ["ReplayStats", "Replayer"]
+__all__ = ["Decision", "ReplayStats", "Replayer"]
 
 
 class _Trace:
     __slots__ = ("dropped", "last_seen", "spans")
 
     def __init__(self) -> None:
-        self.spans: list[tuple[Any, dict[str, Any]]] = []  # (proto span, resource attributes)
+        self.spans: list[RecordedSpan] = []
         self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One buffered trace about to be decided: ``run()`` decides it (call it once); it is
+    ``incomplete`` when decided early (the buffer was full) or it lost spans."""
+
+    trace_id: bytes
+    spans: int
+    incomplete: bool
+    run: Callable[[], None]
 
 
 class Replayer:
@@ -64,6 +82,8 @@ class Replayer:
     ``groundplane.mode`` in metrics (the verifier's ``verifier``). At most ``max_findings``
     findings are kept for the report (the rest are counted). Spans that cannot be replayed are
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
+    ``rematch`` ignores every recorded ``groundplane.boundary`` (``records.replayable_attributes``);
+    ``around_decision`` gets each trace's ``Decision`` to run (by default it is run as is).
     """
 
     def __init__(
@@ -79,6 +99,8 @@ class Replayer:
         logger_provider: Any = None,
         mode_label: str | None = None,
         unreadable: BadSink | None = None,
+        rematch: bool = False,
+        around_decision: Callable[[Decision], None] | None = None,
     ) -> None:
         self.stats = ReplayStats()
         self.unreadable: BadSink = unreadable if unreadable is not None else Unreadable()
@@ -106,31 +128,36 @@ class Replayer:
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
         self._read = 0
         self._clock = clock or self._spans_read
+        self.rematch = rematch
+        self._around = around_decision
 
     def _spans_read(self) -> float:
         return float(self._read)
 
     # -- intake --------------------------------------------------------------------------------
 
-    def feed(self, request: ExportTraceServiceRequest, location: str = "request") -> None:
-        """One ``ExportTraceServiceRequest`` (a line or message of a recorded file, found at
-        ``location``)."""
+    def feed(
+        self,
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
+    ) -> None:
+        """One request's spans — an ``ExportTraceServiceRequest`` or the ``RecordedSpan``s a
+        reader made of it — found at ``location`` (a line or message of a recorded file)."""
+        if isinstance(request, ExportTraceServiceRequest):
+            request = proto_spans(request)
         self.stats.requests += 1
-        for resource_spans in request.resource_spans:
-            resource = attributes_of(resource_spans.resource.attributes)
-            for scope_spans in resource_spans.scope_spans:
-                for index, span in enumerate(scope_spans.spans):
-                    problem = _bad_ids(span)
-                    if problem is None:
-                        self._add(span, resource)
-                        continue
-                    self.stats.spans += 1
-                    self.stats.bad_spans += 1
-                    where = f"{location} span {index} {capped(span.name, 40)!r}"
-                    self.unreadable.append(BadInput(where, problem))
+        for span in request:
+            problem = bad_ids(span)
+            if problem is None:
+                self._add(span)
+                continue
+            self.stats.spans += 1
+            self.stats.bad_spans += 1
+            where = f"{location} span {span.index} {capped(span.name, 40)!r}"
+            self.unreadable.append(BadInput(where, problem))
         self.decide_ready()
 
-    def _add(self, span: Any, resource: dict[str, Any]) -> None:
+    def _add(self, span: RecordedSpan) -> None:
         self.stats.spans += 1
         self._read += 1
         buffer = self._buffer
@@ -139,7 +166,7 @@ class Replayer:
             state = buffer[span.trace_id] = _Trace()
             while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
                 oldest = next(iter(buffer))
-                self._decide(oldest, buffer.pop(oldest), early=True)
+                self._settle(oldest, buffer.pop(oldest), early=True)
         else:
             buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._clock()
@@ -147,7 +174,7 @@ class Replayer:
             self.stats.dropped_spans += 1
             state.dropped = True
             return
-        state.spans.append((span, resource))
+        state.spans.append(span)
 
     def decide_ready(self) -> int:
         """Decide the traces idle for ``decision_wait``; how many were decided."""
@@ -158,8 +185,17 @@ class Replayer:
                 return decided
             decided += 1
             del buffer[trace_id]
-            self._decide(trace_id, state, early=False)
+            self._settle(trace_id, state, early=False)
         return decided
+
+    def decide(self, trace_id: bytes) -> bool:
+        """Decide the buffered trace ``trace_id`` now; False when it is not buffered (already
+        decided, or never seen)."""
+        state = self._buffer.pop(trace_id, None)
+        if state is None:
+            return False
+        self._settle(trace_id, state, early=False)
+        return True
 
     @property
     def buffered(self) -> int:
@@ -170,49 +206,58 @@ class Replayer:
         """End of input: every buffered trace is decided."""
         while self._buffer:
             trace_id, state = self._buffer.popitem(last=False)
-            self._decide(trace_id, state, early=False)
+            self._settle(trace_id, state, early=False)
         return self.stats
 
     # -- deciding one trace ----------------------------------------------------------------
+
+    def _settle(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+        """Decide a trace taken out of the buffer, through ``around_decision`` when given."""
+        run = functools.partial(self._decide, trace_id, state, early=early)
+        if self._around is None:
+            run()
+            return
+        self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
         self.stats.traces += 1
         unique = self._unique(trace_id, state)
         if unique is None:
             return
-        ids = {span.span_id for span, _ in unique}
+        ids = {span.span_id for span in unique}
         records = {
             span.span_id: SpanRecord(
-                span, resource, parent_present=bool(span.parent_span_id in ids)
+                span, parent_present=span.parent_span_id in ids, rematch=self.rematch
             )
-            for span, resource in unique
+            for span in unique
         }
-        parents = {span.span_id: records.get(span.parent_span_id) for span, _ in unique}
+        parents = {span.span_id: records.get(span.parent_span_id) for span in unique}
         orphans = sum(
-            1 for span, _ in unique if span.parent_span_id and span.parent_span_id not in ids
+            1 for span in unique if span.parent_span_id and span.parent_span_id not in ids
         )
         self.stats.orphan_spans += orphans
         if early or state.dropped:
             self.stats.incomplete_traces += 1
-        for kind, record in _timeline(records, parents):
-            if kind == "start":
-                record.start(self.processor, parents[_raw_id(record)])
-            else:
-                with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
-                    record.end()
+        processor = self.processor
+        for starting, record in _timeline(records, parents):
+            if starting:
+                record.start(processor, parents[record.raw_id])
+                continue
+            with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
+                record.end()
         self.tally.settle(records.values())  # its findings, in the order read
 
-    def _unique(self, trace_id: bytes, state: _Trace) -> list[tuple[Any, dict[str, Any]]] | None:
+    def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
         """The trace's spans, identical copies collapsed; None (told, counted) when two spans
         share an id but differ: which one is true cannot be known."""
-        seen: dict[bytes, Any] = {}
-        unique: list[tuple[Any, dict[str, Any]]] = []
+        seen: dict[bytes, RecordedSpan] = {}
+        unique: list[RecordedSpan] = []
         conflicts: list[bytes] = []
-        for span, resource in state.spans:
+        for span in state.spans:
             first = seen.get(span.span_id)
             if first is None:
                 seen[span.span_id] = span
-                unique.append((span, resource))
+                unique.append(span)
             elif first == span:
                 self.stats.duplicate_spans += 1
             else:
@@ -240,21 +285,6 @@ class Replayer:
         self.processor.shutdown()
 
 
-def _raw_id(record: SpanRecord) -> bytes:
-    return record.get_span_context().span_id.to_bytes(8, "big")
-
-
-def _bad_ids(span: Any) -> str | None:
-    """Why ``span``'s ids make it unreplayable, or None."""
-    if len(span.trace_id) != 16 or not any(span.trace_id):
-        return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
-    if len(span.span_id) != 8 or not any(span.span_id):
-        return f"invalid span id ({len(span.span_id)} bytes, need 8, not all zero)"
-    if len(span.parent_span_id) not in (0, 8):
-        return f"invalid parent span id ({len(span.parent_span_id)} bytes, need 0 or 8)"
-    return None
-
-
 def _nesting(
     records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
 ) -> tuple[dict[bytes, int], dict[bytes, int]]:
@@ -272,7 +302,7 @@ def _nesting(
             chain.append(span_id)
             on_chain.add(span_id)
             parent = parents[span_id]
-            span_id = _raw_id(parent) if parent is not None else None
+            span_id = parent.raw_id if parent is not None else None
         above = span_id if span_id is not None and span_id in starts else None
         for current in reversed(chain):  # top-down: each parent resolved before its child
             value, level = records[current].start_time, 0
@@ -285,20 +315,23 @@ def _nesting(
 
 def _timeline(
     records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
-) -> Iterator[tuple[str, SpanRecord]]:
-    """Starts and ends in time order, with each span's interval widened to nest in its
-    parent's (clocks of two services disagree; nesting is what the guard relies on)."""
+) -> list[tuple[bool, SpanRecord]]:
+    """Starts (True) and ends (False) in time order, with each span's interval widened to nest
+    in its parent's (clocks of two services disagree; nesting is what the guard relies on)."""
     starts, depth = _nesting(records, parents)
     ends = {span_id: max(record.end_time, starts[span_id]) for span_id, record in records.items()}
-    for span_id in sorted(records, key=lambda key: -depth[key]):  # children widen parents
+    for span_id in sorted(records, key=depth.__getitem__, reverse=True):  # children widen parents
         parent = parents[span_id]
         if parent is not None and depth[span_id] > 0:
-            parent_id = _raw_id(parent)
+            parent_id = parent.raw_id
             ends[parent_id] = max(ends[parent_id], ends[span_id])
-    events: list[tuple[int, int, int, str, SpanRecord]] = []
+    events: list[tuple[int, int, int, bool, SpanRecord]] = []
     for span_id, record in records.items():
-        events.append((starts[span_id], 0, depth[span_id], "start", record))
-        events.append((ends[span_id], 1, -depth[span_id], "end", record))
-    events.sort(key=lambda event: event[:3])
-    for _, _, _, kind, record in events:
-        yield kind, record
+        level = depth[span_id]
+        events.append((starts[span_id], 0, level, True, record))
+        events.append((ends[span_id], 1, -level, False, record))
+    events.sort(key=_EVENT_ORDER)
+    return [(event[3], event[4]) for event in events]
+
+
+_EVENT_ORDER = operator.itemgetter(0, 1, 2)  # time, starts before ends, then by depth

@@ -1,65 +1,201 @@
-"""A recorded span, replayed through the guard: the minimal span record the engine works on.
+"""A recorded span, replayed through the guard: the one span form both readers produce, and the
+span record the engine works on.
 
-``SpanRecord`` is built from an OTLP protobuf span (ids, parent, name, kind, attributes, events,
-status, resource) and behaves like the SDK span the guard's processor reads and annotates:
-exactly the SDK span fields the guard relies on (``_engine.sdk.SPAN_FIELDS``: ``_context``,
-``_parent``, ``_name``, ``_attributes`` as a plain dict, ``_status``), a ``__dict__`` for the
-lineage the guard keeps on span instances, and the public writers (``set_attributes``,
-``add_event``, ``set_status``, ``add_link``) collecting what the guard writes. ``end()`` hands
-the record to the processor's ``on_end``, as the SDK does.
+``RecordedSpan`` is the neutral form of one recorded span (ids as bytes, name, kind, times,
+attributes, events, status, resource), built by either reader — OTLP/JSON lines
+(``replay.json_reader``) or OTLP protobuf (``proto_spans``) — and always through
+``replayable_attributes``, which leaves out what a recording guard wrote. ``SpanRecord`` is built
+from it when its trace is decided and behaves like the SDK span the guard's processor reads and
+annotates: exactly the SDK span fields the guard relies on (``_engine.sdk.SPAN_FIELDS``:
+``_context``, ``_parent``, ``_name``, ``_attributes`` as a plain dict, ``_status``), a ``__dict__``
+for the lineage the guard keeps on span instances, and the public writers (``set_attributes``,
+``add_event``, ``set_status``, ``add_link``) collecting what the guard writes. ``end()`` hands the
+record to the processor's ``on_end``, as the SDK does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
-from opentelemetry.proto.trace.v1.trace_pb2 import Status as ProtoStatus
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import Attributes
 
 from groundplane_otel.otel import semconv as sc
 
-__all__ = ["SpanRecord", "attribute_value", "attributes_of"]
+__all__ = [
+    "MAX_VALUE_DEPTH",
+    "RecordedSpan",
+    "SpanRecord",
+    "attribute_value",
+    "attributes_of",
+    "bad_ids",
+    "proto_spans",
+    "recorded_span",
+    "replayable_attributes",
+]
 
-# What a guard wrote on a span it recorded live (the app's ``groundplane.boundary`` stays).
-GUARD_WRITTEN = frozenset({sc.OUTCOME, sc.VIOLATIONS, sc.FACTS, sc.MODE, sc.FACT_LINKS})
+# What a guard wrote on a span it recorded live; ``groundplane.boundary`` only when marked
+# ``groundplane.boundary_matched`` (else the app named the boundary: it stays).
+GUARD_WRITTEN = frozenset(
+    {sc.OUTCOME, sc.VIOLATIONS, sc.FACTS, sc.MODE, sc.FACT_LINKS, sc.BOUNDARY_MATCHED}
+)
 GUARD_STATUS_PREFIX = "groundplane: output"
-_KINDS = {
-    ProtoSpan.SPAN_KIND_INTERNAL: SpanKind.INTERNAL,
-    ProtoSpan.SPAN_KIND_SERVER: SpanKind.SERVER,
-    ProtoSpan.SPAN_KIND_CLIENT: SpanKind.CLIENT,
-    ProtoSpan.SPAN_KIND_PRODUCER: SpanKind.PRODUCER,
-    ProtoSpan.SPAN_KIND_CONSUMER: SpanKind.CONSUMER,
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+MAX_VALUE_DEPTH = 16  # arrays and maps nested deeper than this read as None
+# OTLP's enum numbers (the proto's and OTLP/JSON's) -> the API's.
+KINDS: dict[int, SpanKind] = {
+    1: SpanKind.INTERNAL,  # SPAN_KIND_INTERNAL; 0, unspecified, reads as internal too
+    2: SpanKind.SERVER,
+    3: SpanKind.CLIENT,
+    4: SpanKind.PRODUCER,
+    5: SpanKind.CONSUMER,
 }
-_STATUS = {
-    ProtoStatus.STATUS_CODE_OK: StatusCode.OK,
-    ProtoStatus.STATUS_CODE_ERROR: StatusCode.ERROR,
-}
+STATUS_CODES = {1: StatusCode.OK, 2: StatusCode.ERROR}  # STATUS_CODE_OK, STATUS_CODE_ERROR
+
+
+# Not frozen: built once per span read (the hottest constructor of a replay) and never
+# changed after it; equality over every field but ``index`` tells a retried copy of a span.
+@dataclass(slots=True)
+class RecordedSpan:
+    """One recorded span, as read (see the module docstring). ``index``: its position in its
+    request's scope (for locating it), not part of what the span is."""
+
+    trace_id: bytes
+    span_id: bytes
+    parent_span_id: bytes
+    name: str
+    kind: SpanKind
+    start_time: int
+    end_time: int
+    attributes: dict[str, Any]
+    events: tuple[tuple[str, dict[str, Any]], ...]
+    status: StatusCode
+    resource: Mapping[str, Any]
+    index: int = field(default=0, compare=False)
+
+
+def replayable_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """A recorded span's attributes without what a recording guard wrote, so the span is
+    decided again, not echoed: its summary attributes, and ``groundplane.boundary`` when the
+    guard marked it as its own match (``groundplane.boundary_matched``). A boundary the app set
+    on the span still names it (``SpanRecord(rematch=True)`` drops that too). Both readers call
+    this, once per span."""
+    if GUARD_WRITTEN.isdisjoint(attributes):
+        return attributes
+    drop_boundary = attributes.get(sc.BOUNDARY_MATCHED) is True
+    return {
+        key: value
+        for key, value in attributes.items()
+        if key not in GUARD_WRITTEN and not (drop_boundary and key == sc.BOUNDARY)
+    }
+
+
+def recorded_span(
+    trace_id: bytes,
+    span_id: bytes,
+    parent_span_id: bytes,
+    name: str,
+    kind: int,
+    times: tuple[int, int],
+    attributes: dict[str, Any],
+    events: tuple[tuple[str, dict[str, Any]], ...],
+    status: tuple[int, str],
+    resource: Mapping[str, Any],
+    index: int,
+) -> RecordedSpan:
+    """A ``RecordedSpan`` from OTLP's numbers (``kind``, ``status`` code and message): the one
+    place both readers build it, leaving out what a recording guard wrote."""
+    code = STATUS_CODES.get(status[0], StatusCode.UNSET)
+    if status[1].startswith(GUARD_STATUS_PREFIX):
+        code = StatusCode.UNSET  # the recording guard's own verdict: decided again here
+    return RecordedSpan(
+        trace_id,
+        span_id,
+        parent_span_id,
+        name,
+        KINDS.get(kind, SpanKind.INTERNAL),
+        times[0],
+        times[1],
+        replayable_attributes(attributes),
+        events,
+        code,
+        resource,
+        index,
+    )
+
+
+def bad_ids(span: RecordedSpan) -> str | None:
+    """Why ``span``'s ids make it unreplayable (a trace id not 16 bytes, a span id not 8, zero
+    ids, a parent id neither empty nor 8 bytes), or None: replay and suggest judge alike."""
+    if len(span.trace_id) != 16 or not any(span.trace_id):
+        return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
+    if len(span.span_id) != 8 or not any(span.span_id):
+        return f"invalid span id ({len(span.span_id)} bytes, need 8, not all zero)"
+    if len(span.parent_span_id) not in (0, 8):
+        return f"invalid parent span id ({len(span.parent_span_id)} bytes, need 0 or 8)"
+    return None
 
 
 def attribute_value(value: AnyValue, depth: int = 0) -> Any:
     """An OTLP AnyValue as the SDK stores attributes (arrays as tuples, maps as dicts)."""
-    field = value.WhichOneof("value")
-    if field is None:
+    which = value.WhichOneof("value")
+    if which is None:
         return None
-    if field == "array_value":
-        if depth > 16:
+    if which == "array_value":
+        if depth > MAX_VALUE_DEPTH:
             return None
         return tuple(attribute_value(item, depth + 1) for item in value.array_value.values)
-    if field == "kvlist_value":
-        if depth > 16:
+    if which == "kvlist_value":
+        if depth > MAX_VALUE_DEPTH:
             return None
         return attributes_of(value.kvlist_value.values, depth + 1)
-    return getattr(value, field)
+    return getattr(value, which)
 
 
 def attributes_of(pairs: Sequence[KeyValue], depth: int = 0) -> dict[str, Any]:
-    return {pair.key: attribute_value(pair.value, depth) for pair in pairs}
+    attributes: dict[str, Any] = {}
+    for pair in pairs:
+        value = pair.value
+        if value.WhichOneof("value") == "string_value":  # the common case, without a call
+            attributes[pair.key] = value.string_value
+        else:
+            attributes[pair.key] = attribute_value(value, depth)
+    return attributes
+
+
+def proto_spans(request: ExportTraceServiceRequest) -> list[RecordedSpan]:
+    """Every span of a protobuf trace request, in order, as ``RecordedSpan``s."""
+    spans: list[RecordedSpan] = []
+    for resource_spans in request.resource_spans:
+        resource = attributes_of(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            for index, span in enumerate(scope_spans.spans):
+                spans.append(proto_span(span, resource, index))
+    return spans
+
+
+def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> RecordedSpan:
+    """One protobuf span as a ``RecordedSpan``."""
+    return recorded_span(
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        span.name,
+        span.kind,
+        (span.start_time_unix_nano, span.end_time_unix_nano),
+        attributes_of(span.attributes),
+        tuple((event.name, attributes_of(event.attributes)) for event in span.events),
+        (span.status.code, span.status.message),
+        resource,
+        index,
+    )
 
 
 def _span_id(raw: bytes) -> int:
@@ -69,36 +205,26 @@ def _span_id(raw: bytes) -> int:
 class SpanRecord(trace.Span):
     """One recorded span (see the module docstring)."""
 
-    def __init__(
-        self, span: ProtoSpan, resource: Mapping[str, Any], *, parent_present: bool
-    ) -> None:
+    def __init__(self, span: RecordedSpan, *, parent_present: bool, rematch: bool = False) -> None:
         trace_id, span_id = _span_id(span.trace_id), _span_id(span.span_id)
-        self._context = SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED))
+        self.raw_id = span.span_id  # as read
+        self._context = SpanContext(trace_id, span_id, False, _SAMPLED)
         parent_id = _span_id(span.parent_span_id)
         # A parent in the same assembled trace is local: the whole trace is one request, across
         # services. A parent that never arrived is remote: its span is a local root.
         self._parent = (
-            SpanContext(trace_id, parent_id, not parent_present, TraceFlags(TraceFlags.SAMPLED))
-            if parent_id
-            else None
+            SpanContext(trace_id, parent_id, not parent_present, _SAMPLED) if parent_id else None
         )
         self._name = span.name
-        self._attributes: dict[str, Any] = {
-            key: value
-            for key, value in attributes_of(span.attributes).items()
-            if key not in GUARD_WRITTEN
-        }
-        self.kind = _KINDS.get(span.kind, SpanKind.INTERNAL)
-        self.resource = dict(resource)
-        self.start_time = span.start_time_unix_nano
-        self.end_time = span.end_time_unix_nano
-        self.recorded_events = [
-            (event.name, attributes_of(event.attributes)) for event in span.events
-        ]
-        code = _STATUS.get(span.status.code, StatusCode.UNSET)
-        if span.status.message.startswith(GUARD_STATUS_PREFIX):
-            code = StatusCode.UNSET  # the recording guard's own verdict: decided again here
-        self._status = Status(code)
+        self._attributes = dict(span.attributes)  # the guard writes here; the read span stays
+        if rematch:  # every recorded boundary ignored: the policy's match rules decide
+            self._attributes.pop(sc.BOUNDARY, None)
+        self.kind = span.kind
+        self.resource = span.resource
+        self.start_time = span.start_time
+        self.end_time = span.end_time
+        self.recorded_events = span.events
+        self._status = Status(span.status)
         self.written: list[tuple[str, dict[str, Any]]] = []  # events the guard added
         self.links: list[tuple[SpanContext, dict[str, Any]]] = []
         self._ended = False

@@ -1,6 +1,8 @@
 """The report of a replay: per boundary outputs, outcomes and the unsupported-claim rate; per
-finding trace id, span id, boundary, check and reason code (receipts only with content capture);
-and the CI gate's verdict against thresholds.
+finding trace id, span id and name, boundary, check, reason code and the outcome of its output
+(receipts and message only with content capture); and the CI gate's verdict against thresholds.
+The text and JSON reports print it; ``junit`` and ``markdown`` write it for CI, from this one
+report.
 
 The gate is honest: it fails on input it could not read (more than ``max_unreadable``
 unreadable lines, messages, files or spans; 0 by default) and on input where no guarded output
@@ -61,13 +63,16 @@ def build_report(
         item: dict[str, Any] = {
             "trace_id": finding.trace_id,
             "span_id": finding.span_id,
+            "span_name": finding.span_name,
             "boundary": finding.boundary,
             "check": finding.check or "<output>",
             "result": finding.result,
             "reason": finding.reason,
+            "outcome": finding.outcome,
         }
         if capture_content:
             item["claimed"], item["supported"] = finding.claimed, finding.supported
+            item["message"] = finding.message
         findings.append(item)
     failures = []
     if gate.max_unsupported_rate is not None and rate > gate.max_unsupported_rate:

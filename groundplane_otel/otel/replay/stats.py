@@ -70,7 +70,7 @@ class Tally:
         if self.export is not None:
             self.export.count_fact(kind, source, outcome)
 
-    def annotate(self, span: Any, evaluation: Evaluation) -> None:
+    def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
         """A replayed span is not annotated: nothing reads it afterwards."""
 
     def record(self, span: Any, evaluation: Evaluation) -> None:
@@ -92,7 +92,9 @@ class Tally:
         context = span.get_span_context()
         for finding in evaluation.findings:
             attributes = event_attributes(evaluation, finding, capture_content=self.capture_content)
-            seen = seen_finding(attributes, context.trace_id, context.span_id, span.name)
+            seen = seen_finding(
+                attributes, context.trace_id, context.span_id, span.name, evaluation.outcome
+            )
             self._pending.append((span, seen))
 
     def settle(self, spans: Iterable[Any]) -> None:

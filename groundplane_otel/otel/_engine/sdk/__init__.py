@@ -149,14 +149,16 @@ def sdk_layout() -> bool:
         return False
 
 
-def span_attributes(span: ReadableSpan) -> Mapping[str, Any]:
+def span_attributes(span: ReadableSpan | trace.Span) -> Mapping[str, Any]:
     """The span's attributes, read-only. The SDK's BoundedAttributes is a Python-level Mapping
     whose ``get`` raises and catches KeyError on every miss; its plain dict is read directly
-    (dict reads are atomic under the GIL), which keeps unmatched spans cheap."""
+    (dict reads are atomic under the GIL), which keeps unmatched spans cheap. A span with no
+    readable attributes (the API's non-recording span) reads as empty."""
     raw = getattr(getattr(span, "_attributes", None), "_dict", None)
     if isinstance(raw, dict):
         return raw
-    return cast(Mapping[str, Any], span.attributes or {})
+    attributes = getattr(span, "attributes", None)
+    return cast(Mapping[str, Any], attributes) if isinstance(attributes, Mapping) else {}
 
 
 def fits(span: Any, keys: Iterable[str]) -> bool:

@@ -1,0 +1,103 @@
+"""Leaks by rounding: a written number that a restricted value rounds to.
+
+A number in text carries the precision it was written to (``prose_scan.Numeral.quantum``, the
+unit of its last digit: ``1.2k`` is 1,200 to the hundred, ``4.6%`` is 4.6 to the tenth,
+``1,235`` is exact to the unit). It *rounds* a restricted value r when r rounded to that
+precision is w, half-even or half-up (the two roundings ``numbers_recorded`` declares): r lies
+in the precision interval ``[w - q/2, w + q/2]``, a tie end counting when either rounding
+reaches w (``4.6%`` and ``4.5%`` are not both roundings of 4.55%: only ``4.6%`` is), read in
+each documented form: the number as written, and for a percent the ratio it spells
+(``4.6%``: 0.046 to 0.001). ``$1.2k`` therefore reveals a restricted 1,234.5, and ``4.6%`` a
+restricted ratio 0.0455.
+
+The neighbourhood rule (false rejects): the written number is a leak only when no unrestricted
+recorded value lies *strictly* closer to it than the restricted one — ``$1,235`` next to a
+public price of 1,235 reads as that price (a tie is a leak: fail closed).
+
+Which written numbers are read this way (salience): at least two significant digits as written
+(``|w| / q >= 10``: ``1.2k``, ``4.6%``, ``0.050``), and a plain integer (no fraction digits,
+magnitude or percent) of at least 100 — so ``3``, ``12``, ``30 days``, ``5%`` or ``$1k`` never
+count as a rounding of a restricted value (they are checked exactly, like every number). A
+number in a structured field (a JSON number) has no written precision: exact only.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Final, Protocol
+
+from groundplane_otel.checks._numbers.prose_fields import shifted
+from groundplane_otel.checks._numbers.prose_scan import Numeral
+from groundplane_otel.checks._numbers.recorded import CONTEXT, Rounding, rounds_to
+
+__all__ = ["Public", "Rounded", "eligible", "rounded", "roundings"]
+
+_TEN: Final = Decimal(10)
+_HUNDRED: Final = Decimal(100)
+_MODES: Final[tuple[Rounding, ...]] = ("half_even", "half_up")
+
+
+class Public(Protocol):
+    """What the unrestricted evidence of one evaluation holds (see ``_public_values``)."""
+
+    def holds(self, value: Decimal) -> bool: ...
+
+    def closer(self, written: Decimal, restricted: Decimal) -> bool: ...
+
+    def names(self, phrase: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rounded:
+    """A rounding leak: the restricted value, the written precision, how the number was read."""
+
+    value: Decimal
+    quantum: Decimal
+    form: str
+
+
+def eligible(numeral: Numeral) -> bool:
+    """Whether the number is written coarsely enough, and salient enough, to be a rounding."""
+    value, quantum = abs(numeral.value), numeral.quantum
+    if quantum <= 0 or CONTEXT.divide(value, quantum) < _TEN:
+        return False
+    plain = quantum >= 1 and not numeral.magnitude and not numeral.percent
+    return not plain or value >= _HUNDRED
+
+
+def roundings(numeral: Numeral) -> Iterator[tuple[Decimal, Decimal, str]]:
+    """(value, quantum, form) of each documented form of an eligible number."""
+    if not eligible(numeral):
+        return
+    yield numeral.value, numeral.quantum, "as written"
+    if numeral.percent:
+        ratio, quantum = shifted(numeral.value, -2), shifted(numeral.quantum, -2)
+        yield ratio, quantum, "as the ratio a percent spells"
+
+
+def rounded(
+    values: Sequence[Decimal],
+    numeral: Numeral,
+    public: Public | None,
+    exempt: Callable[[Decimal], bool] | None = None,
+) -> Rounded | None:
+    """The restricted value (of the sorted ``values``, ``exempt`` ones skipped) the numeral
+    rounds, in the first form that leaks it; None when none does, or an unrestricted value is
+    strictly closer."""
+    for written, quantum, form in roundings(numeral):
+        half = CONTEXT.divide(quantum, 2)
+        low, high = CONTEXT.subtract(written, half), CONTEXT.add(written, half)
+        start, end = bisect.bisect_left(values, low), bisect.bisect_right(values, high)
+        inside = sorted(values[start:end], key=lambda r: CONTEXT.abs(CONTEXT.subtract(r, written)))
+        for restricted in inside:
+            if restricted == written or (exempt is not None and exempt(restricted)):
+                continue  # an exact reading (the exact rule decides it), or public evidence
+            if not any(rounds_to(restricted, written, quantum, mode) for mode in _MODES):
+                continue  # in the interval but on the tie end neither rounding reaches
+            if public is not None and public.closer(written, restricted):
+                break  # the nearest restricted value loses: so does every farther one
+            return Rounded(restricted, quantum, form)
+    return None

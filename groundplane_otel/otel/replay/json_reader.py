@@ -1,0 +1,321 @@
+"""OTLP/JSON lines straight into ``RecordedSpan``s: ``orjson`` decodes, one walk converts.
+
+No protobuf round trip, and the same refusals as protobuf's JSON mapping where the spans are
+concerned: keys in lowerCamelCase (as OTLP/JSON requires), ids as hex, 64-bit integers as
+strings or numbers, enums as numbers or names (anything else: unspecified), ``null`` as
+absent, unknown fields ignored, messages nested more than 100 deep refused, and a value of the
+wrong type makes the whole line unreadable (``ValueError``, short and naming the innermost
+field). Fields the engine never reads
+(links, trace state, dropped counts, the instrumentation scope) are not read, so not checked.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from groundplane_otel.otel.replay.records import MAX_VALUE_DEPTH, RecordedSpan, recorded_span
+
+__all__ = ["MAX_MESSAGE_DEPTH", "NestedTooDeep", "json_spans"]
+
+MAX_MESSAGE_DEPTH = 100  # protobuf's JSON parser's limit on nested messages
+# The message depth of an attribute's value (AnyValue): request > resourceSpans > resource >
+# KeyValue > AnyValue; a span's KeyValue sits under scopeSpans > spans, an event's one deeper.
+_RESOURCE_VALUE, _SPAN_VALUE, _EVENT_VALUE = 5, 6, 7
+_KIND_NAMES = {
+    "SPAN_KIND_UNSPECIFIED": 0,
+    "SPAN_KIND_INTERNAL": 1,
+    "SPAN_KIND_SERVER": 2,
+    "SPAN_KIND_CLIENT": 3,
+    "SPAN_KIND_PRODUCER": 4,
+    "SPAN_KIND_CONSUMER": 5,
+}
+_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+_RESOURCES = 64  # distinct resources shared per file (services, hosts); past it, held per line
+_INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
+
+
+class NestedTooDeep(ValueError):
+    """The line is nested deeper than the JSON decoder reads."""
+
+
+def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[RecordedSpan]:
+    """Every span of one OTLP/JSON ``ExportTraceServiceRequest`` line, in order; a ValueError
+    says why the line is not one (``NestedTooDeep`` past the decoder's depth). ``resources``:
+    resource attributes already read (by their JSON), shared by the spans of later lines
+    rather than held once per line."""
+    try:
+        tree = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if str(exc).startswith("depth limit exceeded"):
+            raise NestedTooDeep(str(exc)) from None
+        raise
+    if not isinstance(tree, dict):
+        raise ValueError(f"expected a JSON object, got {type(tree).__name__}")
+    spans: list[RecordedSpan] = []
+    for item in _list(tree, "resourceSpans"):
+        resource_spans = _object(item, "resourceSpans")
+        resource = _object(resource_spans.get("resource"), "resource")
+        attributes = _resource(resource.get("attributes"), resources)
+        for scope in _list(resource_spans, "scopeSpans"):
+            for index, span in enumerate(_list(_object(scope, "scopeSpans"), "spans")):
+                spans.append(_span(_object(span, "spans"), attributes, index))
+    return spans
+
+
+def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
+    """A resource's attributes: read once per distinct JSON (already checked), then shared."""
+    if resources is None:
+        return _attributes(pairs, _RESOURCE_VALUE, "attributes")
+    key = orjson.dumps(pairs)
+    known = resources.get(key)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    attributes = _attributes(pairs, _RESOURCE_VALUE, "attributes")
+    if len(resources) < _RESOURCES:
+        resources[key] = attributes
+    return attributes
+
+
+def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
+    status = _object(span.get("status"), "status")
+    events = tuple(
+        (
+            _string(event.get("name"), "name"),
+            _attributes(event.get("attributes"), _EVENT_VALUE, "attributes"),
+        )
+        for event in map(_event, _list(span, "events"))
+    )
+    return recorded_span(
+        _id(span.get("traceId"), "traceId"),
+        _id(span.get("spanId"), "spanId"),
+        _id(span.get("parentSpanId"), "parentSpanId"),
+        _string(span.get("name"), "name"),
+        _enum(span.get("kind"), _KIND_NAMES, "kind"),
+        (
+            _integer(span.get("startTimeUnixNano"), _UINT64, "startTimeUnixNano"),
+            _integer(span.get("endTimeUnixNano"), _UINT64, "endTimeUnixNano"),
+        ),
+        _attributes(span.get("attributes"), _SPAN_VALUE, "attributes"),
+        events,
+        (_enum(status.get("code"), _CODE_NAMES, "code"), _string(status.get("message"), "message")),
+        resource,
+        index,
+    )
+
+
+def _event(event: Any) -> dict[str, Any]:
+    return _object(event, "events")
+
+
+# -- the message shapes ------------------------------------------------------------------------
+
+
+def _wrong(expected: str, value: Any, field: str) -> ValueError:
+    got = "null" if value is None else _TYPES.get(type(value), type(value).__name__)
+    return ValueError(f"expected {expected}, got {got} in {field}")
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if value is None and field in ("resource", "status", "arrayValue", "kvlistValue"):
+        return {}  # a single message field: null is absent (in a list it is refused)
+    raise _wrong("an object", value, field)
+
+
+def _list(node: dict[str, Any], field: str) -> list[Any]:
+    value = node.get(field)
+    if isinstance(value, list):
+        return value
+    if value is None:
+        return []
+    raise _wrong("an array", value, field)
+
+
+def _string(value: Any, field: str) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    raise _wrong("a string", value, field)
+
+
+def _id(value: Any, field: str) -> bytes:
+    if isinstance(value, str):
+        return bytes.fromhex(value)  # ValueError: not hex
+    if value is None:
+        return b""
+    raise _wrong("a hex string", value, field)
+
+
+def _integer(value: Any, bounds: tuple[int, int], field: str) -> int:
+    """A 64-bit integer as protobuf's JSON mapping reads one: a number or a decimal string."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _wrong("an integer", value, field)
+    if isinstance(value, str) and " " in value:
+        raise ValueError(f"not an integer: {value[:40]!r} in {field}")
+    try:
+        number = int(value)
+        if isinstance(value, float) and number != value:
+            raise ValueError
+    except (ValueError, OverflowError):
+        try:
+            real = float(value)
+        except ValueError:
+            raise ValueError(f"not an integer: {str(value)[:40]!r} in {field}") from None
+        if not real.is_integer():
+            raise ValueError(f"not an integer: {str(value)[:40]!r} in {field}") from None
+        number = int(real)
+    if not bounds[0] <= number <= bounds[1]:
+        raise ValueError(f"integer out of range in {field}")
+    return number
+
+
+def _enum(value: Any, names: dict[str, int], field: str) -> int:
+    """An enum as protobuf's mapping reads one: a number, a name, or (an unknown name or
+    anything else, which it ignores) unspecified."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return int(value) if value.isdigit() else names.get(value, 0)
+    return 0
+
+
+# -- attributes ----------------------------------------------------------------------------------
+
+
+def _attributes(pairs: Any, depth: int, field: str, level: int = 0) -> dict[str, Any]:
+    """KeyValues whose values sit at message ``depth``, nested ``level`` maps deep."""
+    if pairs is None:
+        return {}
+    if not isinstance(pairs, list):
+        raise _wrong("an array", pairs, field)
+    attributes: dict[str, Any] = {}
+    for pair in pairs:
+        if type(pair) is not dict:
+            raise _wrong("an object", pair, field)
+        key, node = pair.get("key"), pair.get("value")
+        if type(key) is not str:
+            key = _string(key, "key")
+        if type(node) is dict and len(node) == 1 and depth <= MAX_MESSAGE_DEPTH:
+            item = node.get("stringValue")  # the common case, without a call
+            if type(item) is str:
+                attributes[key] = item
+                continue
+        attributes[key] = _value(node, depth, level)
+    return attributes
+
+
+def _value(node: Any, depth: int, level: int) -> Any:
+    """An AnyValue (at message ``depth``) as the SDK stores attributes, arrays and maps
+    nested past ``MAX_VALUE_DEPTH`` read as None (as the protobuf reader's)."""
+    if depth > MAX_MESSAGE_DEPTH:
+        raise ValueError(f"Message too deep. Max recursion depth is {MAX_MESSAGE_DEPTH}")
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise _wrong("an object", node, "value")
+    found, result = False, None
+    for key, item in node.items():
+        if item is None:
+            continue  # null: the field is absent
+        scalar = _SCALARS.get(key)
+        if scalar is not None:
+            value = scalar(item)
+        elif key == "arrayValue":
+            value = _array(item, depth + 1, level)
+        elif key == "kvlistValue":
+            value = _kvlist(item, depth + 1, level)
+        else:
+            continue  # an unknown field
+        if found:
+            raise ValueError("more than one value in one AnyValue")
+        found, result = True, value
+    return result
+
+
+def _array(node: Any, depth: int, level: int) -> tuple[Any, ...] | None:
+    if depth > MAX_MESSAGE_DEPTH:
+        raise ValueError(f"Message too deep. Max recursion depth is {MAX_MESSAGE_DEPTH}")
+    items = tuple(_value(item, depth + 1, level + 1) for item in _items(node, "arrayValue"))
+    return items if level <= MAX_VALUE_DEPTH else None
+
+
+def _kvlist(node: Any, depth: int, level: int) -> dict[str, Any] | None:
+    if depth > MAX_MESSAGE_DEPTH:
+        raise ValueError(f"Message too deep. Max recursion depth is {MAX_MESSAGE_DEPTH}")
+    pairs = _items(node, "kvlistValue")
+    if pairs and depth + 1 > MAX_MESSAGE_DEPTH:
+        raise ValueError(f"Message too deep. Max recursion depth is {MAX_MESSAGE_DEPTH}")
+    mapping = _attributes(pairs, depth + 2, "values", level + 1)
+    return mapping if level <= MAX_VALUE_DEPTH else None
+
+
+def _items(node: Any, field: str) -> list[Any]:
+    values = _object(node, field).get("values")
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise _wrong("an array", values, "values")
+    if any(item is None for item in values):
+        raise ValueError("null in a repeated field in values")
+    return values
+
+
+def _string_value(value: Any) -> str:
+    return _string(value, "stringValue") if value is not None else ""
+
+
+def _bool_value(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _wrong("true or false", value, "boolValue")
+
+
+def _int_value(value: Any) -> int:
+    return _integer(value, _INT64, "intValue")
+
+
+_SPECIAL_DOUBLES = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _double_value(value: Any) -> float:
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        special = _SPECIAL_DOUBLES.get(value)
+        if special is not None:
+            return special
+        try:
+            return float(value)
+        except ValueError:
+            raise ValueError(f"not a number: {value[:40]!r} in doubleValue") from None
+    raise _wrong("a number", value, "doubleValue")
+
+
+def _bytes_value(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise _wrong("a base64 string", value, "bytesValue")
+    encoded = value.encode("utf-8")
+    try:
+        return base64.urlsafe_b64decode(encoded + b"=" * (4 - len(encoded) % 4))
+    except ValueError:
+        raise ValueError("not base64 in bytesValue") from None
+
+
+_SCALARS: dict[str, Callable[[Any], Any]] = {
+    "stringValue": _string_value,
+    "boolValue": _bool_value,
+    "intValue": _int_value,
+    "doubleValue": _double_value,
+    "bytesValue": _bytes_value,
+}

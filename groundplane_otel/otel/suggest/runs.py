@@ -1,0 +1,286 @@
+"""Recorded traces -> runs: what each agent run called (tool results) and answered.
+
+Spans arrive in any order over any number of requests; they are grouped by trace in a bounded
+buffer, as replay groups them (a trace is turned into a run once ``decision_wait`` more spans
+have been read since its last one, when the buffer is full, or at the end of the input). Spans
+with unusable ids are told to ``unreadable`` with their location and left out, exactly as
+replay does (``records.bad_ids``); two different spans with one id make the trace ambiguous: it
+is told and not used. What a span *means* is read by the engine's own readers: tool calls and
+their results (``capture.read_tool_call``, ``read_arguments``, ``payload.parse_payload``),
+answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
+the app recorded in code (``groundplane.fact.source``, the ``tool`` decorator) is skipped, as the
+engine skips it: replay could not capture that fact either.
+
+This module is the one place suggest reads recorded spans (``_span_view`` adapts an OTLP span):
+switching to a faster reader changes only it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from groundplane_otel._echo import capped
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.capture import _tool_message, read_arguments, read_tool_call
+from groundplane_otel.otel._engine.output import OutputRead, read_output
+from groundplane_otel.otel._engine.payload import parse_payload
+from groundplane_otel.otel._engine.spans import agent_names
+from groundplane_otel.otel.config import Limits
+from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
+
+__all__ = ["Answer", "Run", "RunReader", "ToolResult"]
+
+MAX_ANSWERS_PER_RUN = 16  # outputs of one boundary kept from one run (the rest counted)
+MAX_ANCESTORS = 256  # how far up an answer's agent name is looked for
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """One tool call of a run: the tool, its arguments, the parsed result (None: not
+    captured or unparseable) and whether it is a retrieval."""
+
+    tool: str
+    arguments: dict[str, Any]
+    payload: Any
+    retrieval: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)), the read,
+    and the boundary the span names (``groundplane.boundary``, e.g. written by a guard that was
+    on when it was recorded: replay matches that boundary by name)."""
+
+    by: tuple[str, str]
+    read: OutputRead
+    named: str | None = None
+
+
+@dataclass(slots=True)
+class Run:
+    """One trace: its id (hex), its tool results and its answers, in time order."""
+
+    trace_id: str
+    tools: list[ToolResult] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReadCounts:
+    """What reading found, for the report and the "nothing to infer" messages."""
+
+    requests: int = 0
+    spans: int = 0
+    bad_spans: int = 0
+    traces: int = 0
+    ambiguous_traces: int = 0
+    dropped_spans: int = 0
+    tool_spans: int = 0
+    tool_results: int = 0  # tool spans whose result was captured and parsed
+    tool_results_in_code: int = 0  # tool spans whose result the app recorded in code
+    llm_outputs: int = 0  # LLM spans with an answer
+    outputs_without_content: int = 0  # LLM spans that answered but carry no content
+    answers_dropped: int = 0
+
+
+def _is_llm(name: str, attributes: Mapping[str, Any]) -> bool:
+    """May the span carry an answer? (The guard's own candidate rule, without span names.)"""
+    return (
+        attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
+        or name.partition(" ")[0] in sc.LLM_OPERATIONS
+        or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
+    )
+
+
+@dataclass(slots=True)
+class _SpanView:
+    name: str
+    attributes: dict[str, Any]
+    parent: bytes
+    end: int
+
+
+def _span_view(span: RecordedSpan) -> _SpanView:
+    """A recorded span's name, attributes (without what a recording guard wrote, as the
+    readers leave them: ``replayable_attributes``), parent id and end time."""
+    return _SpanView(span.name, span.attributes, span.parent_span_id, span.end_time)
+
+
+class RunReader:
+    """Feed requests (``feed``), then ``finish``; each complete trace goes to ``emit`` as a Run."""
+
+    def __init__(
+        self,
+        emit: Callable[[Run], None],
+        unreadable: BadSink,
+        *,
+        limits: Limits | None = None,
+        decision_wait: int = 10_000,
+        max_traces: int = 10_000,
+        max_spans_per_trace: int = 10_000,
+    ) -> None:
+        self.emit = emit
+        self.unreadable = unreadable
+        self.limits = limits or Limits()
+        self.decision_wait = decision_wait
+        self.max_traces = max_traces
+        self.max_spans_per_trace = max_spans_per_trace
+        self.counts = ReadCounts()
+        self._buffer: OrderedDict[bytes, tuple[list[Any], list[int]]] = OrderedDict()
+        self._read = 0
+
+    def feed(
+        self,
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        location: str = "request",
+    ) -> None:
+        """One request's spans, as ``Replayer.feed`` takes them (a protobuf request or the
+        ``RecordedSpan``s a reader made of it)."""
+        if isinstance(request, ExportTraceServiceRequest):
+            request = proto_spans(request)
+        counts = self.counts
+        counts.requests += 1
+        for span in request:
+            counts.spans += 1
+            problem = bad_ids(span)
+            if problem is not None:
+                counts.bad_spans += 1
+                where = f"{location} span {span.index} {capped(span.name, 40)!r}"
+                self.unreadable.append(BadInput(where, problem))
+                continue
+            self._add(span)
+        self._decide_idle()
+
+    def _add(self, span: Any) -> None:
+        self._read += 1
+        buffer = self._buffer
+        state = buffer.get(span.trace_id)
+        if state is None:
+            state = buffer[span.trace_id] = ([], [0])
+            while len(buffer) > self.max_traces:
+                oldest = next(iter(buffer))
+                self._decide(oldest, buffer.pop(oldest)[0])
+        else:
+            buffer.move_to_end(span.trace_id)
+        state[1][0] = self._read
+        if len(state[0]) >= self.max_spans_per_trace:
+            self.counts.dropped_spans += 1
+            return
+        state[0].append(span)
+
+    def _decide_idle(self) -> None:
+        buffer = self._buffer
+        while buffer:
+            trace_id, (spans, seen) = next(iter(buffer.items()))
+            if self._read - seen[0] < self.decision_wait:
+                return
+            del buffer[trace_id]
+            self._decide(trace_id, spans)
+
+    def finish(self) -> None:
+        """End of input: every buffered trace becomes a run."""
+        while self._buffer:
+            trace_id, (spans, _) = self._buffer.popitem(last=False)
+            self._decide(trace_id, spans)
+
+    def _decide(self, trace_id: bytes, spans: list[Any]) -> None:
+        self.counts.traces += 1
+        views = self._unique(trace_id, spans)
+        if views is None:
+            return
+        self.emit(self.run_of(trace_id.hex(), views))
+
+    def _unique(self, trace_id: bytes, spans: list[Any]) -> dict[bytes, _SpanView] | None:
+        first: dict[bytes, Any] = {}
+        for span in spans:
+            seen = first.get(span.span_id)
+            if seen is None:
+                first[span.span_id] = span
+            elif seen != span:
+                self.counts.ambiguous_traces += 1
+                problem = f"span id {span.span_id.hex()} used by different spans: trace not used"
+                self.unreadable.append(BadInput(f"trace {trace_id.hex()}", problem))
+                return None
+        return {span_id: _span_view(span) for span_id, span in first.items()}
+
+    def run_of(self, trace_id: str, views: dict[bytes, _SpanView]) -> Run:
+        """The run a trace's spans record: tool results and answers, in end-time order."""
+        run = Run(trace_id)
+        counts, limits = self.counts, self.limits
+        answers: list[tuple[int, Answer]] = []
+        for view in sorted(views.values(), key=lambda item: item.end):
+            call = read_tool_call(view.attributes, view.name)
+            if call is not None:
+                counts.tool_spans += 1
+                if sc.FACT_SOURCE in view.attributes:  # recorded in code: the engine skips it
+                    counts.tool_results_in_code += 1
+                    continue
+                payload = _payload(call.result, limits)
+                counts.tool_results += payload is not None
+                arguments = read_arguments(call.arguments, limits)
+                run.tools.append(ToolResult(call.tool, arguments, payload, call.retrieval))
+                continue
+            if not _is_llm(view.name, view.attributes):
+                continue
+            read = read_output(view.attributes, limits)
+            if read.missing_content:
+                counts.outputs_without_content += 1
+                continue
+            if read.status == "output" or read.as_text().status == "output":
+                counts.llm_outputs += 1
+                named = view.attributes.get(sc.BOUNDARY)
+                by = _answered_by(view, views)
+                answer = Answer(by, read, named if isinstance(named, str) and named else None)
+                answers.append((view.end, answer))
+        kept: dict[tuple[str, str], int] = {}
+        for _, answer in answers:
+            if kept.get(answer.by, 0) >= MAX_ANSWERS_PER_RUN:
+                counts.answers_dropped += 1
+                continue
+            kept[answer.by] = kept.get(answer.by, 0) + 1
+            run.answers.append(answer)
+        return run
+
+
+def _payload(raw: Any, limits: Limits) -> Any:
+    """A tool result parsed as the engine parses it (a serialized LangChain ToolMessage
+    unwrapped), or None when it was not captured or cannot be read."""
+    if raw is None:
+        return None
+    parsed = parse_payload(raw, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
+    if not parsed.ok:
+        return None
+    message = _tool_message(parsed.value)
+    if message is not None:
+        parsed = parse_payload(
+            message[0], max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+        )
+        return parsed.value if parsed.ok else None
+    return parsed.value
+
+
+def _ancestors(view: _SpanView, views: Mapping[bytes, _SpanView]) -> Iterator[_SpanView]:
+    seen: set[bytes] = set()
+    parent = view.parent
+    while parent and parent not in seen and len(seen) < MAX_ANCESTORS:
+        seen.add(parent)
+        above = views.get(parent)
+        if above is None:
+            return
+        yield above
+        parent = above.parent
+
+
+def _answered_by(view: _SpanView, views: Mapping[bytes, _SpanView]) -> tuple[str, str]:
+    """The agent whose answer this is (on the span or an ancestor), else the span's name."""
+    for candidate in (view, *_ancestors(view, views)):
+        for name in agent_names(candidate.attributes):
+            if isinstance(name, str) and name:
+                return ("agent_name", name)
+    return ("span_name", view.name)
