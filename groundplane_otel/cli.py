@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import math
 import sys
 import time
@@ -33,6 +32,8 @@ exit codes:
      --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
   2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
      --markdown file that cannot be written (none is written then)
+  3  internal failure: a --jobs worker process failed or was killed (named on stderr); no
+     report is printed and no --junit-xml / --markdown file is written
 
 --junit-xml and --markdown are written whether the gate passed or failed."""
 
@@ -150,8 +151,7 @@ def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str |
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
-    from groundplane_otel.otel.replay import Replayer
+    from groundplane_otel.otel.replay import parallel
     from groundplane_otel.otel.replay import report as replay_report
 
     config = _policy(args.policy)
@@ -161,34 +161,33 @@ def _replay(args: argparse.Namespace) -> int:
     if unwritable is not None:
         print(f"groundplane-otel: {unwritable}", file=sys.stderr)
         return 2
-    if args.capture_content:
-        config = dataclasses.replace(config, capture_content=True)
-    bad = Unreadable(keep=args.max_unreadable_shown)
-    replayer = Replayer(
-        config,
+    job = parallel.ReplayJob(
+        tuple(args.files),
+        args.policy,
+        capture_content=args.capture_content,
+        format=args.format,
         decision_wait=args.decision_wait,
         max_traces=args.max_traces,
         max_spans_per_trace=args.max_spans_per_trace,
         max_findings=args.max_findings,
-        unreadable=bad,
+        max_unreadable_shown=args.max_unreadable_shown,
         rematch=args.rematch,
+        max_line_bytes=args.max_line_bytes,
     )
     progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet)
+    jobs = args.jobs if args.jobs is not None else parallel.default_jobs()
     try:
-        read = ReadProgress(args.files)
-        for where, request in located_requests(
-            args.files,
-            bad,
-            format=args.format,
-            progress=read,
-            max_line_bytes=args.max_line_bytes,
-        ):
-            replayer.feed(request, where)
-            progress.show(read.fraction, replayer.stats.spans, replayer.stats.traces)
-        replayer.finish()
+        stats, bad = parallel.replay(job, jobs, progress=progress.show, config=config)
     except ValueError as exc:
         print(f"groundplane-otel: {exc}", file=sys.stderr)
         return 2
+    except parallel.WorkerFailed as exc:
+        print(f"groundplane-otel: {exc}", file=sys.stderr)
+        return 3
+    except (KeyboardInterrupt, parallel.Interrupted) as exc:
+        signum = exc.signum if isinstance(exc, parallel.Interrupted) else 2
+        print("groundplane-otel: interrupted: no report", file=sys.stderr)
+        return 128 + signum
     finally:
         progress.done()
     gate = replay_report.Gate(
@@ -197,8 +196,8 @@ def _replay(args: argparse.Namespace) -> int:
         max_unreadable=args.max_unreadable,
         allow_empty=args.allow_empty,
     )
-    report = replay_report.build_report(replayer, bad, gate, capture_content=config.capture_content)
-    replayer.close()
+    capture = config.capture_content or args.capture_content
+    report = replay_report.build_report(stats, bad, gate, capture_content=capture)
     if args.json:
         print(replay_report.render_json(report))
     else:
@@ -461,6 +460,14 @@ def _parser() -> argparse.ArgumentParser:
         "skipped unread (default 64 MiB)",
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
+    replay.add_argument(
+        "--jobs",
+        type=_number(int, 1),
+        default=None,
+        metavar="N",
+        help="worker processes, each deciding the traces whose id hashes to it (default: the "
+        "cores this process may use; 1: in this process); the report is the same for any N",
+    )
     replay.add_argument("--quiet", action="store_true", help="no progress line")
     serve = commands.add_parser(
         "serve",

@@ -61,6 +61,8 @@ EXPECTED = {
         "| replay of 20 recorded traces (OTLP/JSON lines) |",
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, the same, OTLP protobuf",
     ],
     "suggest vs replay on the same recording": [
         "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",

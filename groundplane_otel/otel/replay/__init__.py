@@ -26,6 +26,10 @@ Hostile input never crashes a replay, and is never decided silently:
 A driver with its own rule for deciding (the verifier) passes ``around_decision``: each trace's
 decision reaches it as a ``Decision``, which it runs (``run()``) inside its own accounting, and
 ``decide(trace_id)`` decides one buffered trace now.
+
+A parallel replay (``replay.parallel``) gives each worker process a share of the traces
+(``owns``): every worker reads all the input and times every trace, so each decision happens
+exactly when a replay of everything would make it, but keeps and decides only its own.
 """
 
 from __future__ import annotations
@@ -53,12 +57,13 @@ __all__ = ["Decision", "ReplayStats", "Replayer"]
 
 
 class _Trace:
-    __slots__ = ("dropped", "last_seen", "spans")
+    __slots__ = ("dropped", "last_seen", "owned", "spans")
 
-    def __init__(self) -> None:
+    def __init__(self, owned: bool = True) -> None:
         self.spans: list[RecordedSpan] = []
         self.last_seen = 0.0  # the clock when its last span arrived
         self.dropped = False
+        self.owned = owned  # False: another share's trace, timed here but not kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,12 @@ class Replayer:
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
     ``rematch`` ignores every recorded ``groundplane.boundary`` (``records.replayable_attributes``);
     ``around_decision`` gets each trace's ``Decision`` to run (by default it is run as is).
+
+    ``owns`` makes this replayer one share of a parallel replay: a trace is kept and decided
+    only when ``owns(trace_id)``; every other trace is still timed, and its decision counted in
+    ``decisions`` (so decisions happen exactly as in a replay of everything), but not kept or
+    counted in ``stats``. A span that cannot be replayed belongs to no trace: it is counted and
+    told where ``owns(b"")``. ``decisions`` counts every trace decided, shared or not.
     """
 
     def __init__(
@@ -101,8 +112,11 @@ class Replayer:
         unreadable: BadSink | None = None,
         rematch: bool = False,
         around_decision: Callable[[Decision], None] | None = None,
+        owns: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.stats = ReplayStats()
+        self.owns = owns
+        self.decisions = 0
         self.unreadable: BadSink = unreadable if unreadable is not None else Unreadable()
         export = None
         if meter_provider is not None or logger_provider is not None:
@@ -151,6 +165,8 @@ class Replayer:
             if problem is None:
                 self._add(span)
                 continue
+            if self.owns is not None and not self.owns(b""):
+                continue  # another share tells it
             self.stats.spans += 1
             self.stats.bad_spans += 1
             where = f"{location} span {span.index} {capped(span.name, 40)!r}"
@@ -158,18 +174,21 @@ class Replayer:
         self.decide_ready()
 
     def _add(self, span: RecordedSpan) -> None:
-        self.stats.spans += 1
         self._read += 1
         buffer = self._buffer
         state = buffer.get(span.trace_id)
         if state is None:
-            state = buffer[span.trace_id] = _Trace()
+            owned = self.owns is None or self.owns(span.trace_id)
+            state = buffer[span.trace_id] = _Trace(owned)
             while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
                 oldest = next(iter(buffer))
                 self._settle(oldest, buffer.pop(oldest), early=True)
         else:
             buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._clock()
+        if not state.owned:
+            return
+        self.stats.spans += 1
         if len(state.spans) >= self.max_spans_per_trace:
             self.stats.dropped_spans += 1
             state.dropped = True
@@ -220,6 +239,9 @@ class Replayer:
         self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+        self.decisions += 1
+        if not state.owned:
+            return
         self.stats.traces += 1
         unique = self._unique(trace_id, state)
         if unique is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel.otel.otlp_files import Unreadable
-from groundplane_otel.otel.replay import Replayer
+from groundplane_otel.otel.replay.stats import ReplayStats
 
 __all__ = ["Gate", "build_report", "render_text"]
 
@@ -34,12 +34,13 @@ class Gate:
 
 
 def build_report(
-    replayer: Replayer, bad: Unreadable, gate: Gate, *, capture_content: bool
+    stats: ReplayStats, bad: Unreadable, gate: Gate, *, capture_content: bool
 ) -> dict[str, Any]:
     """Everything the replay found, as plain data (``--json`` prints it as is): every number
-    from the engine's results as replay tallied them (``replayer.stats``); ``bad`` holds what
-    could not be read (the readers' and the replayer's)."""
-    stats = replayer.stats
+    from the engine's results as replay tallied them (``stats``, a replayer's or the merged
+    shares'); ``bad`` holds what could not be read (the readers' and the replayer's). Every
+    mapping is in a canonical order (outcomes as listed, claims and boundaries by name), so
+    a parallel replay prints byte for byte what one process prints."""
     boundaries: dict[str, dict[str, Any]] = {}
     for (boundary, outcome), value in stats.outputs.items():
         entry = boundaries.setdefault(boundary, {"outputs": 0, "outcomes": {}, "claims": {}})
@@ -50,6 +51,8 @@ def build_report(
         entry["claims"][verdict] = entry["claims"].get(verdict, 0) + value
     total_claims = unsupported = errors = 0
     for entry in boundaries.values():
+        entry["outcomes"] = dict(sorted(entry["outcomes"].items(), key=_outcome_order))
+        entry["claims"] = dict(sorted(entry["claims"].items()))
         claims = sum(entry["claims"].values())
         entry["unsupported_rate"] = (
             entry["claims"].get("unsupported", 0) / claims if claims else 0.0
@@ -105,6 +108,11 @@ def build_report(
         "findings_left_out": stats.findings_dropped,
         "gate": {"passed": not failures, "failures": failures},
     }
+
+
+def _outcome_order(item: tuple[str, int]) -> tuple[int, str]:
+    name = item[0]
+    return (_OUTCOMES.index(name) if name in _OUTCOMES else len(_OUTCOMES), name)
 
 
 def render_text(report: dict[str, Any]) -> str:

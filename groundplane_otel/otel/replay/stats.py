@@ -7,19 +7,34 @@ kept (bounded) as the live ``gen_ai.guardrail.result`` event would describe it, 
 outcome counted as ``groundplane.facts`` would count it. No metric is measured and read back.
 With an ``export`` (the verifier's ``Telemetry``) each result is also written as the live guard
 writes it: OTLP metrics and log records.
+
+``ReplayStats.merge`` joins the shares of a parallel replay: every count summed, the kept
+findings merged in input order (``in_order``, by the position each share noted for them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from itertools import islice
+from typing import Any, TypeVar
 
 from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
 from groundplane_otel.otel._engine.telemetry import Telemetry, event_attributes
 from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["ReplayStats", "Tally"]
+__all__ = ["Position", "ReplayStats", "Tally", "in_order"]
+
+Position = tuple[int, ...]  # where in the input an item was noted; positions compare in order
+_T = TypeVar("_T")
+
+
+def in_order(parts: Iterable[Sequence[tuple[Position, _T]]], keep: int) -> list[_T]:
+    """The first ``keep`` items of ``parts`` (each already in position order) in position
+    order; at equal positions an earlier part's item first."""
+    merged = heapq.merge(*parts, key=lambda pair: pair[0])
+    return [item for _, item in islice(merged, keep)]
 
 
 @dataclass(slots=True)
@@ -43,6 +58,28 @@ class ReplayStats:
     facts: dict[tuple[str, str, str], int] = field(default_factory=dict)
     findings: list[SeenFinding] = field(default_factory=list)
     findings_dropped: int = 0  # over max_findings (counted in outputs and claims all the same)
+
+    @classmethod
+    def merge(
+        cls, shares: Sequence[tuple[ReplayStats, Sequence[Position]]], *, max_findings: int
+    ) -> ReplayStats:
+        """The shares of one replay (each with the positions of its kept findings) as one:
+        every count and tally summed; of the findings, the first ``max_findings`` in position
+        order kept and the rest counted, as one replay of everything would have kept them."""
+        total = cls()
+        for stats, _ in shares:
+            for item in fields(cls):
+                mine, theirs = getattr(total, item.name), getattr(stats, item.name)
+                if isinstance(theirs, int):
+                    setattr(total, item.name, mine + theirs)
+                elif isinstance(theirs, dict):
+                    for key, value in theirs.items():
+                        mine[key] = mine.get(key, 0) + value
+        found = sum(len(stats.findings) + stats.findings_dropped for stats, _ in shares)
+        parts = [list(zip(positions, stats.findings, strict=True)) for stats, positions in shares]
+        total.findings = in_order(parts, max_findings)
+        total.findings_dropped = found - len(total.findings)
+        return total
 
 
 class Tally:

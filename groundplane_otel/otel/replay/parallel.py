@@ -1,0 +1,391 @@
+"""Replay on every core (``groundplane-otel replay --jobs N``): the traces are shared out by
+trace id over ``N`` worker processes, and their reports merged into the one a single process
+would print.
+
+Every worker reads all the input (parsing is repeated, assembling and deciding are split): a
+trace belongs to worker ``crc32(trace id) % N`` (``Share``), so the spans of one trace meet in
+one worker whatever file or line they are in. Each worker still times every trace
+(``Replayer(owns=…)``), so a trace is decided at exactly the moment a single replay would
+decide it — the same spans, the same early decisions when the buffer is full. Input that
+belongs to no trace (unreadable lines, messages, files and spans) is counted and told by
+worker 0 alone. Each worker notes the input position of what it keeps (findings, unreadable
+locations): the place in the input at the moment it was kept, the same in every worker; the
+merge orders by it, so the first ``max_findings`` findings and the first
+``max_unreadable_shown`` locations are those, in that order, one process keeps, and every count
+is the sum of the shares'.
+
+Workers start with the ``forkserver`` context (``spawn`` where there is none, as on Windows):
+a fresh server process imports replay once and forks each worker from that clean,
+single-threaded state, so no worker inherits a thread, lock or open file of the parent (the
+guard's processor holds locks; ``fork`` from the parent could copy one held), and the workers
+do not each pay the imports (``spawn``'s start-up: measured ~2 s for two workers on a loaded
+2-core machine, ~0.75 s with the server). A worker that raises or dies fails the run
+(``WorkerFailed``, naming the worker), never a partial report; the parent ends every worker
+when it stops (an error, Ctrl-C, SIGTERM), and a worker whose parent is gone ends itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import select
+import signal
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from groundplane_otel.otel.otlp_files import (
+    DEFAULT_MAX_LINE_BYTES,
+    BadInput,
+    ReadProgress,
+    Unreadable,
+    located_requests,
+)
+from groundplane_otel.otel.replay import Replayer
+from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
+
+if TYPE_CHECKING:
+    from groundplane_otel.otel.config import GuardConfig
+
+__all__ = [
+    "Interrupted",
+    "ReplayJob",
+    "Share",
+    "ShareResult",
+    "WorkerFailed",
+    "default_jobs",
+    "merge",
+    "replay",
+    "replay_share",
+]
+
+Progress = Callable[[float, int, int], None]  # fraction of bytes read, spans, traces decided
+_T = TypeVar("_T")
+_STOP_WAIT_S = 5.0
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if count is not None:
+        return max(1, count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayJob:
+    """What every worker replays, and how (the ``replay`` command's options)."""
+
+    files: tuple[str, ...]
+    policy: str
+    capture_content: bool = False
+    format: str = "auto"
+    decision_wait: float = 10_000
+    max_traces: int = 10_000
+    max_spans_per_trace: int = 10_000
+    max_findings: int = 10_000
+    max_unreadable_shown: int = 100
+    rematch: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """Worker ``index`` of ``count``'s traces: ``crc32(trace id) % count == index``; input of no
+    trace (``b""``) is worker 0's."""
+
+    index: int
+    count: int
+
+    def __call__(self, trace_id: bytes) -> bool:
+        if not trace_id:
+            return self.index == 0
+        return zlib.crc32(trace_id) % self.count == self.index
+
+
+@dataclass(slots=True)
+class ShareResult:
+    """One worker's tally, with the input positions of what it kept (in position order)."""
+
+    stats: ReplayStats
+    finding_positions: list[Position]
+    unreadable: int
+    located: list[tuple[Position, BadInput]]
+
+
+class WorkerFailed(RuntimeError):
+    """A worker raised or died: the replay has no report."""
+
+
+class Interrupted(Exception):
+    """SIGTERM reached the parent of a parallel replay (its workers were ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class _Noted(list[_T]):
+    """A list that notes the input position (``where()``) of each item appended."""
+
+    def __init__(self, where: Callable[[], Position]) -> None:
+        super().__init__()
+        self.where = where
+        self.positions: list[Position] = []
+
+    def append(self, item: _T, /) -> None:
+        self.positions.append(self.where())
+        super().append(item)
+
+
+class _Ignored:
+    """A sink for what another worker tells."""
+
+    def append(self, item: BadInput, /) -> None:
+        pass
+
+
+def replay_share(
+    job: ReplayJob,
+    index: int = 0,
+    count: int = 1,
+    progress: Progress | None = None,
+    *,
+    config: GuardConfig | None = None,
+) -> ShareResult:
+    """Worker ``index`` of ``count``: the whole input read, its share of the traces decided
+    (``count == 1``: everything, in this process). ``progress`` is told after every request.
+    ``config``: the policy already loaded (else ``job.policy`` is read)."""
+    if config is None:
+        config = _load(job.policy)
+    if job.capture_content:
+        config = dataclasses.replace(config, capture_content=True)
+    bad = Unreadable(keep=job.max_unreadable_shown)
+    replayer = Replayer(
+        config,
+        decision_wait=job.decision_wait,
+        max_traces=job.max_traces,
+        max_spans_per_trace=job.max_spans_per_trace,
+        max_findings=job.max_findings,
+        unreadable=bad,
+        rematch=job.rematch,
+        owns=Share(index, count) if count > 1 else None,
+    )
+    fed = [0]
+    rank = 1 if index == 0 else 0  # at one position another worker's decision came first
+
+    def where() -> Position:
+        # requests fed, spans read (every worker's spans), traces decided (every worker's)
+        return (fed[0], replayer._read, replayer.decisions, rank)
+
+    located: _Noted[BadInput] = _Noted(where)
+    findings: _Noted[Any] = _Noted(where)
+    bad.kept, replayer.stats.findings = located, findings
+    read = ReadProgress(job.files)
+    stats = replayer.stats
+    try:
+        reader_bad = bad if index == 0 else _Ignored()
+        for place, request in located_requests(
+            job.files,
+            reader_bad,
+            format=job.format,
+            progress=read,
+            max_line_bytes=job.max_line_bytes,
+        ):
+            replayer.feed(request, place)
+            fed[0] += 1
+            if progress is not None:
+                progress(read.fraction, stats.spans, stats.traces)
+        replayer.finish()
+    finally:
+        replayer.close()
+    if index:
+        stats.requests = 0  # every worker reads every request: worker 0 counts them
+    stats.findings = list(findings)
+    return ShareResult(
+        stats, findings.positions, bad.count, list(zip(located.positions, located, strict=True))
+    )
+
+
+def _load(policy: str) -> GuardConfig:
+    from groundplane_otel.otel.policy import PolicyError, load_policy
+
+    try:
+        return load_policy(policy)
+    except PolicyError as exc:
+        raise ValueError(f"invalid policy: {exc}") from exc
+
+
+def merge(results: Sequence[ShareResult], job: ReplayJob) -> tuple[ReplayStats, Unreadable]:
+    """The workers' results as one replay's: its tally, and what could not be read."""
+    stats = ReplayStats.merge(
+        [(result.stats, result.finding_positions) for result in results],
+        max_findings=job.max_findings,
+    )
+    bad = Unreadable(keep=job.max_unreadable_shown)
+    bad.count = sum(result.unreadable for result in results)
+    bad.kept = in_order([result.located for result in results], job.max_unreadable_shown)
+    return stats, bad
+
+
+def replay(
+    job: ReplayJob,
+    jobs: int,
+    *,
+    progress: Progress | None = None,
+    config: GuardConfig | None = None,
+) -> tuple[ReplayStats, Unreadable]:
+    """Replay ``job`` over ``jobs`` worker processes (1: in this process, with ``config`` if
+    given) and merge. Raises ValueError for bad usage (a missing file, an invalid policy),
+    ``WorkerFailed`` when a worker raised or died, ``Interrupted`` on SIGTERM (Ctrl-C:
+    ``KeyboardInterrupt``); the workers are ended in every case."""
+    if jobs == 1:
+        return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
+    context = _context()
+    board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
+    workers: list[Any] = []
+    pipes: list[Connection] = []
+    results: dict[int, ShareResult] = {}
+    previous = _on_sigterm()
+    try:
+        for index in range(jobs):
+            receive, send = context.Pipe(duplex=False)
+            worker = context.Process(
+                target=_work,
+                args=(job, index, jobs, send, board),
+                name=f"groundplane-replay-{index}",
+                daemon=True,
+            )
+            worker.start()
+            send.close()
+            workers.append(worker)
+            pipes.append(receive)
+        while len(results) < jobs:
+            waiting = [i for i in range(jobs) if i not in results]
+            ready = set(
+                wait([pipes[i] for i in waiting] + [workers[i].sentinel for i in waiting], 0.5)
+            )
+            for index in waiting:
+                pipe, worker = pipes[index], workers[index]
+                if pipe in ready or (worker.sentinel in ready and pipe.poll()):
+                    results[index] = _received(pipe, index, jobs, worker)
+                elif worker.sentinel in ready:
+                    worker.join(_STOP_WAIT_S)  # its exit code is known once it is reaped
+                    raise WorkerFailed(
+                        f"replay worker {index} of {jobs} died ({_exit(worker.exitcode)}) "
+                        "before its report: no report"
+                    )
+            if progress is not None:
+                fractions = [board[3 * i] for i in range(jobs)]
+                spans = sum(int(board[3 * i + 1]) for i in range(jobs))
+                progress(min(fractions), spans, sum(int(board[3 * i + 2]) for i in range(jobs)))
+    finally:
+        _stop(workers)
+        for pipe in pipes:
+            pipe.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return _told(merge([results[index] for index in range(jobs)], job), progress)
+
+
+def _told(
+    merged: tuple[ReplayStats, Unreadable], progress: Progress | None
+) -> tuple[ReplayStats, Unreadable]:
+    """``merged``, its totals told to ``progress`` as the last word (everything read)."""
+    if progress is not None:
+        progress(1.0, merged[0].spans, merged[0].traces)
+    return merged
+
+
+def _context() -> Any:
+    """``forkserver`` (a fresh server process imports replay once, then forks each worker from
+    that clean, single-threaded state), where it exists; else ``spawn``."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, "groundplane_otel.otel.policy"])
+    return context
+
+
+def _received(pipe: Connection, index: int, jobs: int, worker: Any) -> ShareResult:
+    """A worker's message: its result, or what went wrong (raised)."""
+    try:
+        kind, value = pipe.recv()
+    except (EOFError, OSError):
+        worker.join(_STOP_WAIT_S)
+        raise WorkerFailed(
+            f"replay worker {index} of {jobs} died ({_exit(worker.exitcode)}) before its "
+            "report: no report"
+        ) from None
+    if kind == "usage":
+        raise ValueError(value)
+    if kind == "failed":
+        raise WorkerFailed(f"replay worker {index} of {jobs} failed: {value}: no report")
+    result: ShareResult = value
+    return result
+
+
+def _exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def _on_sigterm() -> Any:
+    """SIGTERM raises ``Interrupted`` here while the workers run (main thread only)."""
+
+    def interrupted(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupted)
+    except ValueError:  # not the main thread: the default stays
+        return None
+
+
+def _stop(workers: Sequence[Any]) -> None:
+    """End every worker still running (SIGTERM, then SIGKILL) and reap them all."""
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(_STOP_WAIT_S)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+def _unread(send: Connection) -> bool:
+    """Whether nobody holds the other end of ``send`` any more (the command died); where
+    ``select.poll`` is missing (Windows), never."""
+    if not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    poller.register(send.fileno(), select.POLLOUT)
+    return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+
+
+def _work(job: ReplayJob, index: int, jobs: int, send: Connection, board: Any) -> None:
+    """A worker process: its share replayed, the result (or what went wrong) sent back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which ends us
+    told = [0]
+
+    def progress(fraction: float, spans: int, traces: int) -> None:
+        board[3 * index], board[3 * index + 1], board[3 * index + 2] = fraction, spans, traces
+        told[0] += 1
+        if told[0] % 256 == 0 and _unread(send):
+            os._exit(1)  # the command is gone: nobody would read the result
+
+    try:
+        message: tuple[str, Any] = ("done", replay_share(job, index, jobs, progress))
+    except ValueError as exc:
+        message = ("usage", str(exc))
+    except Exception as exc:  # told to the parent, which fails the run
+        message = ("failed", f"{type(exc).__name__}: {exc}")
+    send.send(message)
+    send.close()
