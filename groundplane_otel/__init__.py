@@ -26,6 +26,11 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
         check_citations_retrieved,
         citations_retrieved,
     )
+    from groundplane_otel.checks.dates_recorded import (
+        UnrecordedDates,
+        check_dates_recorded,
+        dates_recorded,
+    )
     from groundplane_otel.checks.entities_in_scope import check_entities_in_scope, entities_in_scope
     from groundplane_otel.checks.entities_recorded import check_entities_recorded, entities_recorded
     from groundplane_otel.checks.field_matches_fact import (
@@ -71,6 +76,7 @@ _MODULES: Final[dict[str, tuple[str, ...]]] = {
     "checks.entities_recorded": ("check_entities_recorded", "entities_recorded"),
     "checks.field_matches_fact": ("check_field_matches_fact", "field_matches_fact"),
     "checks.numbers_recorded": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
+    "checks.dates_recorded": ("UnrecordedDates", "check_dates_recorded", "dates_recorded"),
     "checks.ranking_prefix": ("check_ranking_prefix", "ranking_prefix"),
     "checks.no_restricted_values": ("check_no_restricted_values", "no_restricted_values"),
     "checks.row_integrity": ("check_row_integrity", "row_integrity"),
@@ -113,6 +119,7 @@ __all__ = [
     "Table",
     "UnknownColumn",
     "UnregisteredFact",
+    "UnrecordedDates",
     "UnrecordedNumbers",
     "UnsupportedClaim",
     "__version__",
@@ -121,6 +128,7 @@ __all__ = [
     "check_aggregate_reconciles",
     "check_citations_retrieved",
     "check_comparison",
+    "check_dates_recorded",
     "check_entities_in_scope",
     "check_entities_recorded",
     "check_field_matches_fact",
@@ -132,6 +140,7 @@ __all__ = [
     "check_superlative",
     "citations_retrieved",
     "comparison",
+    "dates_recorded",
     "entities_in_scope",
     "entities_recorded",
     "field_matches_fact",

@@ -1,6 +1,7 @@
 """The check families, each a builder plus a ``check_*`` twin: the six that relate structured
 fields to recorded facts (and field_matches_fact), and the prose and evidence families —
-numbers_recorded (every number in prose is a recorded one), no_restricted_values and
+numbers_recorded (every number and rank in prose is a recorded one), dates_recorded (opt-in:
+every date and time in prose is a recorded one), no_restricted_values and
 entities_in_scope (what an answer may reveal and name), citations_retrieved and
 quotes_anchored (what it may cite and quote)."""
 

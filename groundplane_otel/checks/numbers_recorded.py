@@ -7,6 +7,10 @@ must read exactly
 as a recorded number (see ``_numbers.recorded``: ints exactly, floats by their shortest repr),
 compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
 
+Rank claims: when ``fact`` lists a Ranking, an ordinal, rank number or superlative tied to an
+entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it
+(see ``_numbers.ordinals``); a contradicted rank is a ``RankReceipt`` in the same claim.
+
 Declared options, never implied (all off by default):
 
 - ``percent_as_ratio=True``: ``4.55%`` may also stand for a recorded 0.0455.
@@ -48,6 +52,7 @@ from typing import Any, get_args
 from groundplane_otel.checks._base import NamedCheck, describe, require_name
 from groundplane_otel.checks._numbers.direction import bind
 from groundplane_otel.checks._numbers.documents import evidence_index, require_documents
+from groundplane_otel.checks._numbers.ordinals import RankScope, rank_receipts
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
     field_argument,
@@ -129,10 +134,14 @@ class _NumbersRecorded:
         receipts: list[NumberReceipt] = []
         seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
         units = dict(self.units)
+        ranks = RankScope.of(stored)  # rank claims are read only against Ranking facts
         for where, text in read_texts(output, self.field):
+            misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
             numerals = scan_numbers(text, self.locale, years=self.years).numerals
             bound = bind(text, numerals) if numerals else {}
             for position, numeral in enumerate(numerals):
+                if read and any(a <= numeral.start < b for a, b in read):
+                    continue  # "top 3", "No. 1": a rank claim, read against the ranking
                 if index is None:
                     index = evidence_index(
                         registry, stored, self.documents, builder=_BUILDER, locale=self.locale
@@ -146,6 +155,7 @@ class _NumbersRecorded:
                 claim = numeral if judged is None else judged
                 if not self._supported(index, claim):
                     receipts.append(self._receipt(index, claim, where, echoes, seen))
+            receipts.extend(misranked)
         if not receipts:
             return
         fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)

@@ -25,6 +25,7 @@ from .gen_prose_direction import RESTRICTED_FAILURES as DIRECTION_LEAKS
 from .gen_prose_direction import direction_corpus
 from .gen_prose_evidence import EVIDENCE_CLASSES, evidence_cases
 from .gen_prose_hard import hard_cases
+from .gen_prose_ranks_dates import DATE_FAILURES, RANK_FAILURES, ranks_dates_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -46,6 +47,7 @@ GENERATORS = (
     prose_cases,
     evidence_cases,
     direction_corpus,
+    ranks_dates_cases,
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -84,7 +86,8 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
         "word_changed", "number_changed", "case_changed", "quote_extended", "misattributed",
         "content_not_captured",
     ),
-    "numbers_recorded": PROSE_FAILURES + DIRECTION_FAILURES,
+    "numbers_recorded": PROSE_FAILURES + DIRECTION_FAILURES + RANK_FAILURES,
+    "dates_recorded": DATE_FAILURES,
 }  # fmt: skip
 for _family, _classes in EVIDENCE_CLASSES.items():  # issue 22, prose-evidence
     REQUIRED_CLASSES[_family] += _classes

@@ -29,6 +29,7 @@ from groundplane_otel.boundary import boundary
 from groundplane_otel.checks.aggregate_reconciles import aggregate_reconciles
 from groundplane_otel.checks.citations_retrieved import citations_retrieved
 from groundplane_otel.checks.comparison import comparison
+from groundplane_otel.checks.dates_recorded import dates_recorded
 from groundplane_otel.checks.entities_in_scope import entities_in_scope
 from groundplane_otel.checks.entities_recorded import entities_recorded
 from groundplane_otel.checks.field_matches_fact import field_matches_fact
@@ -56,6 +57,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "citations_retrieved": citations_retrieved,
     "quotes_anchored": quotes_anchored,
     "numbers_recorded": numbers_recorded,
+    "dates_recorded": dates_recorded,
 }
 FAMILIES: tuple[str, ...] = tuple(BUILDERS)
 

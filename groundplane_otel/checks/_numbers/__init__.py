@@ -13,6 +13,10 @@
   recorded values are changes.
 - ``units``: the unit or currency a number is written in, and what a column may declare.
 - ``wording``: the verdict of those words against the recorded values (numbers_recorded).
+- ``ordinals``: rank claims in prose ("North was third", "top 3") read against Rankings;
+  ``rank_words`` its vocabulary, ``rank_receipt`` what a contradicted rank gets.
+- ``dates``: the scanner's date and time tokens read as calendar points, and the dates and
+  times a set of facts records (for dates_recorded).
 
 Exact arithmetic the core itself needs (the registry, Table, Ranking) is
 ``groundplane_otel._arithmetic``.

@@ -43,36 +43,36 @@ def negated(value: Decimal) -> Decimal:
     return Decimal((1 - sign, digits, exponent))
 
 
-def facts_argument(fact: object) -> tuple[str, ...]:
+def facts_argument(fact: object, builder: str = _BUILDER) -> tuple[str, ...]:
     """Build-time check of ``fact``: one fact name, or a non-empty list of distinct ones."""
     if isinstance(fact, str):
-        require_name(_BUILDER, "fact", fact)
+        require_name(builder, "fact", fact)
         return (fact,)
     if not isinstance(fact, Sequence) or not fact:
         raise TypeError(
-            f"{_BUILDER}: fact must be a fact name or a non-empty list of them, got {fact!r}"
+            f"{builder}: fact must be a fact name or a non-empty list of them, got {fact!r}"
         )
     for name in fact:
-        require_name(_BUILDER, "every entry of fact", name)
+        require_name(builder, "every entry of fact", name)
     if len(set(fact)) != len(fact):
-        raise ValueError(f"{_BUILDER}: fact lists a name twice: {list(fact)!r}")
+        raise ValueError(f"{builder}: fact lists a name twice: {list(fact)!r}")
     return tuple(fact)
 
 
-def field_argument(field: object) -> str | tuple[str, ...] | None:
+def field_argument(field: object, builder: str = _BUILDER) -> str | tuple[str, ...] | None:
     """Build-time check of ``field``: None, a dotted path, or a non-empty list of keys."""
     if field is None:
         return None
     if isinstance(field, str):
         if not field or "" in field.split("."):
             raise ValueError(
-                f"{_BUILDER}: field must be a dotted path like 'report.summary', got {field!r}"
+                f"{builder}: field must be a dotted path like 'report.summary', got {field!r}"
             )
         return field
     if isinstance(field, Sequence) and field and all(isinstance(k, str) and k for k in field):
         return tuple(field)
     raise TypeError(
-        f"{_BUILDER}: field must be None (the whole answer), a dotted path or a non-empty "
+        f"{builder}: field must be None (the whole answer), a dotted path or a non-empty "
         f"list of keys, got {field!r}"
     )
 
@@ -104,7 +104,7 @@ def read_texts(output: Any, field: str | tuple[str, ...] | None) -> Iterator[tup
             label,
             current,
             "a text",
-            reason=f"{type(current).__name__} is not prose; numbers_recorded reads a str",
+            reason=f"{type(current).__name__} is not prose; a prose check reads a str",
             code="not_text",
         )
     yield label, current

@@ -35,14 +35,24 @@ _MONTH = (
 )
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATES = (
-    r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}(?:T\d{1,2}:\d{2}(?::\d{2})?)?(?![\w])"
+    r"(?<![\w.])\d{4}-\d{1,2}-\d{1,2}"
+    r"(?:T\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w])"
     r"|(?<![\w.,])\d{1,2}[/.]\d{1,2}[/.](?:\d{4}|\d{2})(?![\w]|[.,]\d)"
     rf"|(?<![\w.,]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?(?![\w])"
 )
 _MONTH_DATES = rf"{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w])|{_MONTH}\s+\d{{4}}(?![\w])"
+_MERIDIEM = r"(?i:[ap]\.m\.|[ap]m(?![\w]))"
+_CLOCK = rf"\d{{1,2}}(?:(?::\d{{2}}){{1,2}}(?:\s?{_MERIDIEM})?|\s?{_MERIDIEM})"  # 9:00, 9am
+_HOUR = rf"\d{{1,2}}(?::\d{{2}}){{0,2}}(?:\s?{_MERIDIEM})?"
 _TIMES = (
-    r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?(?![\w]))?(?![\w:])"
-    r"|(?<![\w.,])\d{1,2}\s?(?:[ap]\.m\.|[ap]m(?![\w]))"
+    # a range with a clock on one end is one token: "9:00-17:00", "9-5pm", "10am\u20138pm"
+    rf"(?<![\w.,:])(?:{_CLOCK}\s?[-\u2013\u2014]\s?{_HOUR}|{_HOUR}\s?[-\u2013\u2014]\s?{_CLOCK})"
+    r"(?![\w:])"
+    rf"|(?<![\w.,:])\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?{_MERIDIEM})?(?![\w:])"
+    rf"|(?<![\w.,])\d{{1,2}}\s?{_MERIDIEM}"
+    # opening hours without am/pm ("open 9-5", "hours: 9\u20135:30"): a range after the word
+    r"|(?i:(?<=open )|(?<=opens )|(?<=hours )|(?<=hours: )|(?<=hours are ))"
+    r"\d{1,2}(?::\d{2})?\s?[-\u2013\u2014]\s?\d{1,2}(?::\d{2})?(?![\w%]|[.,]\d)"
 )
 _MARKER = r"^[ \t]*(?:\d{1,3}[.)]|\(\d{1,3}\))(?=[ \t])"
 _WORD = "|".join(sorted([*WORD_VALUES, *SCALE_WORDS], key=len, reverse=True))
@@ -59,6 +69,13 @@ _WORD_START = "".join(
         }
         | set("JFMASOND")
     )
+)
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+# a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
+_WORD_TIMES = (
+    rf"(?i:(?:{_HOURS})(?:\s+o['\u2019]clock)?\s+(?:in\s+the\s+(?:morning|afternoon|evening)"
+    rf"|at\s+night|[ap]\.m\.|[ap]m(?![\w]))|(?:{_HOURS})\s+o['\u2019]clock(?![\w])"
+    r"|noon(?![\w])|midnight(?![\w]))"
 )
 CURRENCY_CODES: Final = frozenset(
     ["USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "CNY", "INR", "SEK", "NOK", "DKK"]
@@ -115,6 +132,7 @@ def _compiled(name: str) -> re.Pattern[str]:
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
         rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|(?P<wtime>{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
         rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
         re.MULTILINE,

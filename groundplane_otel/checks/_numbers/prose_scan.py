@@ -11,7 +11,8 @@ unless the first end has one of its own: ``12.4% to $1.23M`` keeps 12.4 a percen
 
 Never read as numbers (each is reported as ``Skipped`` with its rule, never as support):
 ``date`` (``2026-11-30``, ``30/11/2026``, ``30.11.2026``, ``Nov 30, 2026``, ``30 November``,
-``March 2026``), ``time`` (``10:45``, ``10:45:30``, ``9am``, ``9 p.m.``), ``ordinal``
+``March 2026``), ``time`` (``10:45``, ``10:45:30``, ``9am``, ``9 p.m.``, ``9:00-17:00``,
+``nine in the morning``, ``noon``), ``ordinal``
 (``2nd``, ``third``, ``twenty-first``), ``list_marker`` (``1.``, ``1)``, ``(1)`` opening a
 line), ``reference`` (``[3]``), ``identifier`` (digits touching a letter or ``_`` before them,
 or joined to one by ``-``, ``.``, ``/``: ``Q3``, ``SKU-1234``, ``v2.1``, ``gpt-4o``, ``x86_64``;
@@ -140,6 +141,7 @@ class _Scanner:
                     "date": "date",
                     "mdate": "date",
                     "time": "time",
+                    "wtime": "time",
                     "marker": "list_marker",
                     "reference": "reference",
                     "version": "identifier",

@@ -32,11 +32,12 @@ FAMILIES: Final = (
     "citations_retrieved",
     "quotes_anchored",
     "numbers_recorded",
+    "dates_recorded",
 )
 """The check families a policy may name; each is its builder's name and its module's in
 ``groundplane_otel.checks``."""
 
-_MANY_FACTS: Final = frozenset({"numbers_recorded"})
+_MANY_FACTS: Final = frozenset({"numbers_recorded", "dates_recorded"})
 """Families whose ``fact`` may be a list (the facts a text may draw on)."""
 
 _PREFIX = re.compile(r"^\w+(\([^)]*\))?:\s*")

@@ -1,0 +1,504 @@
+"""Rank claims in prose, checked against the Ranking facts numbers_recorded reads.
+
+A rank claim is a rank phrase tied to an entity the ranking names. Read (on the text folded
+by ``_text.normalize``: case-folded, hyphens as spaces):
+
+- an ordinal or a rank number after a rank verb: "North was third", "came in first", "ranked
+  2nd", "ranked #2", "ranked 2", "is No. 1", "finished last", "was the runner-up", "took the
+  top spot",
+  "came a close second", "North led with 4.2M", "our top performer was North", "performed
+  best", "is the clear winner", "won this week", "came out on top" (1st);
+- "followed by": "North led, followed by South and East" (the next ranks, in order);
+- a numbered ranking after a rank header ("Ranking by revenue: 1. North 2. South", a
+  ``| 1 | North |`` table): item N claims rank N;
+- a superlative, with or without an ordinal: "the second-highest", "the lowest", "the best",
+  "third-largest", "the worst", after a verb ("North had the second-highest revenue"), in
+  apposition ("North, the third-largest market,"; "North (#2)") or before the entity ("the
+  second-highest was North", "Second place: North", "the top spot went to North");
+- a set: "North is in the top 3", "the top 3 regions were North, South and East" (each
+  entity listed must rank within the top 3; the order of the list is not read).
+
+Meaning: an ordinal alone, "best", "top", "runner-up" (2nd) count in the ranking's own order
+(best first, so "first" of a lower-is-better ranking is its lowest); "highest", "largest",
+"biggest", "greatest" count down from the highest score, "lowest", "smallest" up from the
+lowest; "worst", "bottom", "last" count from the end. Ties: an entity tied with others holds
+every rank its tie block spans ("third" and "fourth" are both right for a 3rd-4th tie).
+
+Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the third quarter",
+"First, ...", "for the second time", "2nd shift", "the first region to report"), an ordinal
+followed by a noun ("the first region"), an entity no Ranking fact in scope names, a
+superlative followed by a noun naming another measure ("the highest margin" on a ranking keyed
+``revenue``: see ``rank_words.GENERIC`` for the nouns that name no measure), and a claim
+qualified by another measure or period ("first in headcount", "second in Q3"). A Table's ranks are
+not read (a Table has no single order): rank it with ``record_ranking``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from itertools import chain
+from typing import Any, Final
+
+from groundplane_otel.checks._memo import derived
+from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
+from groundplane_otel.checks._numbers.rank_receipt import Direction, RankReceipt
+from groundplane_otel.checks._numbers.rank_words import FUNCTION_WORDS, GENERIC, MODIFIERS
+from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
+from groundplane_otel.facts import Fact, Ranking
+
+__all__ = ["RankReceipt", "RankScope", "rank_receipts"]
+
+
+_ENTITY, _TAIL = "\ue000", "\ue001"
+_ORDINAL_VALUES: Final = {word: position for position, word in enumerate(ORDINAL_WORDS[:19], 1)}
+_ORDINAL_VALUES.update(
+    {word: 20 + 10 * i for i, word in enumerate(ORDINAL_WORDS[19:27])} | {"hundredth": 100}
+)
+_SMALL: Final = {word: value for word, value in WORD_VALUES.items() if 1 <= value <= 20}
+_ORDINAL = "|".join(sorted(_ORDINAL_VALUES, key=len, reverse=True))
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_COUNT = r"\d{1,4}|" + "|".join(sorted(_SMALL, key=len, reverse=True))
+_ORD = rf"(?:(?:{_TENS})\s)?(?:{_ORDINAL})|\d{{1,4}}(?:st|nd|rd|th)"
+_SUPERLATIVE: Final[dict[str, Direction]] = {
+    "highest": "high",
+    "largest": "high",
+    "biggest": "high",
+    "greatest": "high",
+    "lowest": "low",
+    "smallest": "low",
+    "best": "best",
+    "strongest": "best",
+    "worst": "worst",
+    "weakest": "worst",
+}
+# Every rank phrase starts with one of these characters: other positions fail on one test.
+_PHRASE = re.compile(
+    r"(?=[0-9#fstenhlbgwrco])(?:"
+    rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
+    r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
+    r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
+    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
+    r"seller|selling|earner|grossing|scorer|scoring)\b"
+    r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
+    r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
+    r"|\b(?P<runner>runner\s?up)\b"
+    r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
+    r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
+    rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
+    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
+    r"(?:\s(?:place|position|spot|overall))?"
+    r")"
+)
+_ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
+_VERBS = (
+    "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
+    "finishes|finishing|came|comes|coming|landed|lands|sits|sat|stood|stands|ended|ends|took|"
+    "takes|taking|tied|ties|holds|held|holding|remains|remained|stayed|stays|slipped|slips|moved|moves|"
+    "climbed|rose|dropped|fell|had|has|have|posted|posts|recorded|records|saw|sees|delivered|"
+    "delivers|reported|reports|generated|earned|achieved|claimed|claims|secured|secures|made|"
+    "makes|cracked|shows|showed|led|leads|topped|tops|with|as|remain|stay|sit|finish|place|"
+    "performed|performs|did|does|fared|fares|scored|scores|converted|converts"
+)
+_PARTICLES = (
+    r"(?:\s(?:up|in|out|at|as|into|on|back|down|among|within|inside|of|to|ahead|for|still|now|"
+    r"currently|again|solidly|firmly|clearly|narrowly|overall))*"
+)
+_ADJECTIVE = r"(?:\s(?:close|distant|strong|solid|clear|comfortable|narrow|respectable|joint))?"
+_DETERMINER = r"(?:the|a|an|our|its|their|your)"
+_BEFORE = re.compile(rf"(?:^|\s)(?:{_VERBS}){_PARTICLES}(?:\s{_DETERMINER})?{_ADJECTIVE}\s?$")
+_LED_BY = re.compile(rf"{_ENTITY_RUN}(?:\s[a-z]+){{0,2}}\s$")  # "North (clearly) led with"
+_APPOSITION = re.compile(rf"{_ENTITY_RUN}\s?(?:,|\(|:|-|\sin|\sat)\s?(?:{_DETERMINER}\s)?$")
+_MARKER = r"(?:\d{1,2}[.)]\s)?"
+_AFTER = re.compile(
+    rf"(?:\s[a-z]+){{0,5}}?\s?(?:,\s)?(?:(?:was|is|were|are|went\sto|goes\sto|belongs\sto|"
+    rf"belonged\sto|came\sfrom|comes\sfrom|:|-|include|included|includes|being|remains)\s?)"
+    rf"(?:the\s)?{_MARKER}(?=({_ENTITY}))"
+)
+_OPENER = re.compile(
+    r"\s*(?:coming\sin|finishing|placing|ranking|ranked|sitting|landing|ending\sup|in)\s"
+    r"(?:at\s|the\s)?"
+)
+_OPENED = re.compile(rf"(?:\s(?:place|position|spot|overall))?,\s(?:the\s)?(?=({_ENTITY}))")
+_NAMED_AFTER = re.compile(rf"(?:\s[a-z]+){{0,3}},\s(?:the\s)?(?=({_ENTITY}))")  # "…revenue, LATAM"
+_LIST_ITEM = re.compile(
+    rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?(?:\s?(?:,\sand|,|and|&|or|;)\s?)?\s?{_MARKER}"
+)
+_CLAUSE = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\s(?:but|while|whereas|although)\s")
+# What an ordinal alone must be followed by to be a rank (not "the third quarter").
+_RANK_END = re.compile(
+    r"\s?(?:[,.;:!?()\]\u2013\u2014]|$)|\s(?:with|at|on|in|among|of|overall|behind|after|ahead|by|for|and|"
+    r"but|while|out|across|this|again|globally|nationally|place|position|spot|followed|"
+    r"once|too|both|only)\b|\sto\s(?:the\s)?\ue000"  # "second to North", not "first to report"
+)
+_DISCOURSE_AFTER = re.compile(r"\s(?:year|quarter|month|week|time|half|day|round|shift)\b")
+_OBJECT_BEFORE = re.compile(
+    r"(?:behind|ahead\sof|after|than|over|trailing|trailed|trails|beating|beat|beats|below|"
+    r"above|outpacing|outpaced|past|overtook|overtaking|versus|vs\.?|from|with)\s?$"
+)
+_QUALIFIER = re.compile(r"\s(?:in|by|for|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
+_NOUN = re.compile(r"\s([a-z]+)")
+_TRIGGER = re.compile(
+    rf"(?i:\b(?:{_ORDINAL}|\d{{1,4}}(?:st|nd|rd|th)|{'|'.join(_SUPERLATIVE)}|top|bottom|runner|"
+    r"last|led|leads|topped|tops|no|number|ranked|ranks|rank|ranking|rankings|leaderboard|"
+    r"standings|winner|won|wins)\b|#\d)"
+)
+"""A text without any of these words holds no rank claim (checked before any folding)."""
+_SENTENCE = re.compile(r"[.;!?](?:\s|$)")
+_FOLLOWED = re.compile(r"\bfollowed\s(?:closely\s)?by(?=\s(?:the\s)?(\ue000))")
+_FOLLOWER = re.compile(
+    rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?(?:\s\([^)]*\))?(?:\s(?:at|with)\s[^,;.]*?)?"
+    r"(?:,\sand\s|,\s(?:then\s)?|\sand\s(?:then\s)?|\sthen\s)(?:the\s)?"
+)
+_LIST_RANK = re.compile(rf"(?<![\w.,])(\d{{1,2}})(?:[.):]|\s\|)\s(?:\*\*)?(?={_ENTITY})")
+_RANK_HEADER = re.compile(r"\b(?:rank|ranks|ranking|rankings|ranked|top|leaderboard|standings)\b")
+_REVERSED = re.compile(r"\b(?:lowest|smallest|bottom|worst|least|fewest|ascending|reverse)\b")
+_OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
+_WORD = re.compile(r"[a-z]+")
+_NAMES = "numbers_recorded.rank_names"
+_SORTED = "numbers_recorded.rank_scores"
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    fact: str
+    ranking: Ranking
+    key_words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RankScope:
+    """The Rankings a text's rank claims are read against."""
+
+    rankings: tuple[_Ranked, ...]
+
+    @classmethod
+    def of(cls, facts: Sequence[Fact]) -> RankScope | None:
+        """None when no fact is a Ranking (then no rank claim is read)."""
+        rankings = tuple(
+            _Ranked(fact.name, fact.value, _words(fact.value.key) | _words(fact.name))
+            for fact in facts
+            if isinstance(fact.value, Ranking)
+        )
+        return cls(rankings) if rankings else None
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(name.lower()))
+
+
+def _names(ranking: Ranking) -> PhraseIndex[Hashable]:
+    return derived(
+        ranking,
+        _NAMES,
+        lambda: PhraseIndex((name, name) for name in ranking.names if isinstance(name, str)),
+    )
+
+
+def _ascending(ranking: Ranking) -> list[int | float]:
+    return derived(ranking, _SORTED, lambda: sorted(ranking.scores))
+
+
+def held(ranking: Ranking, name: Hashable, direction: Direction) -> tuple[int, int]:
+    """The 1-based ranks ``name`` holds counted in ``direction`` (a tie block spans several)."""
+    score = ranking.score_of(name)
+    assert score is not None
+    scores = _ascending(ranking)
+    below, up_to = bisect.bisect_left(scores, score), bisect.bisect_right(scores, score)
+    if direction in ("best", "worst"):
+        better = ranking.higher_is_better == (direction == "best")
+        direction = "high" if better else "low"
+    if direction == "high":
+        return len(scores) - up_to + 1, len(scores) - below
+    return below + 1, up_to
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    start: int  # folded span of the rank phrase
+    end: int
+    rank: int
+    direction: Direction
+    within: bool
+    names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
+    measure: tuple[str, ...]  # words naming what is ranked: "highest MARGIN", "first IN Q3"
+
+
+def _count(text: str) -> int:
+    digits = re.search(r"\d+", text)
+    if digits:
+        return int(digits.group())
+    word = text.rsplit(maxsplit=1)[-1]
+    return _SMALL.get(word) or _ORDINAL_VALUES.get(word, 0)
+
+
+def _ordinal(text: str) -> int:
+    words = text.split()
+    if words[0][0].isdigit():
+        return int(re.match(r"\d+", words[0]).group())  # type: ignore[union-attr]
+    if len(words) == 2:
+        return WORD_VALUES[words[0]] + _ORDINAL_VALUES[words[1]]
+    return _ORDINAL_VALUES[words[0]]
+
+
+def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
+    """(rank, direction, within, self-evident) of a rank phrase; self-evident phrases need no
+    rank verb ("the second-highest", "third place", "top 3")."""
+    if match.group("sup"):
+        rank = _ordinal(match.group("sord")) if match.group("sord") else 1
+        return rank, _SUPERLATIVE[match.group("sup")], False, True
+    if match.group("set"):
+        direction: Direction = "best" if match.group("set") == "top" else "worst"
+        count = _count(match.group("n"))
+        return (count, direction, True, True) if count else None
+    if match.group("led") or match.group("won"):
+        return 1, "best", False, True
+    if match.group("topspot"):
+        return 1, "best" if match.group("topspot") == "top" else "worst", False, True
+    if match.group("runner"):
+        return 2, "best", False, True
+    if match.group("ord"):
+        word = match.group("ord")
+        if word == "last":
+            return 1, "worst", False, bool(match.group("place"))
+        return _ordinal(word), "best", False, bool(match.group("place"))
+    count = _count(match.group("num"))
+    return (count, "best", False, False) if count else None
+
+
+def _marked(folded: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``folded`` with each entity span written as one placeholder run of the same length."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [folded[last:start], _ENTITY + _TAIL * (end - start - 1)]
+        last = end
+    parts.append(folded[last:])
+    return "".join(parts)
+
+
+def _entity_spans(
+    folded: Folded, text: str, scope: RankScope
+) -> dict[tuple[int, int], list[tuple[int, Any]]]:
+    """Folded span → (ranking index, name) of every entity found, overlaps resolved longest
+    first. Names match case-insensitively, except a short all-capitals name ("US", "EU"),
+    which must be written as recorded ("us" is a pronoun)."""
+    found: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+    for position, ranked in enumerate(scope.rankings):
+        for hit in _names(ranked.ranking).find(folded.text):
+            name = hit.payload
+            if isinstance(name, str) and len(name) <= 4 and name.isupper():
+                start, end = folded.span(hit.start, hit.end)
+                if text[start:end] != name:
+                    continue
+            found.setdefault((hit.start, hit.end), []).append((position, name))
+    kept: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+    taken_until = -1
+    for span in sorted(found, key=lambda s: (s[0], -s[1])):
+        if span[0] >= taken_until:
+            kept[span] = found[span]
+            taken_until = span[1]
+    return kept
+
+
+def _clause_start(breaks: Sequence[int], at: int) -> int:
+    """Where the clause holding ``at`` starts (``breaks``: the end of every clause break)."""
+    position = bisect.bisect_right(breaks, at) - 1
+    return breaks[position] if position >= 0 else 0
+
+
+def _subject(marked: str, begin: int, end: int) -> int | None:
+    """The nearest entity in ``marked[begin:end]`` that is not the object of a comparison."""
+    best = None
+    for found in re.finditer(rf"{_ENTITY}{_TAIL}*", marked[begin:end]):
+        at = begin + found.start()
+        if not _OBJECT_BEFORE.search(marked, begin, at):
+            best = at
+    return best
+
+
+def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    breaks = [found.end() for found in _CLAUSE.finditer(marked)]
+    for match in _PHRASE.finditer(marked):
+        meaning = _meaning(match)
+        if meaning is None:
+            continue
+        rank, direction, within, evident = meaning
+        start, end = match.span()
+        begin = _clause_start(breaks, start)
+        before = marked[begin:start]
+        lead = re.search(rf"{_DETERMINER}\s$", before)
+        bare = not match.group("sup") and not within and not evident
+        if bare and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end)):
+            continue
+        measure = _measure(marked, end, bool(match.group("sup")))
+        names: list[int] = []
+        if match.group("led") or (
+            match.group("won") and not match.group("won").startswith("winner")
+        ):
+            if led := _LED_BY.search(before):
+                names.append(begin + led.start())
+        elif _BEFORE.search(before) and (subject := _subject(marked, begin, start)) is not None:
+            names.append(subject)
+        elif found := _APPOSITION.search(before):
+            names.append(begin + found.start())
+        elif _OPENER.fullmatch(before) and (after := _OPENED.match(marked, end)):
+            names.append(after.start(1))  # "Coming in second, EMEA …", "Ranked third, APAC …"
+        elif (evident or lead or _OPENING.fullmatch(before)) and (
+            after := _AFTER.match(marked, end) or (lead and _NAMED_AFTER.match(marked, end))
+        ):
+            names.append(after.start(1))
+            if within:
+                at = after.start(1)
+                while item := _LIST_ITEM.match(marked, at):
+                    at = item.end()
+                    if at < len(marked) and marked[at] == _ENTITY:
+                        names.append(at)
+        if not names:
+            continue
+        spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
+        if spans:
+            yield _Claim(start, end, rank, direction, within, spans, measure)
+            if len(spans) == 1 and not within:
+                yield from _followers(marked, end, rank, direction, measure, scope_spans)
+
+
+def _followers(
+    marked: str,
+    end: int,
+    rank: int,
+    direction: Direction,
+    measure: tuple[str, ...],
+    scope_spans: set[int],
+) -> Iterator[_Claim]:
+    """ "North led, followed by South and East": the entities listed after "followed by" in
+    the same sentence claim the next ranks, in order."""
+    stop = _SENTENCE.search(marked, end)
+    found = _FOLLOWED.search(marked, end, stop.start() if stop else len(marked))
+    if found is None:
+        return
+    at, offset = found.start(1), 1
+    while at < len(marked) and marked[at] == _ENTITY and at in scope_spans:
+        length = _run(marked, at)
+        yield _Claim(found.start(), found.end(), rank + offset, direction, False,
+                     ((at, at + length),), measure)  # fmt: skip
+        item = _FOLLOWER.match(marked, at)
+        if item is None:
+            return
+        at, offset = item.end(), offset + 1
+
+
+def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    """A numbered ranking ("Ranking by revenue: 1. North, 2. South", "| 1 | North |") after a
+    rank header: item N claims rank N. Numbers must run 1, 2, 3 … from the first item."""
+    items = [item for item in _LIST_RANK.finditer(marked) if item.end() in scope_spans]
+    if len(items) < 2 or int(items[0].group(1)) != 1:
+        return
+    header = _RANK_HEADER.search(marked, 0, items[0].start())
+    if header is None or _REVERSED.search(marked, header.start(), items[0].start()):
+        return
+    for expected, item in enumerate(items, 1):
+        if int(item.group(1)) != expected:
+            return
+        at = item.end()
+        yield _Claim(item.start(1), item.end(1), expected, "best", False,
+                     ((at, at + _run(marked, at)),), ())  # fmt: skip
+
+
+def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
+    """The words after a rank phrase that may name another measure or period: the noun after
+    a superlative (modifiers skipped: "highest total revenue" → revenue), and the word after
+    "in/by/for/on" ("first in Q3", "second by headcount")."""
+    found: list[str] = []
+    at = end
+    if superlative:
+        while (noun := _NOUN.match(marked, at)) and noun.group(1) in MODIFIERS:
+            at = noun.end()
+        if noun and noun.group(1) not in FUNCTION_WORDS:
+            found.append(noun.group(1))
+            at = noun.end()
+    if qualifier := _QUALIFIER.match(marked, at):
+        found.append(qualifier.group(1))
+    return tuple(found)
+
+
+def _run(marked: str, at: int) -> int:
+    length = 1
+    while at + length < len(marked) and marked[at + length] == _TAIL:
+        length += 1
+    return length
+
+
+def _holds(ranking: Ranking, name: Hashable, claim: _Claim) -> tuple[bool, int, int]:
+    low, high = held(ranking, name, claim.direction)
+    if claim.within:
+        return low <= claim.rank, low, high
+    return low <= claim.rank <= high, low, high
+
+
+def rank_receipts(
+    scope: RankScope, text: str, where: str
+) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
+    """A receipt for every rank claim in ``text`` that no ranking in scope supports, and the
+    span of every rank claim read (its digits are a rank, not a number to look up)."""
+    if not _TRIGGER.search(text):  # no word a rank claim is made of: nothing to fold or find
+        return [], []
+    folded: Folded = normalize(text)
+    entities = _entity_spans(folded, text, scope)
+    if not entities:
+        return [], []
+    marked = _marked(folded.text, list(entities))
+    starts = {span[0]: span for span in entities}
+    receipts: list[RankReceipt] = []
+    read: list[tuple[int, int]] = []
+    for claim in chain(_claims(marked, set(starts)), _list_claims(marked, set(starts))):
+        read.append(folded.span(claim.start, claim.end))
+        for span in claim.names:
+            receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
+            if receipt is not None:
+                receipts.append(receipt)
+    return receipts, read
+
+
+def _judge(
+    scope: RankScope,
+    claim: _Claim,
+    named: list[tuple[int, Any]],
+    span: Callable[[int, int], tuple[int, int]],
+    text: str,
+    where: str,
+) -> RankReceipt | None:
+    """None when some ranking the claim may be about supports it; else the first one's
+    receipt. A claim naming a measure or period that is not the ranking's ("the highest
+    margin", "first in Q3") is not about it."""
+    candidates = []
+    for position, name in named:
+        ranked = scope.rankings[position]
+        if all(word in GENERIC or word in ranked.key_words for word in claim.measure):
+            candidates.append((ranked, name))
+    failed: RankReceipt | None = None
+    for ranked, name in candidates:
+        holds, low, high = _holds(ranked.ranking, name, claim)
+        if holds:
+            return None
+        if failed is None:
+            start, end = span(claim.start, claim.end)
+            failed = RankReceipt(
+                text[start:end],
+                start,
+                end,
+                Decimal(claim.rank),
+                "rank_outside_top" if claim.within else "rank_mismatch",
+                where,
+                nearest=low,
+                fact=ranked.fact,
+                row=name,
+                column=ranked.ranking.key,
+                low=low,
+                high=high,
+                direction=claim.direction,
+                within=claim.within,
+            )
+    return failed
