@@ -43,9 +43,7 @@ from groundplane_otel.checks._numbers.prose_fields import (
     read_texts,
 )
 from groundplane_otel.checks._numbers.prose_words import LOCALES
-from groundplane_otel.checks._numbers.receipts import LISTED, cap
-from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.facts import Provenance
+from groundplane_otel.checks._numbers.receipts import ReceiptsClaim, cap
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["DateReceipt", "UnrecordedDates", "check_dates_recorded", "dates_recorded"]
@@ -119,43 +117,13 @@ class DateReceipt:
         return line + f"; nearest recorded {self.nearest} ({', '.join(where)})"
 
 
-class UnrecordedDates(UnsupportedClaim):
+class UnrecordedDates(ReceiptsClaim):
     """Dates or times in a prose field that no fact records: one receipt each, in text order
     (``claimed``: the receipts as dicts; ``supported``: the nearest recorded value of each)."""
 
-    def __init__(
-        self,
-        field: str,
-        receipts: Sequence[DateReceipt],
-        *,
-        fact: str | None,
-        provenance: Provenance | None,
-    ) -> None:
-        self.receipts = tuple(receipts)
-        listed = self.receipts[:LISTED]
-        reason = "; ".join(receipt.describe() for receipt in listed)
-        if len(self.receipts) > LISTED:
-            reason += f"; … (+{len(self.receipts) - LISTED} more)"
-        super().__init__(
-            field,
-            [receipt.to_dict() for receipt in listed],
-            [receipt.nearest for receipt in listed],
-            fact=fact,
-            provenance=provenance,
-            reason=reason,
-            code=self.receipts[0].code,
-        )
-
-    def _message(self) -> str:
-        count = len(self.receipts)
-        head = f"unsupported claim in field {cap(self.field)!r}: {count} date"
-        head += " or time is not recorded" if count == 1 else "s or times are not recorded"
-        parts = [head]
-        if self.reason:
-            parts.append(self.reason)
-        if self.provenance is not None:
-            parts.append(f"provenance={self.provenance}")
-        return " | ".join(parts)
+    receipts: tuple[DateReceipt, ...]
+    what = "date or time is"
+    what_plural = "dates or times are"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Protocol
 
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Provenance
 
-__all__ = ["CODES", "NumberReceipt", "UnrecordedNumbers", "cap"]
+__all__ = ["CODES", "NumberReceipt", "Receipt", "ReceiptsClaim", "UnrecordedNumbers", "cap"]
 
 _CAP: Final = 200
 LISTED: Final = 20
@@ -112,18 +112,33 @@ class NumberReceipt:
         return line
 
 
-class UnrecordedNumbers(UnsupportedClaim):
-    """Numbers in a prose field that no fact records: one receipt each, in text order.
+class Receipt(Protocol):
+    """What a receipts claim needs of each receipt."""
 
-    ``claimed`` is the list of receipts (as dicts), ``supported`` the nearest recorded value of
-    each (the first 20 of them; ``receipts`` holds all); ``code`` is the first receipt's.
-    Telemetry writes both only with content capture on.
-    """
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def nearest(self) -> Any: ...
+
+    def describe(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class ReceiptsClaim(UnsupportedClaim):
+    """A prose field's unrecorded values, one receipt each, in text order: ``claimed`` the first
+    ``LISTED`` receipts as dicts, ``supported`` the nearest recorded value of each, ``code`` the
+    first receipt's; ``receipts`` holds all. ``what`` names one value, ``what_plural`` several
+    (the message reads "3 numbers are not recorded")."""
+
+    what: ClassVar[str] = "value is"
+    what_plural: ClassVar[str] = "values are"
 
     def __init__(
         self,
         field: str,
-        receipts: Sequence[NumberReceipt],
+        receipts: Sequence[Receipt],
         *,
         fact: str | None,
         provenance: Provenance | None,
@@ -145,11 +160,23 @@ class UnrecordedNumbers(UnsupportedClaim):
 
     def _message(self) -> str:
         count = len(self.receipts)
-        head = f"unsupported claim in field {cap(self.field)!r}: {count} number"
-        head += " is not recorded" if count == 1 else "s are not recorded"
-        parts = [head]
+        what = self.what if count == 1 else self.what_plural
+        parts = [f"unsupported claim in field {cap(self.field)!r}: {count} {what} not recorded"]
         if self.reason:
             parts.append(self.reason)
         if self.provenance is not None:
             parts.append(f"provenance={self.provenance}")
         return " | ".join(parts)
+
+
+class UnrecordedNumbers(ReceiptsClaim):
+    """Numbers in a prose field that no fact records: one receipt each, in text order.
+
+    ``claimed`` is the list of receipts (as dicts), ``supported`` the nearest recorded value of
+    each (the first 20 of them; ``receipts`` holds all); ``code`` is the first receipt's.
+    Telemetry writes both only with content capture on.
+    """
+
+    receipts: tuple[NumberReceipt, ...]
+    what = "number is"
+    what_plural = "numbers are"
