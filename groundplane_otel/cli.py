@@ -368,6 +368,26 @@ def _buffer_arguments(
     parser.add_argument("--max-spans-per-trace", type=_number(int, 1), default=10_000)
 
 
+def _unreadable_arguments(parser: argparse.ArgumentParser, located: str) -> None:
+    """How much unreadable input fails the command, and how much of it is located, shared by
+    replay and suggest."""
+    parser.add_argument(
+        "--max-unreadable",
+        type=_number(int, 0),
+        default=0,
+        metavar="N",
+        help="exit 1 when more than N lines, messages, files or spans could not be read "
+        "(default 0: any unreadable input fails)",
+    )
+    parser.add_argument(
+        "--max-unreadable-shown",
+        type=_number(int, 0),
+        default=100,
+        metavar="N",
+        help=f"unreadable inputs located {located} (the rest are counted)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="groundplane-otel",
@@ -424,14 +444,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="exit 1 when more than N outputs could not be checked",
     )
-    replay.add_argument(
-        "--max-unreadable",
-        type=_number(int, 0),
-        default=0,
-        metavar="N",
-        help="exit 1 when more than N lines, messages, files or spans could not be read "
-        "(default 0: any unreadable input fails the gate)",
-    )
+    _unreadable_arguments(replay, "in the report")
     replay.add_argument(
         "--allow-empty",
         action="store_true",
@@ -443,13 +456,6 @@ def _parser() -> argparse.ArgumentParser:
         default=10_000,
         metavar="N",
         help="findings listed in the report (the rest are counted)",
-    )
-    replay.add_argument(
-        "--max-unreadable-shown",
-        type=_number(int, 0),
-        default=100,
-        metavar="N",
-        help="unreadable inputs located in the report (the rest are counted)",
     )
     replay.add_argument(
         "--max-line-bytes",
@@ -534,20 +540,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="trace ids listed per check for the runs that broke it (the rest are counted)",
     )
-    suggest.add_argument(
-        "--max-unreadable",
-        type=_number(int, 0),
-        default=0,
-        metavar="N",
-        help="exit 1 when more than N lines, messages, files or spans could not be read",
-    )
-    suggest.add_argument(
-        "--max-unreadable-shown",
-        type=_number(int, 0),
-        default=100,
-        metavar="N",
-        help="unreadable inputs located on stderr (the rest are counted)",
-    )
+    _unreadable_arguments(suggest, "on stderr")
     _buffer_arguments(suggest, int, 10_000, "SPANS", "spans read")
     commands.add_parser("version", help="print the installed version")
     return parser
