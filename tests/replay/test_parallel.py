@@ -4,6 +4,7 @@ the run loudly (issue 21)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -256,9 +257,17 @@ def _started(tmp_path: Path, clones: int = 300) -> tuple[subprocess.Popen[str], 
     while len(workers := _workers(process.pid)) < 2:
         assert time.monotonic() < deadline
         assert process.poll() is None
-        time.sleep(0.05)
-    time.sleep(0.5)  # the workers are reading
+        time.sleep(0.01)
+    for pid in workers:  # held mid-replay: the test acts before either can finish
+        os.kill(pid, signal.SIGSTOP)
     return process, workers
+
+
+def _resume(workers: list[int]) -> None:
+    """Let the held workers (those still there) run on."""
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
@@ -267,6 +276,7 @@ def test_a_killed_worker_fails_the_run_loudly(tmp_path: Path) -> None:
     signal, nothing on stdout (no partial report), and the other worker is ended."""
     process, workers = _started(tmp_path)
     os.kill(workers[1], signal.SIGKILL)
+    _resume(workers[:1])
     out, err = process.communicate(timeout=120)
     assert process.returncode == 3
     assert err == (
@@ -286,6 +296,7 @@ def test_sigterm_or_ctrl_c_ends_the_workers_and_prints_no_report(
     "interrupted: no report" on stderr, nothing on stdout, and both workers are gone."""
     process, workers = _started(tmp_path)
     process.send_signal(signum)
+    _resume(workers)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 128 + signum
     assert err == "groundplane-otel: interrupted: no report\n"
@@ -301,6 +312,7 @@ def test_workers_end_themselves_when_the_command_is_killed(tmp_path: Path) -> No
     process, workers = _started(tmp_path, clones=1_500)
     process.kill()
     process.wait(timeout=60)
+    _resume(workers)
     deadline = time.monotonic() + 10
     while alive := [pid for pid in workers if _running(pid)]:
         assert time.monotonic() < deadline, alive
