@@ -4,6 +4,7 @@ wrong answers and passes every right one (issue 24) — all through the real CLI
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 import recordings
+import recordings_frameworks as frameworks
 import yaml
 
 from groundplane_otel.cli import main
@@ -38,8 +40,13 @@ RECORDERS: dict[str, tuple[Callable[[Path], set[str]], int]] = {
     "demo": (recordings.record_demo, 60),
     "demo_prose": (recordings.record_demo_prose, 30),
     "langchain": (recordings.record_langchain, 30),
+    "langgraph": (frameworks.record_langgraph, 30),
+    "mcp": (frameworks.record_mcp, 30),
     "openai": (recordings.record_openai, 30),
+    "openai_agents": (frameworks.record_openai_agents, 30),
+    "openinference": (functools.partial(frameworks.record_openai_agents, openinference=True), 30),
     "pydantic_ai": (recordings.record_pydantic_ai, 30),
+    "traceloop": (frameworks.record_traceloop, 30),
 }
 
 
