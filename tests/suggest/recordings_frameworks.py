@@ -142,12 +142,15 @@ def record_langgraph(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     return wrong_ids
 
 
-def _agents_run(turn: Turn) -> None:
-    """examples/openai_agents_agent.py's agent (without ``guard(...)``) run once."""
+def _agents_run(turn: Turn, guarded: bool) -> None:
+    """examples/openai_agents_agent.py's agent run once (``guarded``: behind ``guard(...)``, as
+    the example runs it)."""
     import openai
     import openai_agents_agent
     from agents import Agent, OpenAIChatCompletionsModel, Runner
     from fake_openai import FakeOpenAI
+
+    from groundplane_otel.adapters.openai_agents import guard
 
     async def ask() -> None:
         with FakeOpenAI(turn.script()) as api:
@@ -158,24 +161,43 @@ def _agents_run(turn: Turn) -> None:
                 tools=[openai_agents_agent.warehouse_query],
                 output_type=openai_agents_agent.Answer,
             )
-            await Runner.run(agent, "Which campaign won?")
+            await Runner.run(guard(agent) if guarded else agent, "Which campaign won?")
             await client.close()  # inside the loop asyncio.run closes
 
     asyncio.run(ask())
 
 
 def record_openai_agents(
-    path: Path, runs: int = 30, wrong_every: int = 6, *, openinference: bool = False
+    path: Path,
+    runs: int = 30,
+    wrong_every: int = 6,
+    *,
+    openinference: bool = False,
+    guarded: bool = False,
 ) -> set[str]:
     """examples/openai_agents_agent.py: the OpenAI Agents SDK agent and its ``function_tool``,
     instrumented by the example's ``instrument`` (genai-openai-agents + genai-openai with content
     capture on; ``openinference``: OpenInference's openai-agents instrumentation, as
-    examples/openinference_agent.py runs it), against the fake server."""
+    examples/openinference_agent.py runs it), against the fake server. ``guarded``: as the
+    example runs it, behind ``guard(...)`` with examples/frameworks_policy.yaml installed (in
+    observe mode: the wrong answers are recorded, not refused)."""
+    import dataclasses
+
+    import _framework_setup
     import openai_agents_agent
     from agents.tracing import set_trace_processors
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    from groundplane_otel.otel import install
+    from groundplane_otel.otel.policy import load_policy
 
     os.environ[CONTENT_ENV] = "SPAN_ONLY"
-    provider = recorder(path)
+    provider = recorder(path, guarded=guarded)
+    installed = None
+    if guarded:
+        policy = load_policy(_framework_setup.HERE / "frameworks_policy.yaml")
+        config = dataclasses.replace(policy, mode="observe")
+        installed = install(config, tracer_provider=provider, meter_provider=MeterProvider())
     setup = SimpleNamespace(tracer_provider=provider)  # what the example's instrument() reads
     instrumentors = openai_agents_agent.instrument(setup, openinference)  # type: ignore[arg-type]
     tracer = provider.get_tracer("suggest-test")
@@ -186,13 +208,15 @@ def record_openai_agents(
                 ctr.clear()
                 ctr.update(turn.ctr)
                 with tracer.start_as_current_span("request") as root:
-                    _agents_run(turn)
+                    _agents_run(turn, guarded)
                     if turn.wrong:
                         wrong_ids.add(trace_id(root))
     finally:
         for instrumentor in instrumentors:
             instrumentor.uninstrument()
         set_trace_processors([])
+        if installed is not None:
+            installed.uninstall()
         provider.shutdown()
     return wrong_ids
 

@@ -5,36 +5,16 @@ wrong answers and passes every right one (issue 24) — all through the real CLI
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import recordings
 import recordings_frameworks as frameworks
 import yaml
+from through_cli import flagged, replay, suggest
 
 from groundplane_otel.cli import main
-
-
-def suggest(capsys: pytest.CaptureFixture[str], policy: Path, *args: str) -> tuple[int, str, str]:
-    """``groundplane-otel suggest -o policy ARGS``: exit code, stdout, stderr."""
-    code = main(["suggest", "-o", str(policy), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def replay(capsys: pytest.CaptureFixture[str], policy: Path, *files: Path) -> dict[str, Any]:
-    code = main(["replay", "--policy", str(policy), "--json", "--quiet", *map(str, files)])
-    assert code == 0
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return report
-
-
-def flagged(report: dict[str, Any]) -> set[str]:
-    return {finding["trace_id"] for finding in report["findings"]}
-
 
 RECORDERS: dict[str, tuple[Callable[[Path], set[str]], int]] = {
     "demo": (recordings.record_demo, 60),

@@ -1,15 +1,46 @@
-"""The example agents whose recordings ``suggest`` cannot backtest, as they are written: each
-records its facts in code, not on a span a recording keeps, and ``suggest`` says so (exit 1, no
-policy written). Their backtestable recordings are in test_suggest.py."""
+"""The framework examples recorded as they are written: behind their adapter with the guard on
+(the boundary keeps the name the recording gives it), and the ones that record their facts in
+code, not on a span a recording keeps, which ``suggest`` says it cannot backtest (exit 1, no
+policy written). Their unguarded recordings are backtested in test_suggest.py."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 import recordings_frameworks as frameworks
+import yaml
+from through_cli import flagged, replay, suggest
 
 from groundplane_otel.cli import main
+
+
+@pytest.mark.parametrize("openinference", [False, True], ids=["genai", "openinference"])
+def test_a_guarded_agents_sdk_recording_keeps_the_boundary_name_the_guard_wrote(
+    openinference: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """examples/openai_agents_agent.py behind ``guard(...)`` (observe): the adapter names its
+    boundary on the agent's (GenAI) or guardrail's (OpenInference) span, not on the answer's;
+    the suggestion takes that name, so replay knows every boundary the spans name (no "unknown
+    boundary" warning) and flags exactly the injected wrong answers."""
+    traces = tmp_path / "traces.jsonl"
+    wrong = frameworks.record_openai_agents(traces, guarded=True, openinference=openinference)
+    assert len(wrong) == 5
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, policy, str(traces))[::2] == (0, "")
+    assert list(yaml.safe_load(policy.read_text())["boundaries"]) == ["campaign_answer"]
+    assert main(["check-policy", str(policy)]) == 0
+    capsys.readouterr()
+    caplog.clear()  # what the instrumentations logged while recording
+    with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
+        report = replay(capsys, policy, traces)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("groundplane_otel")] == []
+    assert flagged(report) == wrong
+    assert report["boundaries"]["campaign_answer"]["outcomes"] == {"passed": 25, "flagged": 5}
 
 
 def nothing_to_suggest(capsys: pytest.CaptureFixture[str], traces: Path, policy: Path) -> str:
