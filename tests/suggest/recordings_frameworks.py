@@ -14,7 +14,7 @@ import json
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +68,20 @@ def recorder(path: Path, *, guarded: bool = False) -> TracerProvider:
     return provider
 
 
+def content_on(name: str, value: str) -> Callable[[], None]:
+    """Set the instrumentation's content-capture variable; the returned call restores it."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+    return restore
+
+
 def trace_id(span: Span) -> str:
     return f"{span.get_span_context().trace_id:032x}"
 
@@ -112,7 +126,7 @@ def record_langgraph(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     from langgraph.prebuilt import create_react_agent
     from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
 
-    os.environ[CONTENT_ENV] = "SPAN_ONLY"
+    restore = content_on(CONTENT_ENV, "SPAN_ONLY")
     provider = recorder(path)
     LangChainInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("suggest-test")
@@ -139,6 +153,7 @@ def record_langgraph(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     finally:
         LangChainInstrumentor().uninstrument()
         provider.shutdown()
+        restore()
     return wrong_ids
 
 
@@ -191,7 +206,7 @@ def record_openai_agents(
     from groundplane_otel.otel import install
     from groundplane_otel.otel.policy import load_policy
 
-    os.environ[CONTENT_ENV] = "SPAN_ONLY"
+    restore = content_on(CONTENT_ENV, "SPAN_ONLY")
     provider = recorder(path, guarded=guarded)
     installed = None
     if guarded:
@@ -218,6 +233,7 @@ def record_openai_agents(
         if installed is not None:
             installed.uninstall()
         provider.shutdown()
+        restore()
     return wrong_ids
 
 
@@ -232,7 +248,7 @@ def record_traceloop(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     from fake_openai import FakeOpenAI
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    restore = content_on("TRACELOOP_TRACE_CONTENT", "true")
     provider = recorder(path)
     OpenAIInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("suggest-test")
@@ -259,6 +275,7 @@ def record_traceloop(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
         traceloop_agent.warehouse_query = decorated
         OpenAIInstrumentor().uninstrument()
         provider.shutdown()
+        restore()
     return wrong_ids
 
 
