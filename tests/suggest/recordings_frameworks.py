@@ -4,7 +4,9 @@ GenAI instrumentations and by OpenInference, Traceloop, MCP) with wrong answers 
 As in ``recordings.py``: each recorder runs the example's own agent and tool with the real
 framework and instrumentation against the loopback fake OpenAI server, into a Collector-format
 file (``OtlpFileExporter``); the tool's CTRs change per run, every ``wrong_every``-th answer names
-the runner-up, and the recorder returns those runs' trace ids.
+the runner-up, and the recorder returns those runs' trace ids. Some also record the example as
+written: behind its adapter with the guard on (``guarded``), or recording its facts in code
+(``as_written``, ``record_langgraph_state``), which no recording can replay.
 """
 
 from __future__ import annotations
