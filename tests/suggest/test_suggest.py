@@ -4,42 +4,29 @@ wrong answers and passes every right one (issue 24) — all through the real CLI
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import recordings
+import recordings_frameworks as frameworks
 import yaml
+from through_cli import flagged, replay, suggest
 
 from groundplane_otel.cli import main
-
-
-def suggest(capsys: pytest.CaptureFixture[str], policy: Path, *args: str) -> tuple[int, str, str]:
-    """``groundplane-otel suggest -o policy ARGS``: exit code, stdout, stderr."""
-    code = main(["suggest", "-o", str(policy), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def replay(capsys: pytest.CaptureFixture[str], policy: Path, *files: Path) -> dict[str, Any]:
-    code = main(["replay", "--policy", str(policy), "--json", "--quiet", *map(str, files)])
-    assert code == 0
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return report
-
-
-def flagged(report: dict[str, Any]) -> set[str]:
-    return {finding["trace_id"] for finding in report["findings"]}
-
 
 RECORDERS: dict[str, tuple[Callable[[Path], set[str]], int]] = {
     "demo": (recordings.record_demo, 60),
     "demo_prose": (recordings.record_demo_prose, 30),
     "langchain": (recordings.record_langchain, 30),
+    "langgraph": (frameworks.record_langgraph, 30),
+    "mcp": (frameworks.record_mcp, 30),
     "openai": (recordings.record_openai, 30),
+    "openai_agents": (frameworks.record_openai_agents, 30),
+    "openinference": (functools.partial(frameworks.record_openai_agents, openinference=True), 30),
     "pydantic_ai": (recordings.record_pydantic_ai, 30),
+    "traceloop": (frameworks.record_traceloop, 30),
 }
 
 

@@ -1,8 +1,9 @@
 """One boundary per agent: its facts, its answer kind, its candidate checks and their tally.
 
 An agent's boundary matches its ``gen_ai.agent.name`` (on the LLM span or an ancestor), else the
-LLM span's name; it is named as the answers' spans name their boundary (``groundplane.boundary``,
-which replay matches by name), else after the agent. Its answer is ``json`` when most of its
+LLM span's name; it is named as the agent's spans name their boundary (``groundplane.boundary``,
+on the answer's span or, when an adapter ran the checks, the agent's or guardrail's span: replay
+matches it by name), else after the agent. Its answer is ``json`` when most of its
 answers carry a JSON object, else ``text``. Candidates are proposed from the kept runs
 (``candidates.proposals``; for ``text``, ``numbers_recorded`` over every fact), built as the
 policy builds them, and tallied on every run.
@@ -147,8 +148,8 @@ def plan_boundaries(
         for answer in run.answers:
             reads.setdefault(answer.by, []).append(answer.read.value is not None)
             fed.setdefault(answer.by, set()).update(names)
-            if answer.named is not None:
-                named.setdefault(answer.by, Counter())[answer.named] += 1
+        for by, name in run.named:
+            named.setdefault(by, Counter())[name] += 1
     plans: list[BoundaryPlan] = []
     used: set[str] = set()
     for by, json_reads in reads.items():

@@ -38,6 +38,7 @@ __all__ = ["Answer", "Run", "RunReader", "ToolResult"]
 
 MAX_ANSWERS_PER_RUN = 16  # outputs of one boundary kept from one run (the rest counted)
 MAX_ANCESTORS = 256  # how far up an answer's agent name is looked for
+MAX_NAMED_PER_RUN = 16  # distinct (agent, boundary name) pairs kept from one run
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,22 +54,24 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)), the read,
-    and the boundary the span names (``groundplane.boundary``, e.g. written by a guard that was
-    on when it was recorded: replay matches that boundary by name)."""
+    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)) and the
+    read."""
 
     by: tuple[str, str]
     read: OutputRead
-    named: str | None = None
 
 
 @dataclass(slots=True)
 class Run:
-    """One trace: its id (hex), its tool results and its answers, in time order."""
+    """One trace: its id (hex), its tool results and its answers, in time order, and the
+    boundaries its spans name (``groundplane.boundary``, with the agent of the naming span): a
+    guard that was on when it was recorded wrote them — on the answer's span, or on the agent's
+    or guardrail's span when an adapter ran the checks — and replay matches them by name."""
 
     trace_id: str
     tools: list[ToolResult] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
+    named: list[tuple[tuple[str, str], str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -226,6 +229,11 @@ class RunReader:
                 arguments = read_arguments(call.arguments, limits)
                 run.tools.append(ToolResult(call.tool, arguments, payload, call.retrieval))
                 continue
+            named = view.attributes.get(sc.BOUNDARY)
+            if isinstance(named, str) and named:
+                pair = (_answered_by(view, views), named)
+                if pair not in run.named and len(run.named) < MAX_NAMED_PER_RUN:
+                    run.named.append(pair)
             if not _is_llm(view.name, view.attributes):
                 continue
             read = read_output(view.attributes, limits)
@@ -234,10 +242,7 @@ class RunReader:
                 continue
             if read.status == "output" or read.as_text().status == "output":
                 counts.llm_outputs += 1
-                named = view.attributes.get(sc.BOUNDARY)
-                by = _answered_by(view, views)
-                answer = Answer(by, read, named if isinstance(named, str) and named else None)
-                answers.append((view.end, answer))
+                answers.append((view.end, Answer(_answered_by(view, views), read)))
         kept: dict[tuple[str, str], int] = {}
         for _, answer in answers:
             if kept.get(answer.by, 0) >= MAX_ANSWERS_PER_RUN:

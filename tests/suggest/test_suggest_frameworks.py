@@ -1,0 +1,79 @@
+"""The framework examples recorded as they are written: behind their adapter with the guard on
+(the boundary keeps the name the recording gives it), and the ones that record their facts in
+code, not on a span a recording keeps, which ``suggest`` says it cannot backtest (exit 1, no
+policy written). Their unguarded recordings are backtested in test_suggest.py."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import recordings_frameworks as frameworks
+import yaml
+from through_cli import flagged, replay, suggest
+
+from groundplane_otel.cli import main
+
+
+@pytest.mark.parametrize("openinference", [False, True], ids=["genai", "openinference"])
+def test_a_guarded_agents_sdk_recording_keeps_the_boundary_name_the_guard_wrote(
+    openinference: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """examples/openai_agents_agent.py behind ``guard(...)`` (observe): the adapter names its
+    boundary on the agent's (GenAI) or guardrail's (OpenInference) span, not on the answer's;
+    the suggestion takes that name, so replay knows every boundary the spans name (no "unknown
+    boundary" warning) and flags exactly the injected wrong answers."""
+    traces = tmp_path / "traces.jsonl"
+    wrong = frameworks.record_openai_agents(traces, guarded=True, openinference=openinference)
+    assert len(wrong) == 5
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, policy, str(traces))[::2] == (0, "")
+    assert list(yaml.safe_load(policy.read_text())["boundaries"]) == ["campaign_answer"]
+    assert main(["check-policy", str(policy)]) == 0
+    capsys.readouterr()
+    caplog.clear()  # what the instrumentations logged while recording
+    with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
+        report = replay(capsys, policy, traces)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("groundplane_otel")] == []
+    assert flagged(report) == wrong
+    assert report["boundaries"]["campaign_answer"]["outcomes"] == {"passed": 25, "flagged": 5}
+
+
+def nothing_to_suggest(capsys: pytest.CaptureFixture[str], traces: Path, policy: Path) -> str:
+    """Suggest over ``traces``: it must exit 1 writing no policy; its stderr."""
+    capsys.readouterr()  # what the example printed while recording
+    code = main(["suggest", "-o", str(policy), str(traces)])
+    captured = capsys.readouterr()
+    assert (code, captured.out, policy.exists()) == (1, "", False)
+    return captured.err
+
+
+def test_mcp_agent_as_written_records_its_facts_in_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """examples/mcp_agent.py's ``call_and_record`` under its guard (content on) puts the result
+    on its span but records the fact in code (``groundplane.fact.source: mcp``), which replay
+    skips: nothing to infer, naming the 6 tool spans."""
+    traces = tmp_path / "traces.jsonl"
+    frameworks.record_mcp(traces, runs=6, as_written=True)
+    assert nothing_to_suggest(capsys, traces, tmp_path / "suggested.yaml") == (
+        "groundplane-otel: nothing to suggest: the results of all 6 tool spans were recorded "
+        "in code (groundplane.fact.source): facts a recording cannot replay\n"
+    )
+
+
+def test_langgraph_state_graph_agent_has_no_tool_spans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """examples/langgraph_agent.py's StateGraph adopts its state as a fact (``record_state``)
+    and its nodes are plain functions: no tool span, nothing to infer."""
+    traces = tmp_path / "traces.jsonl"
+    frameworks.record_langgraph_state(traces)
+    assert nothing_to_suggest(capsys, traces, tmp_path / "suggested.yaml") == (
+        "groundplane-otel: nothing to suggest: no tool spans in the input: no tool result to "
+        "ground answers on\n"
+    )
