@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from otel_harness import SALES_ROWS, Harness, answer
+from otel_harness import SALES_ROWS, Harness, answer, sales_config
 from replay_recording import POLICY, live_and_recorded
 
 from groundplane_otel.cli import main
@@ -183,3 +183,45 @@ def test_the_stripping_rule_keeps_the_apps_boundary_and_drops_the_guards() -> No
     marked = {**own, **summary, "groundplane.boundary_matched": True}
     assert replayable_attributes(marked) == {"gen_ai.operation.name": "chat"}
     assert replayable_attributes({**own, "groundplane.boundary_matched": "yes"}) == own
+
+
+@pytest.mark.parametrize("capture_content", [True, False], ids=["content-on", "content-off"])
+def test_facts_the_app_recorded_in_code_are_read_from_the_result_on_their_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], capture_content: bool
+) -> None:
+    """The ``tool`` decorator records its fact in code and marks its span
+    (``groundplane.fact.source``) so the live guard does not record it twice; the mark is the
+    guard's own and replay leaves it out: with content on the result on the span is the fact
+    (the wrong winner is found again), with content off there is none (``fact_missing``,
+    counted as an error, never a pass)."""
+    from groundplane_otel.otel import tool
+
+    otel = Harness()
+    path = tmp_path / "traces.jsonl"
+    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    otel.install(sales_config(mode="observe", capture_content=capture_content))
+
+    @tool("top_sales")
+    def top_sales() -> dict[str, Any]:
+        return SALES_ROWS
+
+    for winner in ("EU", "US"):
+        with otel.tracer.start_as_current_span(
+            "invoke_agent analyst",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"},
+        ):
+            top_sales()
+            otel.chat(answer({"winner": winner}))
+    live = {
+        labels["groundplane.outcome"]: value
+        for labels, value in otel.metrics()["groundplane.outputs"]
+    }
+    assert live == {"passed": 1, "flagged": 1}
+    otel.close()
+    code, report = replay_json(tmp_path, capsys, POLICY, path)
+    outcomes = report["boundaries"]["answer"]["outcomes"]
+    if capture_content:
+        assert (code, outcomes) == (0, {"passed": 1, "blocked": 1})  # no threshold given
+    else:
+        assert (code, outcomes) == (0, {"error": 2})
+        assert {finding["reason"] for finding in report["findings"]} == {"fact_missing"}

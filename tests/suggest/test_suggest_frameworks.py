@@ -1,7 +1,8 @@
-"""The framework examples recorded as they are written: behind their adapter with the guard on
-(the boundary keeps the name the recording gives it), and the ones that record their facts in
-code, not on a span a recording keeps, which ``suggest`` says it cannot backtest (exit 1, no
-policy written). Their unguarded recordings are backtested in test_suggest.py."""
+"""The framework examples recorded as they are written: behind their adapter with the guard on (the
+boundary keeps the name the recording gives it), MCP's ``call_and_record`` (its fact is read
+from the result on its span), and LangGraph's StateGraph example, which makes no tool span and
+which ``suggest`` says it cannot backtest (exit 1, no policy written). Their unguarded
+recordings are backtested in test_suggest.py."""
 
 from __future__ import annotations
 
@@ -52,18 +53,25 @@ def nothing_to_suggest(capsys: pytest.CaptureFixture[str], traces: Path, policy:
     return captured.err
 
 
-def test_mcp_agent_as_written_records_its_facts_in_code(
+def test_mcp_agent_as_written_is_backtested_from_the_result_on_its_span(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """examples/mcp_agent.py's ``call_and_record`` under its guard (content on) puts the result
-    on its span but records the fact in code (``groundplane.fact.source: mcp``), which replay
-    skips: nothing to infer, naming the 6 tool spans."""
+    """examples/mcp_agent.py's ``call_and_record`` under its guard (content on) records the
+    fact in code and puts the result on its span (``groundplane.fact.source: mcp``): the mark
+    is the guard's own and is left out, so suggest and replay read the fact from the span and
+    flag exactly the injected wrong answers."""
     traces = tmp_path / "traces.jsonl"
-    frameworks.record_mcp(traces, runs=6, as_written=True)
-    assert nothing_to_suggest(capsys, traces, tmp_path / "suggested.yaml") == (
-        "groundplane-otel: nothing to suggest: the results of all 6 tool spans were recorded "
-        "in code (groundplane.fact.source): facts a recording cannot replay\n"
-    )
+    wrong = frameworks.record_mcp(traces, as_written=True)
+    assert len(wrong) == 5
+    policy = tmp_path / "suggested.yaml"
+    assert suggest(capsys, policy, str(traces))[::2] == (0, "")
+    assert main(["check-policy", str(policy)]) == 0
+    capsys.readouterr()
+    report = replay(capsys, policy, traces)
+    assert flagged(report) == wrong
+    assert [entry["outcomes"] for entry in report["boundaries"].values()] == [
+        {"passed": 25, "flagged": 5}
+    ]
 
 
 def test_langgraph_state_graph_agent_has_no_tool_spans(

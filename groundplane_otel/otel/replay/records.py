@@ -42,9 +42,19 @@ __all__ = [
 ]
 
 # What a guard wrote on a span it recorded live; ``groundplane.boundary`` only when marked
-# ``groundplane.boundary_matched`` (else the app named the boundary: it stays).
+# ``groundplane.boundary_matched`` (else the app named the boundary: it stays). The fact-source
+# mark (the ``tool`` decorator, ``call_and_record``) only told the live guard the fact was
+# recorded in code: replay captures it from the result on the span, when content capture kept it.
 GUARD_WRITTEN = frozenset(
-    {sc.OUTCOME, sc.VIOLATIONS, sc.FACTS, sc.MODE, sc.FACT_LINKS, sc.BOUNDARY_MATCHED}
+    {
+        sc.OUTCOME,
+        sc.VIOLATIONS,
+        sc.FACTS,
+        sc.MODE,
+        sc.FACT_LINKS,
+        sc.BOUNDARY_MATCHED,
+        sc.FACT_SOURCE,
+    }
 )
 GUARD_STATUS_PREFIX = "groundplane: output"
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)

@@ -147,11 +147,6 @@ def _kept_facts(plan: BoundaryPlan, min_support: float) -> set[str]:
 def _explain_nothing(counts: ReadCounts, plans: Sequence[BoundaryPlan], support: float) -> None:
     if counts.tool_spans == 0:
         raise NothingToInfer("no tool spans in the input: no tool result to ground answers on")
-    if counts.tool_results == 0 and counts.tool_results_in_code:
-        raise NothingToInfer(
-            f"the results of all {counts.tool_results_in_code} tool spans were recorded in code "
-            "(groundplane.fact.source): facts a recording cannot replay"
-        )
     if counts.tool_results == 0:
         raise NothingToInfer(
             f"none of the {counts.tool_spans} tool spans carries its result (content not "

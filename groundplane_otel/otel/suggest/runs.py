@@ -8,8 +8,9 @@ replay does (``records.bad_ids``); two different spans with one id make the trac
 is told and not used. What a span *means* is read by the engine's own readers: tool calls and
 their results (``capture.read_tool_call``, ``read_arguments``, ``payload.parse_payload``),
 answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
-the app recorded in code (``groundplane.fact.source``, the ``tool`` decorator) is skipped, as the
-engine skips it: replay could not capture that fact either.
+the app recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other:
+the readers leave its ``groundplane.fact.source`` mark out (``records.replayable_attributes``), so
+its result is the fact when content capture put it on the span, as in replay.
 
 This module is the one place suggest reads recorded spans (``_span_view`` adapts an OTLP span):
 switching to a faster reader changes only it.
@@ -86,7 +87,6 @@ class ReadCounts:
     dropped_spans: int = 0
     tool_spans: int = 0
     tool_results: int = 0  # tool spans whose result was captured and parsed
-    tool_results_in_code: int = 0  # tool spans whose result the app recorded in code
     llm_outputs: int = 0  # LLM spans with an answer
     outputs_without_content: int = 0  # LLM spans that answered but carry no content
     answers_dropped: int = 0
@@ -221,9 +221,6 @@ class RunReader:
             call = read_tool_call(view.attributes, view.name)
             if call is not None:
                 counts.tool_spans += 1
-                if sc.FACT_SOURCE in view.attributes:  # recorded in code: the engine skips it
-                    counts.tool_results_in_code += 1
-                    continue
                 payload = _payload(call.result, limits)
                 counts.tool_results += payload is not None
                 arguments = read_arguments(call.arguments, limits)
