@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from groundplane_otel import (
@@ -354,16 +354,20 @@ def test_money_columns_that_add_to_a_whole_number_accept_the_int_claim(
             registry, {"total": c}, "t", "total", "amount"))  # fmt: skip
 
 
-@SETTINGS
+# Most cent pairs have no whole delta: ``step`` makes the abs delta whole dollars (about half of
+# those have a whole nearest float); pp deltas are whole about 1 time in 20, filtered by assume.
+@settings(SETTINGS, suppress_health_check=[HealthCheck.filter_too_much])
 @given(
-    left=st.integers(1, 10**6),
     right=st.integers(1, 10**6),
+    step=st.integers(-(10**4), 10**4),
     kind=st.sampled_from(["abs", "pp"]),
 )
 def test_money_deltas_whose_nearest_float_is_whole_accept_the_int_claim(
-    left: int, right: int, kind: str
+    right: int, step: int, kind: str
 ) -> None:
     """abs or pp between two cent amounts: an int equal to the nearest float always passes."""
+    left = right + (100 * step if kind == "abs" else step)
+    assume(left >= 1)
     a, b = left / 100, right / 100
     exact = Fraction(a) - Fraction(b)
     exact = exact * 100 if kind == "pp" else exact
