@@ -29,7 +29,14 @@ from groundplane_otel.otel._engine.sizing import text_bound
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of
 from groundplane_otel.otel.config import FactSpec, Limits
 
-__all__ = ["FactCapture", "ToolCall", "build_fact", "read_arguments", "read_tool_call"]
+__all__ = [
+    "FactCapture",
+    "ToolCall",
+    "build_fact",
+    "parse_tool_result",
+    "read_arguments",
+    "read_tool_call",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +220,32 @@ def read_arguments(raw: Any, limits: Limits) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def parse_tool_result(
+    result: Any,
+    limits: Limits,
+    *,
+    length_limit: int | None = None,
+    max_retained: int | None = None,
+) -> tuple[Parsed, str | None]:
+    """A tool span's result parsed as the engine records it — a serialized LangChain
+    ``ToolMessage`` (OpenInference) unwrapped to its content — and that message's tool call id
+    (None when there is none); shared by capture and ``suggest``."""
+    parsed = parse_payload(
+        result,
+        max_bytes=limits.max_payload_bytes,
+        max_depth=limits.max_depth,
+        length_limit=length_limit,
+        max_retained=max_retained,
+    )
+    message = _tool_message(parsed.value) if parsed.ok else None
+    if message is None:
+        return parsed, None
+    content = parse_payload(
+        message[0], max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+    )
+    return content, message[1]
+
+
 def _tool_message(value: Any) -> tuple[Any, str | None] | None:
     """(content, tool call id) of a serialized LangChain ``ToolMessage`` — what OpenInference's
     LangChain instrumentation writes as a tool span's ``output.value`` — else None."""
@@ -285,20 +318,13 @@ class FactCapture:
         result = call.result
         if call.retrieval and isinstance(result, list) and self.length_limit is not None:
             result = _uncut(result, self.length_limit)
-        parsed = parse_payload(
+        parsed, message_call_id = parse_tool_result(
             result,
-            max_bytes=limits.max_payload_bytes,
-            max_depth=limits.max_depth,
+            limits,
             length_limit=self.length_limit,
             max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
         )
-        call_id = call.call_id
-        message = _tool_message(parsed.value) if parsed.ok else None
-        if message is not None:  # OpenInference LangChain: the serialized ToolMessage
-            content, call_id = message[0], message[1] or call_id
-            parsed = parse_payload(
-                content, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
-            )
+        call_id = message_call_id or call.call_id
         provenance = Provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
         )

@@ -148,6 +148,11 @@ class Replayer:
     def _spans_read(self) -> float:
         return float(self._read)
 
+    @property
+    def spans_read(self) -> int:
+        """Spans of its own traces and others' read so far (replay's default clock)."""
+        return self._read
+
     # -- intake --------------------------------------------------------------------------------
 
     def feed(

@@ -200,7 +200,7 @@ def replay_share(
 
     def where() -> Position:
         # requests fed, spans read (every worker's spans), traces decided (every worker's)
-        return (fed[0], replayer._read, replayer.decisions, rank)
+        return (fed[0], replayer.spans_read, replayer.decisions, rank)
 
     located: _Noted[BadInput] = _Noted(where)
     findings: _Noted[Any] = _Noted(where)

@@ -6,7 +6,7 @@ have been read since its last one, when the buffer is full, or at the end of the
 with unusable ids are told to ``unreadable`` with their location and left out, exactly as
 replay does (``records.bad_ids``); two different spans with one id make the trace ambiguous: it
 is told and not used. What a span *means* is read by the engine's own readers: tool calls and
-their results (``capture.read_tool_call``, ``read_arguments``, ``payload.parse_payload``),
+their results (``capture.read_tool_call``, ``read_arguments``, ``capture.parse_tool_result``),
 answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
 the app recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other:
 the readers leave its ``groundplane.fact.source`` mark out (``records.replayable_attributes``), so
@@ -27,9 +27,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from groundplane_otel._echo import capped
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.capture import _tool_message, read_arguments, read_tool_call
+from groundplane_otel.otel._engine.capture import parse_tool_result, read_arguments, read_tool_call
 from groundplane_otel.otel._engine.output import OutputRead, read_output
-from groundplane_otel.otel._engine.payload import parse_payload
 from groundplane_otel.otel._engine.spans import agent_names
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
@@ -255,16 +254,8 @@ def _payload(raw: Any, limits: Limits) -> Any:
     unwrapped), or None when it was not captured or cannot be read."""
     if raw is None:
         return None
-    parsed = parse_payload(raw, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
-    if not parsed.ok:
-        return None
-    message = _tool_message(parsed.value)
-    if message is not None:
-        parsed = parse_payload(
-            message[0], max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
-        )
-        return parsed.value if parsed.ok else None
-    return parsed.value
+    parsed, _ = parse_tool_result(raw, limits)
+    return parsed.value if parsed.ok else None
 
 
 def _ancestors(view: _SpanView, views: Mapping[bytes, _SpanView]) -> Iterator[_SpanView]:
