@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from groundplane_otel._copy import copy_in
 from groundplane_otel.adapters._extras import require
@@ -290,6 +291,17 @@ def _sole(error: BaseException) -> BaseException | None:
         error = members[0]
 
 
+def _server_stderr() -> IO[str]:
+    """Where the server's stderr goes: this process's ``sys.stderr`` as it is now when it is a
+    real file (mcp's default is the stream at *its* import time, which under pytest or a
+    notebook may have no file descriptor: the spawn then fails), else the process's own."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
+    return sys.stderr
+
+
 @asynccontextmanager
 async def stdio_session(
     command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
@@ -306,7 +318,7 @@ async def stdio_session(
     )
     try:
         async with (
-            mcp.stdio_client(params) as (read, write),
+            mcp.stdio_client(params, errlog=_server_stderr()) as (read, write),
             mcp.ClientSession(read, write) as session,
         ):
             await session.initialize()

@@ -291,13 +291,8 @@ def record_mcp(
     capture on, which records the fact in code (``groundplane.fact.source: mcp``): no recording
     can replay that. Else the session's call runs in an ``execute_tool`` span carrying the
     result, as an MCP instrumentation records it."""
-    import contextlib
     import dataclasses
 
-    with contextlib.redirect_stderr(sys.__stderr__):
-        # mcp's stdio_client binds sys.stderr as the server's stderr when first imported: a
-        # real file, not a test's captured stream (which has no file descriptor).
-        import mcp.client.stdio  # noqa: F401
     import mcp_agent
     from opentelemetry.sdk.metrics import MeterProvider
 
