@@ -1,8 +1,8 @@
 """Replay and the fleet verifier: throughput and memory, as ratios to merely decoding the input.
 
 A recording of ``traces`` agent runs (invoke_agent > execute_tool with a 20-row result > chat with
-the final answer, half right and half wrong) is made with the real SDK and the Collector-format
-exporter. Compared side by side:
+the final answer, half right and half wrong; every trace's result differs) is made with the real
+SDK and the Collector-format exporter. Compared side by side:
 
 * replay — read the OTLP/JSON lines, assemble traces, decide each through the guard, vs the
   floor: ``orjson.loads`` of the same lines (what any consumer of the file must do at least).
@@ -41,9 +41,13 @@ def _record(traces: int, path: Path) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
     tracer = provider.get_tracer("bench.replay")
-    rows = {"rows": [{"region": f"r{i}", "total": 100 - i} for i in range(20)]}
     agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
     for index in range(traces):
+        # Every trace's result differs (no two tool results or answers alike: nothing may be
+        # reused from one trace to the next); r0 always leads.
+        rows = {
+            "rows": [{"region": f"r{i}", "total": 10**6 - i * 10**4 + index} for i in range(20)]
+        }
         winner = "r0" if index % 2 else "r1"
         message = [
             {
