@@ -34,11 +34,10 @@ exactly when a replay of everything would make it, but keeps and decides only it
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import operator
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,12 +140,13 @@ class Replayer:
         self.max_findings = max_findings
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
         self._read = 0
-        self._clock = clock or self._spans_read
+        self._clock = clock  # None: spans read (``_now``)
         self.rematch = rematch
         self._around = around_decision
 
-    def _spans_read(self) -> float:
-        return float(self._read)
+    def _now(self) -> float:
+        """The clock ``decision_wait`` counts in: ``clock()``, or the spans read so far."""
+        return self._read if self._clock is None else self._clock()
 
     @property
     def spans_read(self) -> int:
@@ -165,32 +165,38 @@ class Replayer:
         if isinstance(request, ExportTraceServiceRequest):
             request = proto_spans(request)
         self.stats.requests += 1
+        add = self._add
         for span in request:
             problem = bad_ids(span)
             if problem is None:
-                self._add(span)
-                continue
-            if self.owns is not None and not self.owns(b""):
-                continue  # another share tells it
-            self.stats.spans += 1
-            self.stats.bad_spans += 1
-            where = f"{location} span {span.index} {capped(span.name, 40)!r}"
-            self.unreadable.append(BadInput(where, problem))
+                add(span)
+            else:
+                self._bad(span, problem, location)
         self.decide_ready()
+
+    def _bad(self, span: RecordedSpan, problem: str, location: str) -> None:
+        """A span that cannot be replayed: counted and told (by one share of a parallel
+        replay)."""
+        if self.owns is not None and not self.owns(b""):
+            return  # another share tells it
+        self.stats.spans += 1
+        self.stats.bad_spans += 1
+        where = f"{location} span {span.index} {capped(span.name, 40)!r}"
+        self.unreadable.append(BadInput(where, problem))
 
     def _add(self, span: RecordedSpan) -> None:
         self._read += 1
-        buffer = self._buffer
-        state = buffer.get(span.trace_id)
+        buffer, trace_id = self._buffer, span.trace_id
+        state = buffer.get(trace_id)
         if state is None:
-            owned = self.owns is None or self.owns(span.trace_id)
-            state = buffer[span.trace_id] = _Trace(owned)
+            owned = self.owns is None or self.owns(trace_id)
+            state = buffer[trace_id] = _Trace(owned)
             while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
                 oldest = next(iter(buffer))
                 self._settle(oldest, buffer.pop(oldest), early=True)
         else:
-            buffer.move_to_end(span.trace_id)  # the buffer stays ordered by last arrival
-        state.last_seen = self._clock()
+            buffer.move_to_end(trace_id)  # the buffer stays ordered by last arrival
+        state.last_seen = self._now()
         if not state.owned:
             return
         self.stats.spans += 1
@@ -202,7 +208,7 @@ class Replayer:
 
     def decide_ready(self) -> int:
         """Decide the traces idle for ``decision_wait``; how many were decided."""
-        buffer, now, decided = self._buffer, self._clock(), 0
+        buffer, now, decided = self._buffer, self._now(), 0
         while buffer:
             trace_id, state = next(iter(buffer.items()))
             if now - state.last_seen < self.decision_wait:
@@ -252,26 +258,27 @@ class Replayer:
         if unique is None:
             return
         ids = {span.span_id for span in unique}
-        records = {
-            span.span_id: SpanRecord(
-                span, parent_present=span.parent_span_id in ids, rematch=self.rematch
-            )
-            for span in unique
-        }
-        parents = {span.span_id: records.get(span.parent_span_id) for span in unique}
-        orphans = sum(
-            1 for span in unique if span.parent_span_id and span.parent_span_id not in ids
-        )
+        rematch, orphans = self.rematch, 0
+        records: dict[bytes, SpanRecord] = {}
+        for span in unique:
+            parent_present = span.parent_span_id in ids
+            orphans += bool(span.parent_span_id) and not parent_present
+            records[span.span_id] = SpanRecord(span, parent_present=parent_present, rematch=rematch)
+        for span in unique:
+            if span.parent_span_id:
+                records[span.span_id].parent_record = records.get(span.parent_span_id)
         self.stats.orphan_spans += orphans
         if early or state.dropped:
             self.stats.incomplete_traces += 1
         processor = self.processor
-        for starting, record in _timeline(records, parents):
+        for starting, record in _timeline(records.values()):
             if starting:
-                record.start(processor, parents[record.raw_id])
+                record.start(processor)
                 continue
-            with contextlib.suppress(Exception):  # enforce raises, as to the app: noted
+            try:  # noqa: SIM105 - contextlib.suppress costs two calls per span
                 record.end()
+            except Exception:  # enforce raises, as to the app: noted
+                pass
         self.tally.settle(records.values())  # its findings, in the order read
 
     def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
@@ -312,27 +319,50 @@ class Replayer:
         self.processor.shutdown()
 
 
+def _nested(
+    records: Collection[SpanRecord],
+) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int], list[SpanRecord]]:
+    """Each span's start widened to its parent's, its depth, and the spans ordered each child
+    before its parent (to widen ends upward). The common case, every parent starting no later
+    than its children, takes one sort and one pass; any other (skewed clocks, a cycle of parent
+    ids) is resolved by ``_nesting``."""
+    order = sorted(records, key=_START)
+    starts: dict[SpanRecord, int] = {}
+    depth: dict[SpanRecord, int] = {}
+    for record in order:
+        parent = record.parent_record
+        if parent is None:
+            starts[record], depth[record] = record.start_time, 0
+        elif parent in depth:
+            starts[record] = max(record.start_time, starts[parent])
+            depth[record] = depth[parent] + 1
+        else:  # a parent starting after its child, or none resolved (a cycle)
+            starts, depth = _nesting(records)
+            return starts, depth, sorted(records, key=depth.__getitem__, reverse=True)
+    order.reverse()
+    return starts, depth, order
+
+
 def _nesting(
-    records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
-) -> tuple[dict[bytes, int], dict[bytes, int]]:
+    records: Collection[SpanRecord],
+) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int]]:
     """Each span's start widened to its parent's, and its depth, iteratively (any depth, any
     order); a cycle of parent ids is cut where it closes (that span is treated as a root)."""
-    starts: dict[bytes, int] = {}
-    depth: dict[bytes, int] = {}
+    starts: dict[SpanRecord, int] = {}
+    depth: dict[SpanRecord, int] = {}
     for first in records:
         if first in starts:
             continue
-        chain: list[bytes] = []  # from ``first`` up to the nearest span already resolved
-        on_chain: set[bytes] = set()
-        span_id: bytes | None = first
-        while span_id is not None and span_id not in starts and span_id not in on_chain:
-            chain.append(span_id)
-            on_chain.add(span_id)
-            parent = parents[span_id]
-            span_id = parent.raw_id if parent is not None else None
-        above = span_id if span_id is not None and span_id in starts else None
+        chain: list[SpanRecord] = []  # from ``first`` up to the nearest span already resolved
+        on_chain: set[SpanRecord] = set()
+        record: SpanRecord | None = first
+        while record is not None and record not in starts and record not in on_chain:
+            chain.append(record)
+            on_chain.add(record)
+            record = record.parent_record
+        above = record if record is not None and record in starts else None
         for current in reversed(chain):  # top-down: each parent resolved before its child
-            value, level = records[current].start_time, 0
+            value, level = current.start_time, 0
             if above is not None:
                 value, level = max(value, starts[above]), depth[above] + 1
             starts[current], depth[current] = value, level
@@ -340,25 +370,24 @@ def _nesting(
     return starts, depth
 
 
-def _timeline(
-    records: dict[bytes, SpanRecord], parents: dict[bytes, SpanRecord | None]
-) -> list[tuple[bool, SpanRecord]]:
+def _timeline(records: Collection[SpanRecord]) -> list[tuple[bool, SpanRecord]]:
     """Starts (True) and ends (False) in time order, with each span's interval widened to nest
-    in its parent's (clocks of two services disagree; nesting is what the guard relies on)."""
-    starts, depth = _nesting(records, parents)
-    ends = {span_id: max(record.end_time, starts[span_id]) for span_id, record in records.items()}
-    for span_id in sorted(records, key=depth.__getitem__, reverse=True):  # children widen parents
-        parent = parents[span_id]
-        if parent is not None and depth[span_id] > 0:
-            parent_id = parent.raw_id
-            ends[parent_id] = max(ends[parent_id], ends[span_id])
+    in its parent's (clocks of two services disagree; nesting is what the guard relies on);
+    ties in the order of ``records``."""
+    starts, depth, upward = _nested(records)
+    ends = {record: max(record.end_time, starts[record]) for record in records}
+    for record in upward:  # children widen parents
+        parent = record.parent_record
+        if parent is not None and depth[record] > 0:
+            ends[parent] = max(ends[parent], ends[record])
     events: list[tuple[int, int, int, bool, SpanRecord]] = []
-    for span_id, record in records.items():
-        level = depth[span_id]
-        events.append((starts[span_id], 0, level, True, record))
-        events.append((ends[span_id], 1, -level, False, record))
+    for record in records:
+        level = depth[record]
+        events.append((starts[record], 0, level, True, record))
+        events.append((ends[record], 1, -level, False, record))
     events.sort(key=_EVENT_ORDER)
     return [(event[3], event[4]) for event in events]
 
 
+_START = operator.attrgetter("start_time")
 _EVENT_ORDER = operator.itemgetter(0, 1, 2)  # time, starts before ends, then by depth

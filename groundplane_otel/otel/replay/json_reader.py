@@ -33,6 +33,11 @@ _KIND_NAMES = {
     "SPAN_KIND_PRODUCER": 4,
     "SPAN_KIND_CONSUMER": 5,
 }
+# The kinds the common shape writes, by name and by number (bool, an int subclass, excluded).
+_KIND_NUMBERS: dict[str | int, int] = {name: number for name, number in _KIND_NAMES.items()}
+_KIND_NUMBERS.update({number: number for number in range(6)})
+_KIND_TYPES = (str, int)
+_UINT64_DIGITS = 20  # a decimal string shorter than this is a uint64 (2**64 has 20 digits)
 _CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
 _RESOURCES = 64  # distinct resources shared per file (services, hosts); past it, held per line
@@ -82,6 +87,50 @@ def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, An
 
 
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
+    """One span. The shape the Collector and the SDK's exporters write (hex ids, names and
+    times as strings, the kind as a number or name, no events, an empty status) is read with
+    its types checked in one test; any other span goes through ``_checked_span``, which reads
+    it alike and locates what is wrong."""
+    get = span.get
+    trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId", "")
+    name, kind, status, events = get("name", ""), get("kind", 0), get("status"), get("events")
+    start, end = get("startTimeUnixNano"), get("endTimeUnixNano")
+    if (
+        type(trace_id) is str
+        and type(span_id) is str
+        and type(parent_id) is str
+        and type(name) is str
+        and type(kind) in _KIND_TYPES
+        and kind in _KIND_NUMBERS
+        and type(start) is str
+        and type(end) is str
+        and len(start) < _UINT64_DIGITS
+        and len(end) < _UINT64_DIGITS
+        and start.isdigit()
+        and end.isdigit()
+        and start.isascii()
+        and end.isascii()
+        and (events is None or (type(events) is list and not events))
+        and (status is None or (type(status) is dict and not status))
+    ):
+        return recorded_span(
+            bytes.fromhex(trace_id),  # ValueError: not hex (as ``_id``)
+            bytes.fromhex(span_id),
+            bytes.fromhex(parent_id),
+            name,
+            _KIND_NUMBERS[kind],
+            (int(start), int(end)),
+            _attributes(get("attributes"), _SPAN_VALUE, "attributes"),
+            (),
+            (0, ""),
+            resource,
+            index,
+        )
+    return _checked_span(span, resource, index)
+
+
+def _checked_span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
+    """One span of any shape, each field read and checked on its own."""
     status = _object(span.get("status"), "status")
     events = tuple(
         (

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
@@ -58,6 +59,7 @@ GUARD_WRITTEN = frozenset(
 )
 GUARD_STATUS_PREFIX = "groundplane: output"
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_ZERO_TRACE_ID, _ZERO_SPAN_ID = bytes(16), bytes(8)
 MAX_VALUE_DEPTH = 16  # arrays and maps nested deeper than this read as None
 # OTLP's enum numbers (the proto's and OTLP/JSON's) -> the API's.
 KINDS: dict[int, SpanKind] = {
@@ -144,6 +146,15 @@ def recorded_span(
 def bad_ids(span: RecordedSpan) -> str | None:
     """Why ``span``'s ids make it unreplayable (a trace id not 16 bytes, a span id not 8, zero
     ids, a parent id neither empty nor 8 bytes), or None: replay and suggest judge alike."""
+    trace_id, span_id = span.trace_id, span.span_id
+    if (
+        len(trace_id) == 16
+        and len(span_id) == 8
+        and len(span.parent_span_id) in (0, 8)
+        and trace_id != _ZERO_TRACE_ID
+        and span_id != _ZERO_SPAN_ID
+    ):
+        return None  # the common case, in one test
     if len(span.trace_id) != 16 or not any(span.trace_id):
         return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
     if len(span.span_id) != 8 or not any(span.span_id):
@@ -208,23 +219,28 @@ def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> 
     )
 
 
-def _span_id(raw: bytes) -> int:
-    return int.from_bytes(raw, "big") if raw else 0
+# A status holds no state of its own beyond its code: one shared per code (``set_status``
+# replaces a record's, never changes it).
+_STATUSES = {code: Status(code) for code in StatusCode}
+_EMPTY_CONTEXT = Context()
 
 
 class SpanRecord(trace.Span):
-    """One recorded span (see the module docstring)."""
+    """One recorded span (see the module docstring). ``parent_record``: the record of its
+    parent in the same trace, when it has one (``Replayer`` links them)."""
 
     def __init__(self, span: RecordedSpan, *, parent_present: bool, rematch: bool = False) -> None:
-        trace_id, span_id = _span_id(span.trace_id), _span_id(span.span_id)
+        trace_id = int.from_bytes(span.trace_id, "big")
         self.raw_id = span.span_id  # as read
-        self._context = SpanContext(trace_id, span_id, False, _SAMPLED)
-        parent_id = _span_id(span.parent_span_id)
+        self._context = SpanContext(trace_id, int.from_bytes(span.span_id, "big"), False, _SAMPLED)
+        parent_id = int.from_bytes(span.parent_span_id, "big")
         # A parent in the same assembled trace is local: the whole trace is one request, across
         # services. A parent that never arrived is remote: its span is a local root.
         self._parent = (
             SpanContext(trace_id, parent_id, not parent_present, _SAMPLED) if parent_id else None
         )
+        self.parent_record: SpanRecord | None = None
+        self._current: Context | None = None  # the context with this record current (lazy)
         self._name = span.name
         self._attributes = dict(span.attributes)  # the guard writes here; the read span stays
         if rematch:  # every recorded boundary ignored: the policy's match rules decide
@@ -234,7 +250,7 @@ class SpanRecord(trace.Span):
         self.start_time = span.start_time
         self.end_time = span.end_time
         self.recorded_events = span.events
-        self._status = Status(span.status)
+        self._status = _STATUSES[span.status]
         self.written: list[tuple[str, dict[str, Any]]] = []  # events the guard added
         self.links: list[tuple[SpanContext, dict[str, Any]]] = []
         self._ended = False
@@ -306,11 +322,19 @@ class SpanRecord(trace.Span):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self, processor: SpanProcessor, parent: SpanRecord | None) -> None:
-        """The span starts: the processor's ``on_start``, its parent current in the context."""
+    def start(self, processor: SpanProcessor) -> None:
+        """The span starts: the processor's ``on_start``, its parent record current in the
+        context (the engine reads only the current span there)."""
         self._processor = processor
-        context = trace.set_span_in_context(parent) if parent is not None else None
-        processor.on_start(self, context)  # type: ignore[arg-type]
+        parent = self.parent_record
+        processor.on_start(self, parent.current() if parent is not None else None)  # type: ignore[arg-type]
+
+    def current(self) -> Context:
+        """A context with this record as its current span (made once: its children share
+        it)."""
+        if self._current is None:
+            self._current = trace.set_span_in_context(self, _EMPTY_CONTEXT)
+        return self._current
 
     def end(self, end_time: int | None = None) -> None:
         if self._ended:

@@ -80,9 +80,9 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
     fields (``sdk.FIELDS``, as ``sdk_layout()`` found them): the same decisions as the generic
     hooks, at a fraction of the cost for the spans the guard ignores (no attribute lookups on
-    ``processor``, no property calls). A span whose ``_attributes`` another processor replaced
-    (OpenInference's pydantic-ai processor puts a plain dict there) is read through the public
-    API.
+    ``processor``, no property calls). A plain dict in ``_attributes`` (replay's records;
+    OpenInference's pydantic-ai processor puts one on SDK spans) is read as it is, any other
+    replacement through the public API.
 
     The hooks take their owner first, as methods do: an SDK ``SynchronousMultiSpanProcessor``,
     whose processors each first gets the span, inline (the provider's dispatch, on which
@@ -137,10 +137,10 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
             if not guarded:
                 return
             name, attributes = span._name, span._attributes
-            if type(attributes) is not bounded:  # replaced by another processor
-                attributes = span_attributes(span)
-            else:
+            if type(attributes) is bounded:
                 attributes = attributes._dict
+            elif type(attributes) is not dict:  # replaced by another processor
+                attributes = span_attributes(span)
             if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
                     setattr(span, CHAIN_ATTR, inherited)
@@ -160,10 +160,10 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
         try:
             if by_tool:
                 attributes = span._attributes
-                if type(attributes) is not bounded:  # replaced by another processor
-                    attributes = span_attributes(span)
-                else:
+                if type(attributes) is bounded:
                     attributes = attributes._dict
+                elif type(attributes) is not dict:  # replaced by another processor
+                    attributes = span_attributes(span)
                 if not tool_disjoint(attributes):
                     processor._tool_ended(span, attributes, span._context[0])
             if pending:  # a refusal raised in this process waits for its run
