@@ -96,7 +96,7 @@ class _TraceBuffer(Replayer):
         location: str = "request",
     ) -> None:
         if isinstance(request, trace_service_pb2.ExportTraceServiceRequest):
-            request = proto_spans(request)
+            request = proto_spans(request, self.resources)
         due = time.monotonic() + self.root_wait_s
         roots = self.roots
         for span in request:

@@ -139,6 +139,7 @@ class Replayer:
         self.max_spans_per_trace = max_spans_per_trace
         self.max_findings = max_findings
         self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
+        self.resources: dict[bytes, Any] = {}  # protobuf requests' resources, shared
         self._read = 0
         self._clock = clock  # None: spans read (``_now``)
         self.rematch = rematch
@@ -163,7 +164,7 @@ class Replayer:
         """One request's spans — an ``ExportTraceServiceRequest`` or the ``RecordedSpan``s a
         reader made of it — found at ``location`` (a line or message of a recorded file)."""
         if isinstance(request, ExportTraceServiceRequest):
-            request = proto_spans(request)
+            request = proto_spans(request, self.resources)
         self.stats.requests += 1
         add = self._add
         for span in request:

@@ -17,7 +17,12 @@ from typing import Any
 
 import orjson
 
-from groundplane_otel.otel.replay.records import MAX_VALUE_DEPTH, RecordedSpan, recorded_span
+from groundplane_otel.otel.replay.records import (
+    MAX_VALUE_DEPTH,
+    RecordedSpan,
+    keep_resource,
+    recorded_span,
+)
 
 __all__ = ["MAX_MESSAGE_DEPTH", "NestedTooDeep", "json_spans"]
 
@@ -34,13 +39,12 @@ _KIND_NAMES = {
     "SPAN_KIND_CONSUMER": 5,
 }
 # The kinds the common shape writes, by name and by number (bool, an int subclass, excluded).
-_KIND_NUMBERS: dict[str | int, int] = {name: number for name, number in _KIND_NAMES.items()}
-_KIND_NUMBERS.update({number: number for number in range(6)})
+_KIND_NUMBERS: dict[str | int, int] = {number: number for number in range(6)}
+_KIND_NUMBERS.update(_KIND_NAMES)
 _KIND_TYPES = (str, int)
 _UINT64_DIGITS = 20  # a decimal string shorter than this is a uint64 (2**64 has 20 digits)
 _CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
-_RESOURCES = 64  # distinct resources shared per file (services, hosts); past it, held per line
 _INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
 
 
@@ -80,10 +84,7 @@ def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, An
     known = resources.get(key)
     if known is not None:
         return known  # type: ignore[no-any-return]
-    attributes = _attributes(pairs, _RESOURCE_VALUE, "attributes")
-    if len(resources) < _RESOURCES:
-        resources[key] = attributes
-    return attributes
+    return keep_resource(resources, key, _attributes(pairs, _RESOURCE_VALUE, "attributes"))
 
 
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:

@@ -23,6 +23,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
@@ -32,11 +33,13 @@ from groundplane_otel.otel import semconv as sc
 
 __all__ = [
     "MAX_VALUE_DEPTH",
+    "RESOURCES_SHARED",
     "RecordedSpan",
     "SpanRecord",
     "attribute_value",
     "attributes_of",
     "bad_ids",
+    "keep_resource",
     "proto_spans",
     "recorded_span",
     "replayable_attributes",
@@ -61,6 +64,7 @@ GUARD_STATUS_PREFIX = "groundplane: output"
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _ZERO_TRACE_ID, _ZERO_SPAN_ID = bytes(16), bytes(8)
 MAX_VALUE_DEPTH = 16  # arrays and maps nested deeper than this read as None
+RESOURCES_SHARED = 64  # distinct resources shared per input (services, hosts); past it, per request
 # OTLP's enum numbers (the proto's and OTLP/JSON's) -> the API's.
 KINDS: dict[int, SpanKind] = {
     1: SpanKind.INTERNAL,  # SPAN_KIND_INTERNAL; 0, unspecified, reads as internal too
@@ -181,21 +185,46 @@ def attribute_value(value: AnyValue, depth: int = 0) -> Any:
 
 
 def attributes_of(pairs: Sequence[KeyValue], depth: int = 0) -> dict[str, Any]:
+    """KeyValues as a dict. A non-empty ``string_value`` is the value that is set (the
+    others of the oneof read as their defaults): the common case, in one read."""
     attributes: dict[str, Any] = {}
     for pair in pairs:
         value = pair.value
-        if value.WhichOneof("value") == "string_value":  # the common case, without a call
-            attributes[pair.key] = value.string_value
-        else:
-            attributes[pair.key] = attribute_value(value, depth)
+        text = value.string_value
+        attributes[pair.key] = text if text else attribute_value(value, depth)
     return attributes
 
 
-def proto_spans(request: ExportTraceServiceRequest) -> list[RecordedSpan]:
-    """Every span of a protobuf trace request, in order, as ``RecordedSpan``s."""
+def keep_resource(
+    resources: dict[bytes, Any], key: bytes, attributes: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """``attributes``, a resource's just read, kept in ``resources`` under ``key`` (its
+    encoding) for later requests to share, up to ``RESOURCES_SHARED`` of them."""
+    if len(resources) < RESOURCES_SHARED:
+        resources[key] = attributes
+    return attributes
+
+
+def _resource(resource: Resource, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
+    """A resource's attributes: read once per distinct encoding, then shared."""
+    if resources is None:
+        return attributes_of(resource.attributes)
+    key = resource.SerializeToString()
+    known = resources.get(key)
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    return keep_resource(resources, key, attributes_of(resource.attributes))
+
+
+def proto_spans(
+    request: ExportTraceServiceRequest, resources: dict[bytes, Any] | None = None
+) -> list[RecordedSpan]:
+    """Every span of a protobuf trace request, in order, as ``RecordedSpan``s. ``resources``:
+    resource attributes already read (by their protobuf encoding), shared by the spans of
+    later requests rather than read and held once per request."""
     spans: list[RecordedSpan] = []
     for resource_spans in request.resource_spans:
-        resource = attributes_of(resource_spans.resource.attributes)
+        resource = _resource(resource_spans.resource, resources)
         for scope_spans in resource_spans.scope_spans:
             for index, span in enumerate(scope_spans.spans):
                 spans.append(proto_span(span, resource, index))
