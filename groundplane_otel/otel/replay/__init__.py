@@ -244,10 +244,10 @@ class Replayer:
 
     def _settle(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
         """Decide a trace taken out of the buffer, through ``around_decision`` when given."""
-        run = functools.partial(self._decide, trace_id, state, early=early)
         if self._around is None:
-            run()
+            self._decide(trace_id, state, early=early)
             return
+        run = functools.partial(self._decide, trace_id, state, early=early)
         self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:

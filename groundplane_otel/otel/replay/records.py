@@ -119,17 +119,20 @@ def recorded_span(
     parent_span_id: bytes,
     name: str,
     kind: int,
-    times: tuple[int, int],
+    start_time: int,
+    end_time: int,
     attributes: dict[str, Any],
     events: tuple[tuple[str, dict[str, Any]], ...],
-    status: tuple[int, str],
+    status: int,
+    message: str,
     resource: Mapping[str, Any],
     index: int,
 ) -> RecordedSpan:
-    """A ``RecordedSpan`` from OTLP's numbers (``kind``, ``status`` code and message): the one
-    place both readers build it, leaving out what a recording guard wrote."""
-    code = STATUS_CODES.get(status[0], StatusCode.UNSET)
-    if status[1].startswith(GUARD_STATUS_PREFIX):
+    """A ``RecordedSpan`` from OTLP's numbers (``kind``, the ``status`` code and its
+    ``message``): the one place both readers build it, leaving out what a recording guard
+    wrote."""
+    code = STATUS_CODES.get(status, StatusCode.UNSET)
+    if message.startswith(GUARD_STATUS_PREFIX):
         code = StatusCode.UNSET  # the recording guard's own verdict: decided again here
     return RecordedSpan(
         trace_id,
@@ -137,8 +140,8 @@ def recorded_span(
         parent_span_id,
         name,
         KINDS.get(kind, SpanKind.INTERNAL),
-        times[0],
-        times[1],
+        start_time,
+        end_time,
         replayable_attributes(attributes),
         events,
         code,
@@ -239,10 +242,12 @@ def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> 
         span.parent_span_id,
         span.name,
         span.kind,
-        (span.start_time_unix_nano, span.end_time_unix_nano),
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
         attributes_of(span.attributes),
         tuple((event.name, attributes_of(event.attributes)) for event in span.events),
-        (span.status.code, span.status.message),
+        span.status.code,
+        span.status.message,
         resource,
         index,
     )
