@@ -38,12 +38,15 @@ _KIND_NAMES = {
     "SPAN_KIND_PRODUCER": 4,
     "SPAN_KIND_CONSUMER": 5,
 }
-# The kinds the common shape writes, by name and by number (bool, an int subclass, excluded).
+_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+# The kinds and status codes the common shape writes, by name and by number.
 _KIND_NUMBERS: dict[str | int, int] = {number: number for number in range(6)}
 _KIND_NUMBERS.update(_KIND_NAMES)
-_KIND_TYPES = (str, int)
+_CODE_NUMBERS: dict[str | int, int] = {number: number for number in range(3)}
+_CODE_NUMBERS.update(_CODE_NAMES)
+_ENUM_TYPES = (str, int)  # their types (bool, a subclass of int, is not one)
+_NO_STATUS: dict[str, Any] = {}
 _UINT64_DIGITS = 20  # a decimal string shorter than this is a uint64 (2**64 has 20 digits)
-_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
 _INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
 
@@ -89,19 +92,22 @@ def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, An
 
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
     """One span. The shape the Collector and the SDK's exporters write (hex ids, names and
-    times as strings, the kind as a number or name, no events, an empty status) is read with
-    its types checked in one test; any other span goes through ``_checked_span``, which reads
-    it alike and locates what is wrong."""
+    times as strings, the kind and status code as numbers or names) is read with its types
+    checked in one test (its attributes and events as the checked reader reads them); any
+    other span goes through ``_checked_span``, which reads it alike and locates what is
+    wrong."""
     get = span.get
     trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId", "")
     name, kind, status, events = get("name", ""), get("kind", 0), get("status"), get("events")
     start, end = get("startTimeUnixNano"), get("endTimeUnixNano")
+    if status is None:
+        status = _NO_STATUS
     if (
         type(trace_id) is str
         and type(span_id) is str
         and type(parent_id) is str
         and type(name) is str
-        and type(kind) in _KIND_TYPES
+        and type(kind) in _ENUM_TYPES
         and kind in _KIND_NUMBERS
         and type(start) is str
         and type(end) is str
@@ -111,9 +117,12 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
         and end.isdigit()
         and start.isascii()
         and end.isascii()
-        and (events is None or (type(events) is list and not events))
-        and (status is None or (type(status) is dict and not status))
+        and type(status) is dict
+        and type(code := status.get("code", 0)) in _ENUM_TYPES
+        and code in _CODE_NUMBERS
+        and type(message := status.get("message", "")) is str
     ):
+        events = () if events is None else _events(span)  # as ``_checked_span``: before the ids
         return recorded_span(
             bytes.fromhex(trace_id),  # ValueError: not hex (as ``_id``)
             bytes.fromhex(span_id),
@@ -123,9 +132,9 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
             int(start),
             int(end),
             _attributes(get("attributes"), _SPAN_VALUE, "attributes"),
-            (),
-            0,
-            "",
+            events,
+            _CODE_NUMBERS[code],
+            message,
             resource,
             index,
         )
@@ -135,13 +144,7 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
 def _checked_span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
     """One span of any shape, each field read and checked on its own."""
     status = _object(span.get("status"), "status")
-    events = tuple(
-        (
-            _string(event.get("name"), "name"),
-            _attributes(event.get("attributes"), _EVENT_VALUE, "attributes"),
-        )
-        for event in map(_event, _list(span, "events"))
-    )
+    events = _events(span)
     return recorded_span(
         _id(span.get("traceId"), "traceId"),
         _id(span.get("spanId"), "spanId"),
@@ -156,6 +159,16 @@ def _checked_span(span: dict[str, Any], resource: Mapping[str, Any], index: int)
         _string(status.get("message"), "message"),
         resource,
         index,
+    )
+
+
+def _events(span: dict[str, Any]) -> tuple[tuple[str, dict[str, Any]], ...]:
+    return tuple(
+        (
+            _string(event.get("name"), "name"),
+            _attributes(event.get("attributes"), _EVENT_VALUE, "attributes"),
+        )
+        for event in map(_event, _list(span, "events"))
     )
 
 

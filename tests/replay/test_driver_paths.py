@@ -1,0 +1,250 @@
+"""The replay driver's fast paths decide exactly as its general ones: the JSON reader's common
+span shape reads as its checked reader does, protobuf resources are shared only when their
+encoding is the same, the one-sort timeline equals the general nesting, and a parent record's
+context is made once and is a real context."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from opentelemetry import trace
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from replay_recording import live_and_recorded
+
+from groundplane_otel.otel import replay
+from groundplane_otel.otel._engine.sdk import span_attributes
+from groundplane_otel.otel.replay import json_reader
+from groundplane_otel.otel.replay.json_reader import _checked_span, _span, json_spans
+from groundplane_otel.otel.replay.records import (
+    RESOURCES_SHARED,
+    RecordedSpan,
+    SpanRecord,
+    proto_spans,
+)
+
+TRACE, SPAN = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+
+
+COMMON = {
+    "traceId": TRACE,
+    "spanId": SPAN,
+    "parentSpanId": "",
+    "name": "chat m",
+    "kind": 1,
+    "startTimeUnixNano": "1700000000000000000",
+    "endTimeUnixNano": "1700000000000000001",
+    "attributes": [{"key": "k", "value": {"stringValue": "v"}}],
+    "status": {},
+}
+
+
+def _read(span: dict[str, Any], read: Any) -> Any:
+    """What ``read`` (``_span`` or ``_checked_span``) makes of one span, or the error."""
+    try:
+        return read(orjson.loads(orjson.dumps(span)), {}, 0)
+    except ValueError as exc:
+        return (type(exc), str(exc))
+
+
+def test_every_span_of_a_real_recording_takes_the_common_shape_and_reads_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each span the SDK's exporter wrote (and the common shape itself) is read without the
+    checked reader, into what the checked reader makes of it."""
+    _, path = live_and_recorded(tmp_path)
+    spans = [
+        span
+        for line in path.read_bytes().splitlines()
+        for span in orjson.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    ]
+    assert len(spans) == 19
+    checked = [_checked_span(span, {}, 0) for span in [*spans, COMMON]]
+    monkeypatch.setattr(json_reader, "_checked_span", None)  # any call fails
+    assert [_span(span, {}, 0) for span in [*spans, COMMON]] == checked
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"kind": True},
+        {"kind": 2.0},
+        {"kind": "3"},
+        {"kind": 7},
+        {"kind": "NEW"},
+        {"kind": []},
+        {"kind": "SPAN_KIND_SERVER"},
+        {"startTimeUnixNano": "18446744073709551616"},
+        {"startTimeUnixNano": "18446744073709551615"},
+        {"endTimeUnixNano": "9999999999999999999"},
+        {"startTimeUnixNano": "1_000"},
+        {"startTimeUnixNano": "\u0661\u0662"},
+        {"startTimeUnixNano": "\u00b2"},
+        {"startTimeUnixNano": ""},
+        {"startTimeUnixNano": 5},
+        {"endTimeUnixNano": "12 "},
+        {"endTimeUnixNano": None},
+        {"parentSpanId": None},
+        {"parentSpanId": "zz"},
+        {"traceId": "0af7"},
+        {"spanId": 5},
+        {"name": 3},
+        {"status": {"code": 2, "message": "boom"}},
+        {"status": {"message": "groundplane: output blocked"}},
+        {"status": []},
+        {"status": {"code": "STATUS_CODE_OK"}},
+        {"status": {"code": 5}},
+        {"status": {"code": True}},
+        {"status": {"code": "2"}},
+        {"status": {"code": None, "message": None}},
+        {"status": {"message": 3}},
+        {"events": [{"name": "e"}]},
+        {"events": []},
+        {"events": {}},
+        {"attributes": [{"key": "k", "value": {"boolValue": 1}}]},
+    ],
+)
+def test_a_span_off_the_common_shape_reads_as_the_checked_reader_reads_it(
+    fields: dict[str, Any],
+) -> None:
+    """A field of another type or form than the common shape's gives the checked reader's
+    span, or its exact error."""
+    span = {**COMMON, **fields}
+    fast, checked = _read(span, _span), _read(span, _checked_span)
+    assert fast == checked
+    assert isinstance(fast, RecordedSpan) or fast[0] is ValueError
+
+
+def _request(service: str, spans: int = 1) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    resource_spans.resource.attributes.append(KeyValue(key="service.name"))
+    resource_spans.resource.attributes[0].value.string_value = service
+    scope = resource_spans.scope_spans.add()
+    for index in range(spans):
+        span = scope.spans.add()
+        span.trace_id, span.span_id = bytes.fromhex(TRACE), bytes([index + 1]) * 8
+    return request
+
+
+def test_protobuf_resources_are_shared_only_between_the_same_encodings() -> None:
+    """Requests of one resource share one attribute mapping, another resource gets its own,
+    past ``RESOURCES_SHARED`` each request reads its own, and the spans equal those read
+    unshared."""
+    resources: dict[bytes, Any] = {}
+    first, second = proto_spans(_request("a"), resources), proto_spans(_request("a"), resources)
+    other = proto_spans(_request("b"), resources)
+    assert first[0].resource is second[0].resource
+    assert other[0].resource is not first[0].resource
+    assert (first[0].resource, other[0].resource) == ({"service.name": "a"}, {"service.name": "b"})
+    assert first == proto_spans(_request("a"))
+    assert other == proto_spans(_request("b"))
+    for index in range(RESOURCES_SHARED):
+        proto_spans(_request(f"s{index}"), resources)
+    assert len(resources) == RESOURCES_SHARED
+    late = [proto_spans(_request("late"), resources)[0].resource for _ in range(2)]
+    assert late[0] == late[1]
+    assert late[0] is not late[1]
+
+
+def test_a_resource_json_and_protobuf_share_is_bounded_alike() -> None:
+    """The JSON reader keeps at most ``RESOURCES_SHARED`` resources too."""
+    resources: dict[bytes, Any] = {}
+    for index in range(RESOURCES_SHARED + 5):
+        line = orjson.dumps(
+            {
+                "resourceSpans": [
+                    {
+                        "resource": {
+                            "attributes": [
+                                {"key": "service.name", "value": {"stringValue": f"s{index}"}}
+                            ]
+                        },
+                        "scopeSpans": [{"spans": [{"traceId": TRACE, "spanId": SPAN}]}],
+                    }
+                ]
+            }
+        )
+        (span,) = json_spans(line, resources)
+        assert span.resource == {"service.name": f"s{index}"}
+    assert len(resources) == RESOURCES_SHARED
+
+
+def _records(parents: list[int | None], starts: list[int]) -> list[SpanRecord]:
+    """Records whose parent is ``parents[i]`` (an index, or None for a root), started at
+    ``starts[i]``."""
+    records = []
+    for index, start in enumerate(starts):
+        span = RecordedSpan(
+            bytes.fromhex(TRACE), bytes([index + 1]) * 8, b"", "s", trace.SpanKind.INTERNAL,
+            start, start + 10, {}, (), trace.StatusCode.UNSET, {},
+        )  # fmt: skip
+        records.append(SpanRecord(span, parent_present=True))
+    for record, parent in zip(records, parents, strict=True):
+        record.parent_record = records[parent] if parent is not None else None
+    return records
+
+
+def test_the_one_sort_nesting_equals_the_general_one_on_random_traces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On random trees and forests in any order, with clocks that agree or not and cycles of
+    parent ids, the fast nesting gives the general nesting's starts and depths, and an upward
+    order (every child before its parent)."""
+    general = replay._nesting
+    fallbacks: list[int] = []
+
+    def counted(records: Any) -> Any:
+        fallbacks.append(len(records))
+        return general(records)
+
+    monkeypatch.setattr(replay, "_nesting", counted)
+    rng = random.Random(21)
+    for _ in range(400):
+        size = rng.randint(1, 9)
+        if rng.random() < 0.6:  # a forest without cycles: a parent is an earlier index
+            parents = [rng.choice([None, *range(index)]) for index in range(size)]
+        else:  # any parent ids, cycles and self-parents included
+            parents = [rng.choice([None, *range(size)]) for _ in range(size)]
+        records = _records(parents, [rng.randint(0, 5) for _ in range(size)])
+        rng.shuffle(records)
+        starts, depth, upward = replay._nested(records)
+        assert (starts, depth) == general(records)
+        assert sorted(upward, key=id) == sorted(records, key=id)
+        place = {id(record): index for index, record in enumerate(upward)}
+        for record in records:
+            parent = record.parent_record
+            if parent is not None and depth[record] > 0:
+                assert place[id(record)] < place[id(parent)]
+    assert 50 < len(fallbacks) < 350  # both paths were taken
+
+
+def test_a_parent_records_context_is_made_once_and_holds_it_as_current() -> None:
+    """Both children of one record start under the same context, a real ``Context`` whose
+    current span is that record; a root starts under none."""
+    root, left, right = _records([None, 0, 0], [0, 1, 2])
+    seen: list[Any] = []
+
+    class Recorder:
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            seen.append(parent_context)
+
+    for record in (root, left, right):
+        record.start(Recorder())  # type: ignore[arg-type]
+    assert seen[0] is None
+    assert seen[1] is seen[2]
+    assert trace.get_current_span(seen[1]) is root
+    assert type(seen[1]).__name__ == "Context"
+
+
+def test_a_records_attributes_are_read_as_its_own_dict() -> None:
+    """``span_attributes`` of a record is the record's attribute dict itself (what the guard
+    writes to, and reads)."""
+    (record,) = _records([None], [0])
+    record.set_attribute("k", "v")
+    assert span_attributes(record) is record.attributes
+    assert dict(span_attributes(record)) == {"k": "v"}
