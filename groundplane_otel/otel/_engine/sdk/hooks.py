@@ -137,10 +137,11 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
             if not guarded:
                 return
             name, attributes = span._name, span._attributes
-            if type(attributes) is bounded:
+            if type(attributes) is not bounded:  # a plain dict is read as it is
+                if type(attributes) is not dict:  # replaced by another processor
+                    attributes = span_attributes(span)
+            else:
                 attributes = attributes._dict
-            elif type(attributes) is not dict:  # replaced by another processor
-                attributes = span_attributes(span)
             if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
                     setattr(span, CHAIN_ATTR, inherited)
@@ -160,10 +161,11 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
         try:
             if by_tool:
                 attributes = span._attributes
-                if type(attributes) is bounded:
+                if type(attributes) is not bounded:  # a plain dict is read as it is
+                    if type(attributes) is not dict:  # replaced by another processor
+                        attributes = span_attributes(span)
+                else:
                     attributes = attributes._dict
-                elif type(attributes) is not dict:  # replaced by another processor
-                    attributes = span_attributes(span)
                 if not tool_disjoint(attributes):
                     processor._tool_ended(span, attributes, span._context[0])
             if pending:  # a refusal raised in this process waits for its run
