@@ -302,6 +302,8 @@ class FactCapture:
         self._filtering = frozenset(spec.tool for spec in specs if spec.arguments)
         self.store = store
         self.length_limit = length_limit
+        # What one parsed result may retain at most (bigger is rejected before parsing).
+        self._max_retained = min(store.limits.max_trace_bytes, store.limits.max_total_bytes)
 
     def specs_for(
         self, tool: str, arguments: Mapping[str, Any] | None = None
@@ -325,17 +327,15 @@ class FactCapture:
             return
         limits = self.store.limits
         arguments = read_arguments(call.arguments, limits)
-        specs = self.specs_for(call.tool, arguments)
-        if not specs:
-            return
+        if call.tool in self._filtering:
+            specs = self.specs_for(call.tool, arguments)
+            if not specs:
+                return
         result = call.result
         if call.retrieval and isinstance(result, list) and self.length_limit is not None:
             result = _uncut(result, self.length_limit)
         parsed, message_call_id = parse_tool_result(
-            result,
-            limits,
-            length_limit=self.length_limit,
-            max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
+            result, limits, length_limit=self.length_limit, max_retained=self._max_retained
         )
         call_id = message_call_id or call.call_id
         provenance = Provenance(

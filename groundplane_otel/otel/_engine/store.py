@@ -554,6 +554,7 @@ class TraceStore:
             state = self._get(request, create=False)
             if state is None:
                 return FactsView(FactRegistry().view(()), {})
-            usable = tuple(name for name in names if name in state.registry)
-            problems = {name: state.problems[name] for name in names if name in state.problems}
+            facts, known = state.registry._facts, state.problems
+            usable = [name for name in names if name in facts]
+            problems = {name: known[name] for name in names if name in known} if known else {}
             return FactsView(state.registry.view(usable), problems)
