@@ -238,10 +238,6 @@ _FLATTENED = ((sc.OI_OUTPUT_MESSAGES_PREFIX, "message."), (sc.GEN_AI_COMPLETION_
 _FLATTENED_PREFIXES = tuple(prefix for prefix, _ in _FLATTENED)
 
 
-def _is_flattened(key: str) -> bool:
-    return key.startswith(_FLATTENED_PREFIXES)
-
-
 def read_output(
     attributes: Mapping[str, Any], limits: Limits, length_limit: int | None = None
 ) -> OutputRead:
@@ -265,7 +261,7 @@ def read_output(
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
-    flattened = any(map(_is_flattened, attributes)) if attributes else False
+    flattened = any(key.startswith(_FLATTENED_PREFIXES) for key in attributes)
     for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)
@@ -279,7 +275,7 @@ def read_output(
     value = attributes.get(sc.OI_OUTPUT_VALUE)
     if isinstance(value, str) and value:
         return _output_value(value, reasons, limits, length_limit)
-    if tool_call_finish(reasons):
+    if reasons is not None and tool_call_finish(reasons):
         return _NOT_OUTPUT
     if reasons:  # the model finished an answer turn, but the span carries no content
         problem = "the span carries no output content (content capture off?)"
