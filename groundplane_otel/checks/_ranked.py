@@ -59,8 +59,8 @@ def place(ranking: Ranking, name: Hashable) -> str:
     if position is None:
         return "nowhere (never ranked)"
     score = ranking.scores[position]
-    text = f"#{ranking.competition_rank(name)} at {score!r}"
     start, end = ranking.block_of(position)
+    text = f"#{start + 1} at {score!r}"  # the competition rank: where its tie block starts
     if end - start > 1:
         others = [ranking.names[i] for i in range(start, end) if i != position]
         text += f", tied with {quote_names(others)}"

@@ -33,7 +33,7 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import CheckPlan, evaluate, no_output, plan_checks
+from groundplane_otel.otel._engine.evaluate import Plan, evaluate, no_output, plan_checks
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     COVERED_ATTR,
@@ -50,7 +50,7 @@ from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_
 from groundplane_otel.otel._engine.results import ErrorSink, Results
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore
-from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 
 __all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
@@ -125,9 +125,11 @@ class Accounting:
         self.guard = lineage.guard  # the guard's identity on span instances
         self.boundaries = lineage.boundaries
         self._match = lineage.match
-        self._plans: dict[str, tuple[CheckPlan, ...]] = {
-            spec.name: plan_checks(spec.checks, spec.facts) for spec in config.boundaries
+        self._plans: dict[str, tuple[Mode, Plan]] = {  # each boundary's mode and checks
+            spec.name: (spec.mode or config.mode, plan_checks(spec.checks, spec.facts))
+            for spec in config.boundaries
         }
+        self._capture_content = config.capture_content
         self.delegated: set[str] = set()  # boundaries checked by framework adapters
         self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
 
@@ -247,7 +249,7 @@ class Accounting:
         """Did this span's run end (counted ``no_output``) before it? Then its answer adds no
         outcome: the run's refusal, if any, is raised again as this span ends."""
         for ancestor in chain:
-            if ancestor is span:
+            if ancestor is span or not getattr(ancestor, COVERED_ATTR, None):
                 continue
             for entry in self._covered(ancestor, spec):
                 if entry.unanswered:
@@ -258,7 +260,9 @@ class Accounting:
         return False
 
     def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
-        entries: list[Covered] | tuple[()] = getattr(span, COVERED_ATTR, ())
+        entries: list[Covered] | None = getattr(span, COVERED_ATTR, None)
+        if not entries:
+            return []
         guard = self.guard
         return [c for c in entries if c.guard == guard and c.boundary == spec.name]
 
@@ -277,21 +281,22 @@ class Accounting:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
         span itself, for an agent span) as covered for it (``call``: the model call it came
         from; ``handed``: an adapter handed it over)."""
-        mode = spec.mode or self.config.mode
+        mode, plan = self._plans[spec.name]
         try:
+            store = self.store
             request = self.request_of(span)
-            view = self.store.view(request, spec.facts)
+            view = store.view(request, spec.facts)
             evaluation = evaluate(
                 spec,
                 mode,
                 read,
                 view,
                 span_failed=failed,
-                plan=self._plans[spec.name],
-                capture_content=self.config.capture_content,
+                plan=plan,
+                capture_content=self._capture_content,
                 hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
             )
-            self.store.account_derived(request, spec.facts)  # what the checks cached
+            store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking")  # re-raised only by the debugging switch
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)

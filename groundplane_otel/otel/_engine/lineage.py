@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
@@ -21,7 +22,7 @@ from opentelemetry.sdk.trace import Span
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, operation, span_attributes
-from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig
 
 logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the guard's own logger
 
@@ -63,20 +64,6 @@ def same_answer(left: Any, right: Any) -> bool:
         return False
 
 
-def matches(
-    match: MatchSpec, name: str, attributes: Mapping[str, Any], agents: Callable[[], set[Any]]
-) -> bool:
-    if match.is_empty():
-        return False
-    if match.span_name is not None and name != match.span_name:
-        return False
-    if match.operation_name is not None and operation(name, attributes) != match.operation_name:
-        return False
-    if any(attributes.get(key) != value for key, value in match.attributes.items()):
-        return False
-    return match.agent_name is None or match.agent_name in agents()
-
-
 def same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
     """The LLM spans enclosing ``span`` up to the first agent span: other instrumentations'
     spans of the same model call (an LLM span does not contain another model call)."""
@@ -106,6 +93,10 @@ class Lineage:
         self.config = config
         self.boundaries: dict[str, BoundarySpec] = {spec.name: spec for spec in config.boundaries}
         self.guard = guard
+        # The boundaries that match by rules (an empty match only matches by name), in order.
+        self._rules = tuple(
+            _Rule.of(spec) for spec in config.boundaries if not spec.match.is_empty()
+        )
         self._unknown_warned: set[str] = set()  # unknown boundary names warned about (bounded)
 
     def guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
@@ -142,19 +133,48 @@ class Lineage:
                 self._unknown_warned.add(named)
                 logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
             return spec
-        found: set[Any] | None = None
-
-        def agents() -> set[Any]:  # the agent names on the span and its ancestors, read once
-            nonlocal found
-            if found is None:
-                found = set(agent_names(attributes))
-                for ancestor in chain:
-                    if ancestor is not span:
-                        found.update(agent_names(span_attributes(ancestor)))
-            return found
-
         name = span.name
-        for spec in self.config.boundaries:
-            if matches(spec.match, name, attributes, agents):
-                return spec
+        found: set[Any] | None = None  # the agent names on the span and its ancestors
+        for rule in self._rules:
+            if rule.span_name is not None and name != rule.span_name:
+                continue
+            if (
+                rule.operation_name is not None
+                and operation(name, attributes) != rule.operation_name
+            ):
+                continue
+            if rule.attributes and any(attributes.get(k) != v for k, v in rule.attributes):
+                continue
+            if rule.agent_name is None:
+                return rule.spec
+            if found is None:
+                found = _agents(span, attributes, chain)
+            if rule.agent_name in found:
+                return rule.spec
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One boundary's match rules, read once from the configuration (``matches``' order)."""
+
+    spec: BoundarySpec
+    span_name: str | None
+    operation_name: str | None
+    attributes: tuple[tuple[str, Any], ...]
+    agent_name: str | None
+
+    @classmethod
+    def of(cls, spec: BoundarySpec) -> _Rule:
+        match = spec.match
+        rules = tuple(match.attributes.items())
+        return cls(spec, match.span_name, match.operation_name, rules, match.agent_name)
+
+
+def _agents(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
+    """The agent names on ``span`` (its ``attributes``) and on its enclosing spans."""
+    found = set(agent_names(attributes))
+    for ancestor in chain:
+        if ancestor is not span:
+            found.update(agent_names(span_attributes(ancestor)))
+    return found

@@ -52,20 +52,21 @@ def seen_finding(
     outcome: str | None = None,
 ) -> SeenFinding:
     """The finding a guardrail event's attributes describe, on the span ``span_id``."""
-    return SeenFinding(
-        boundary=str(attributes.get(sc.GUARDRAIL_POLICY_ID, "?")),
-        result=str(attributes.get(sc.GUARDRAIL_RESULT_VALUE, "?")),
-        reason=str(attributes.get(sc.GUARDRAIL_RESULT_REASON, "?")),
-        trace_id=f"{trace_id:032x}",
-        span_id=f"{span_id:016x}",
-        span_name=span_name,
-        check=_text(attributes.get(sc.GUARDRAIL_POLICY_RULE_ID)),
-        field=_text(attributes.get(sc.FIELD)),
-        fact=_text(attributes.get(sc.FACT)),
-        claimed=_text(attributes.get(sc.CLAIMED)),
-        supported=_text(attributes.get(sc.SUPPORTED)),
-        message=_text(attributes.get(sc.MESSAGE)),
-        outcome=outcome,
+    get = attributes.get
+    return SeenFinding(  # in field order
+        str(get(sc.GUARDRAIL_POLICY_ID, "?")),
+        str(get(sc.GUARDRAIL_RESULT_VALUE, "?")),
+        str(get(sc.GUARDRAIL_RESULT_REASON, "?")),
+        f"{trace_id:032x}",
+        f"{span_id:016x}",
+        span_name,
+        _text(get(sc.GUARDRAIL_POLICY_RULE_ID)),
+        _text(get(sc.FIELD)),
+        _text(get(sc.FACT)),
+        _text(get(sc.CLAIMED)),
+        _text(get(sc.SUPPORTED)),
+        _text(get(sc.MESSAGE)),
+        outcome,
     )
 
 

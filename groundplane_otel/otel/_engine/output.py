@@ -121,11 +121,6 @@ def tool_call_finish(reasons: Any) -> bool:
     return False
 
 
-def _kind(part: Mapping[str, Any]) -> str | None:
-    kind = part.get("type")
-    return kind if isinstance(kind, str) else None
-
-
 _MISSING = OutputRead(
     "unreadable", problem="a text part has no content (content capture off?)", missing_content=True
 )
@@ -165,25 +160,26 @@ def _from_message(
         return _ABSENT
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
-    if any(not isinstance(part, Mapping) for part in parts):
+    if not all(type(part) is dict or isinstance(part, Mapping) for part in parts):
         return OutputRead("unreadable", problem="a part is not an object")
-    kinds = [_kind(part) for part in parts]
-    if None in kinds:
+    kinds = [part.get("type") for part in parts]
+    if not all(isinstance(kind, str) for kind in kinds):
         return OutputRead("unreadable", problem="a part has no string type")
-    calls = any(kind in _TOOL_PARTS for kind in kinds)
-    texts = [part for part in parts if part["type"] == "text"]
-    if not texts:
+    calls = not _TOOL_PARTS.isdisjoint(kinds)
+    texts = [part for part, kind in zip(parts, kinds, strict=True) if kind == "text"]
+    contents = [part.get("content") for part in texts]
+    if not contents:
         if calls or tool_turn:
             return _NOT_OUTPUT
         if "refusal" in kinds:
             return _REFUSAL
         return _ABSENT
-    if any(not isinstance(part.get("content"), str) for part in texts):
+    if not all(isinstance(content, str) for content in contents):
         return _MISSING if not calls else _NOT_OUTPUT
-    joined = "".join(part["content"] for part in texts)
+    joined = "".join(contents)
     read = parse_answer(joined, limits, cut)
-    if read.status != "output" and len(texts) > 1:  # not one answer in chunks: one per part?
-        read = _agreeing([parse_answer(part["content"], limits, cut) for part in texts])
+    if read.status != "output" and len(contents) > 1:  # not one answer in chunks: one per part?
+        read = _agreeing([parse_answer(content, limits, cut) for content in contents])
         if len(joined) <= limits.max_payload_bytes:
             read = read.with_text(joined)
     return _beside_tool_calls(read) if calls or tool_turn else read
@@ -202,12 +198,14 @@ def _agreeing(reads: list[OutputRead]) -> OutputRead:
 
 
 def _last_assistant(messages: Any) -> Mapping[str, Any] | None:
-    if isinstance(messages, Mapping):
-        messages = [messages]
     if not isinstance(messages, list):
-        return None
+        if not isinstance(messages, Mapping):
+            return None
+        messages = [messages]
     for message in reversed(messages):
-        if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
+        if (type(message) is dict or isinstance(message, Mapping)) and message.get(
+            "role", "assistant"
+        ) == "assistant":
             return message
     return None
 
@@ -240,10 +238,6 @@ _FLATTENED = ((sc.OI_OUTPUT_MESSAGES_PREFIX, "message."), (sc.GEN_AI_COMPLETION_
 _FLATTENED_PREFIXES = tuple(prefix for prefix, _ in _FLATTENED)
 
 
-def _is_flattened(key: str) -> bool:
-    return key.startswith(_FLATTENED_PREFIXES)
-
-
 def read_output(
     attributes: Mapping[str, Any], limits: Limits, length_limit: int | None = None
 ) -> OutputRead:
@@ -267,7 +261,7 @@ def read_output(
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
-    flattened = any(map(_is_flattened, attributes)) if attributes else False
+    flattened = any(key.startswith(_FLATTENED_PREFIXES) for key in attributes)
     for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)
@@ -281,7 +275,7 @@ def read_output(
     value = attributes.get(sc.OI_OUTPUT_VALUE)
     if isinstance(value, str) and value:
         return _output_value(value, reasons, limits, length_limit)
-    if tool_call_finish(reasons):
+    if reasons is not None and tool_call_finish(reasons):
         return _NOT_OUTPUT
     if reasons:  # the model finished an answer turn, but the span carries no content
         problem = "the span carries no output content (content capture off?)"

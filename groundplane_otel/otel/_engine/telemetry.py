@@ -127,6 +127,7 @@ class Telemetry:
         self._shared = _shared_for(meter_provider, meter)
         self.count_fact = self._shared.count_fact
         self._attributes: dict[tuple[str, ...], dict[str, str]] = {}  # built once per label set
+        self._points: dict[tuple[str, str, str, str | None], tuple[dict[str, str], ...]] = {}
         self._agents: dict[str, str] = {}  # boundary -> its configured agent name
         self.policy_version: str | None = None
         self.evaluation_events = True
@@ -158,6 +159,7 @@ class Telemetry:
         self.policy_version = config.policy_version
         self.evaluation_events = config.evaluation_events
         self._attributes.clear()
+        self._points.clear()
 
     def _labels(self, *key: str) -> dict[str, str]:
         """The attribute dict of a claims point (check, verdict, boundary, mode), built once."""
@@ -169,6 +171,20 @@ class Telemetry:
             if len(self._attributes) < 4096:  # bounded: names come from configuration
                 self._attributes[key] = labels
         return labels
+
+    def _output_points(
+        self, boundary: str, mode: str, outcome: str, skip_reason: str | None
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The attribute dicts of an output's ``groundplane.outputs`` and
+        ``groundplane.check.duration`` points, built once per label set (bounded)."""
+        agent = self._agent(boundary)
+        output = {sc.BOUNDARY: boundary, sc.OUTCOME: outcome, sc.MODE: mode, **agent}
+        if skip_reason is not None:
+            output[sc.SKIP_REASON] = skip_reason
+        points = (output, {sc.BOUNDARY: boundary, **agent})
+        if len(self._points) < 4096:  # bounded: names come from configuration
+            self._points[boundary, mode, outcome, skip_reason] = points
+        return points
 
     def _agent(self, boundary: str) -> dict[str, str]:
         agent = self._agents.get(boundary)
@@ -186,19 +202,14 @@ class Telemetry:
         for (family, verdict), count in per_label.items():
             labels = self._labels(family, verdict, boundary, mode)
             self.claims.add(count, labels, context=context)
-        agent = self._agent(boundary)
-        output_attributes = {
-            sc.BOUNDARY: boundary,
-            sc.OUTCOME: evaluation.outcome,
-            sc.MODE: mode,
-            **agent,
-        }
-        if evaluation.skip_reason is not None:
-            output_attributes[sc.SKIP_REASON] = evaluation.skip_reason
-        self.outputs.add(1, output_attributes, context=context)
-        if evaluation.outcome != "skipped":
-            duration_attributes = {sc.BOUNDARY: boundary, **agent}
-            self.duration.record(evaluation.duration, duration_attributes, context=context)
+        outcome, skip_reason = evaluation.outcome, evaluation.skip_reason
+        key = (boundary, mode, outcome, skip_reason)
+        points = self._points.get(key)
+        if points is None:
+            points = self._output_points(*key)
+        self.outputs.add(1, points[0], context=context)
+        if outcome != "skipped":
+            self.duration.record(evaluation.duration, points[1], context=context)
         if self._logger is not None:
             for finding in evaluation.findings:
                 self._logger.emit(

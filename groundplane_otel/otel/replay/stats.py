@@ -139,9 +139,11 @@ class Tally:
         (as read), within ``max_findings``."""
         if not self._pending:
             return
-        order = {id(span): index for index, span in enumerate(spans)}
         pending, self._pending = self._pending, []
-        pending.sort(key=lambda item: order.get(id(item[0]), len(order)))
+        first = pending[0][0]
+        if any(span is not first for span, _ in pending):  # else already in order (one span)
+            order = {id(span): index for index, span in enumerate(spans)}
+            pending.sort(key=lambda item: order.get(id(item[0]), len(order)))
         kept = self.stats.findings
         for _, seen in pending:
             if len(kept) >= self.max_findings:
