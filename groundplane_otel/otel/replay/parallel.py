@@ -31,21 +31,26 @@ import dataclasses
 import multiprocessing
 import os
 import select
+import shutil
 import signal
+import tempfile
+import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from groundplane_otel.otel.otlp_files import (
     DEFAULT_MAX_LINE_BYTES,
     BadInput,
+    Batch,
     ReadProgress,
     Unreadable,
     located_requests,
 )
-from groundplane_otel.otel.replay import Replayer
+from groundplane_otel.otel.replay import Replayer, split
 from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
 
 if TYPE_CHECKING:
@@ -162,13 +167,6 @@ class _Noted(list[_T]):
         super().append(item)
 
 
-class _Ignored:
-    """A sink for what another worker tells."""
-
-    def append(self, item: BadInput, /) -> None:
-        pass
-
-
 def replay_share(
     job: ReplayJob,
     index: int = 0,
@@ -176,10 +174,18 @@ def replay_share(
     progress: Progress | None = None,
     *,
     config: GuardConfig | None = None,
+    spilled: Path | None = None,
 ) -> ShareResult:
-    """Worker ``index`` of ``count``: the whole input read, its share of the traces decided
-    (``count == 1``: everything, in this process). ``progress`` is told after every request.
-    ``config``: the policy already loaded (else ``job.policy`` is read)."""
+    """Worker ``index`` of ``count``: its share of the traces decided (``count == 1``:
+    everything, reading the input in this process). ``spilled``: the folder every worker has
+    split the input into (``split.split``); without it every worker's split is made here first,
+    in this process. ``progress`` is told after every request. ``config``: the policy already
+    loaded (else ``job.policy`` is read)."""
+    if count > 1 and spilled is None:
+        with tempfile.TemporaryDirectory(prefix="groundplane-replay-") as folder:
+            for writer in range(count):
+                split.split(job, writer, count, Path(folder))
+            return replay_share(job, index, count, progress, config=config, spilled=Path(folder))
     if config is None:
         config = _load(job.policy)
     if job.capture_content:
@@ -205,17 +211,18 @@ def replay_share(
     located: _Noted[BadInput] = _Noted(where)
     findings: _Noted[Any] = _Noted(where)
     bad.kept, replayer.stats.findings = located, findings
-    read = ReadProgress(job.files)
+    read: ReadProgress | split.Spilled
+    if spilled is None:
+        read = ReadProgress(job.files)
+        requests: Iterator[tuple[str, Batch]] = located_requests(
+            job.files, bad, format=job.format, progress=read, max_line_bytes=job.max_line_bytes
+        )
+    else:
+        read = split.Spilled(spilled, index, count)
+        requests = read.requests(bad)
     stats = replayer.stats
     try:
-        reader_bad = bad if index == 0 else _Ignored()
-        for place, request in located_requests(
-            job.files,
-            reader_bad,
-            format=job.format,
-            progress=read,
-            max_line_bytes=job.max_line_bytes,
-        ):
+        for place, request in requests:
             replayer.feed(request, place)
             fed[0] += 1
             if progress is not None:
@@ -224,7 +231,7 @@ def replay_share(
     finally:
         replayer.close()
     if index:
-        stats.requests = 0  # every worker reads every request: worker 0 counts them
+        stats.requests = 0  # every worker is fed every request: worker 0 counts them
     stats.findings = list(findings)
     return ShareResult(
         stats, findings.positions, bad.count, list(zip(located.positions, located, strict=True))
@@ -267,6 +274,8 @@ def replay(
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
     context = _context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
+    split_done = context.Value("i", 0)  # workers whose split is written
+    spilled = Path(tempfile.mkdtemp(prefix="groundplane-replay-"))
     workers: list[Any] = []
     pipes: list[Connection] = []
     results: dict[int, ShareResult] = {}
@@ -276,7 +285,7 @@ def replay(
             receive, send = context.Pipe(duplex=False)
             worker = context.Process(
                 target=_work,
-                args=(job, index, jobs, send, board),
+                args=(job, index, jobs, send, board, spilled, split_done),
                 name=f"groundplane-replay-{index}",
                 daemon=True,
             )
@@ -307,6 +316,7 @@ def replay(
         _stop(workers)
         for pipe in pipes:
             pipe.close()
+        shutil.rmtree(spilled, ignore_errors=True)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return _told(merge([results[index] for index in range(jobs)], job), progress)
@@ -389,19 +399,49 @@ def _unread(send: Connection) -> bool:
     return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
 
 
-def _work(job: ReplayJob, index: int, jobs: int, send: Connection, board: Any) -> None:
-    """A worker process: its share replayed, the result (or what went wrong) sent back."""
+def _work(
+    job: ReplayJob,
+    index: int,
+    jobs: int,
+    send: Connection,
+    board: Any,
+    spilled: Path,
+    split_done: Any,
+) -> None:
+    """A worker process: its part of the input split, then (once every worker's is written)
+    its share replayed; the result (or what went wrong) sent back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which ends us
     told = [0]
 
-    def progress(fraction: float, spans: int, traces: int) -> None:
-        board[3 * index], board[3 * index + 1], board[3 * index + 2] = fraction, spans, traces
+    def alive() -> None:
         told[0] += 1
         if told[0] % 256 == 0 and _unread(send):
             os._exit(1)  # the command is gone: nobody would read the result
 
+    def splitting(fraction: float) -> None:
+        board[3 * index] = fraction / 2
+        alive()
+
+    def progress(fraction: float, spans: int, traces: int) -> None:
+        board[3 * index], board[3 * index + 1], board[3 * index + 2] = (
+            0.5 + fraction / 2,
+            spans,
+            traces,
+        )
+        alive()
+
     try:
-        message: tuple[str, Any] = ("done", replay_share(job, index, jobs, progress))
+        split.split(job, index, jobs, spilled, splitting)
+        with split_done.get_lock():
+            split_done.value += 1
+        while split_done.value < jobs:
+            time.sleep(0.002)
+            told[0] = 255
+            alive()
+        message: tuple[str, Any] = (
+            "done",
+            replay_share(job, index, jobs, progress, spilled=spilled),
+        )
     except ValueError as exc:
         message = ("usage", str(exc))
     except Exception as exc:  # told to the parent, which fails the run
