@@ -21,7 +21,9 @@ SDK and the Collector-format exporter. Compared side by side:
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import tempfile
 import tracemalloc
 from pathlib import Path
@@ -113,23 +115,70 @@ boundaries:
 """
 
 
-def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
-    """``--jobs 2`` against ``--jobs 1`` on one recording, measured in the same run: as OTLP/JSON
-    lines (parsing dominates today, and every worker parses everything) and as the same
-    requests in the protobuf format (parsing is cheap: what deciding alone scales to)."""
+_IDS = re.compile(rb'"traceId":"([0-9a-f]{32})"')
+_TOTALS = re.compile(rb'(total\\?": )(\d+)')
+
+
+def _copy_id(trace_id: bytes, copy: int) -> bytes:
+    """Copy ``copy``'s trace id for ``trace_id`` (copy 0: the recorded one)."""
+    if not copy:
+        return trace_id
+    return hashlib.blake2b(trace_id + copy.to_bytes(4, "big"), digest_size=16).digest()
+
+
+def _raised(text: bytes, by: int) -> bytes:
+    """``text`` with every tool-result total raised by ``by``."""
+    return _TOTALS.sub(lambda match: match[1] + str(int(match[2]) + by).encode(), text)
+
+
+def _copies(lines: Path, proto: Path, traces: int, copies: int) -> None:
+    """The recording of ``traces`` traces in ``lines`` made ``copies`` times as large (recording
+    through the SDK would take minutes), and the same requests in protobuf in ``proto``: copy
+    ``c`` has every trace id rewritten (``_copy_id``) and every tool-result total raised by
+    ``c * traces`` (every trace's result still differs; the same region leads)."""
     import struct
 
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
     from groundplane_otel.otel.otlp_files import request_from_json
+
+    original = lines.read_bytes()
+    bodies = [request_from_json(line).SerializeToString() for line in original.splitlines()]
+    with lines.open("ab") as text, proto.open("wb") as binary:
+        for copy in range(copies):
+            if copy:
+
+                def trace_id(match: re.Match[bytes], copy: int = copy) -> bytes:
+                    new = _copy_id(bytes.fromhex(match[1].decode()), copy)
+                    return b'"traceId":"' + new.hex().encode() + b'"'
+
+                text.write(_raised(_IDS.sub(trace_id, original), copy * traces))
+            for body in bodies:
+                request = ExportTraceServiceRequest.FromString(body)
+                for resource in request.resource_spans:
+                    for scope in resource.scope_spans:
+                        for span in scope.spans:
+                            span.trace_id = _copy_id(span.trace_id, copy)
+                            for pair in span.attributes:
+                                value = pair.value.string_value.encode()
+                                pair.value.string_value = _raised(value, copy * traces).decode()
+                data = request.SerializeToString()
+                binary.write(struct.pack(">I", len(data)) + data)
+
+
+def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
+    """``--jobs 2`` against ``--jobs 1`` on one recording, measured in the same run: as OTLP/JSON
+    lines and as the same requests in the protobuf format (cheap to parse)."""
     from groundplane_otel.otel.replay import parallel
 
-    traces = 20 if smoke else 2_000
+    recorded, copies = (20, 1) if smoke else (2_000, 10)
+    traces = recorded * copies
     lines, policy = folder / "jobs.jsonl", folder / "policy.yaml"
-    _record(traces, lines)
-    bodies = [
-        request_from_json(line).SerializeToString() for line in lines.read_text().splitlines()
-    ]
+    _record(recorded, lines)
     proto = folder / "jobs.pb"
-    proto.write_bytes(b"".join(struct.pack(">I", len(body)) + body for body in bodies))
+    _copies(lines, proto, recorded, copies)
     policy.write_text(POLICY)
     jobs = {path.suffix: parallel.ReplayJob((str(path),), str(policy)) for path in (lines, proto)}
     timings = compare(

@@ -28,9 +28,8 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import zstandard
 from google.protobuf import json_format  # type: ignore[import-untyped]
@@ -72,8 +71,7 @@ _GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 Batch = list[RecordedSpan] | ExportTraceServiceRequest
 
 
-@dataclass(frozen=True, slots=True)
-class Unit:
+class Unit(NamedTuple):
     """One line or length-prefixed message as read, not yet decoded (``decode_unit``):
     ``resources`` is its JSON file's cache of shared resources (None: a protobuf message)."""
 

@@ -25,9 +25,9 @@ import dataclasses
 import operator
 import pickle
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -41,20 +41,46 @@ from groundplane_otel.otel.otlp_files import (
 from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadSink
 
-if TYPE_CHECKING:
-    from groundplane_otel.otel.replay.parallel import ReplayJob
 
-__all__ = ["InputChanged", "Spilled", "spill_name", "split"]
+class Reading(Protocol):
+    """What is read, and how (a ``ReplayJob``)."""
+
+    @property
+    def files(self) -> tuple[str, ...]: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def max_line_bytes(self) -> int: ...
+
+
+__all__ = ["InputChanged", "Spilled", "owner", "spill_name", "split"]
 
 _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
-_FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(RecordedSpan)))
+_NAMES = [field.name for field in dataclasses.fields(RecordedSpan)]
+_FIELDS = operator.attrgetter(*_NAMES)
+_RESOURCE = _NAMES.index("resource")
+_RESOURCES = 64  # distinct resources shared per worker's split (services, hosts)
 # Another worker's span: only its trace id matters (for timing); valid ids, nothing else.
 _TIMED_ONLY = _FIELDS(
     RecordedSpan(b"", b"\x01" * 8, b"", "", SpanKind.INTERNAL, 0, 0, {}, (), StatusCode.UNSET, {})
 )[1:]
 
 Record = tuple[str, list[Any]] | BadInput | None
+
+
+def _one(resource: Mapping[str, Any], known: dict[Any, Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The first resource seen equal to ``resource`` (at most ``_RESOURCES`` kept), else itself."""
+    try:
+        key = tuple(resource.items())
+        first = known.get(key)
+    except TypeError:  # an unhashable value (a map): not shared
+        return resource
+    if first is not None:
+        return first
+    if len(known) < _RESOURCES:
+        known[key] = resource
+    return resource
 
 
 class InputChanged(RuntimeError):
@@ -65,19 +91,25 @@ class _Problems(list[BadInput]):
     """What the framing could not read, collected until it is handed on in order."""
 
 
+def owner(trace_id: bytes, count: int) -> int:
+    """The worker of ``count`` that owns trace ``trace_id``: ``crc32(trace id) % count``; input
+    of no trace (``b""``) is worker 0's."""
+    return zlib.crc32(trace_id) % count if trace_id else 0
+
+
 def spill_name(folder: Path, writer: int, reader: int) -> Path:
     """The spill file worker ``writer`` fills for worker ``reader``."""
     return folder / f"{writer}-{reader}"
 
 
 def split(
-    job: ReplayJob,
+    job: Reading,
     index: int,
     count: int,
     folder: Path,
     progress: Callable[[float], None] | None = None,
 ) -> int:
-    """Worker ``index`` of ``count``'s part of reading ``job`` (a ``ReplayJob``): every
+    """Worker ``index`` of ``count``'s part of reading ``job``: every
     ``count``-th item decoded and written to the spill files in ``folder``; ``progress`` is told
     the fraction of bytes framed. Returns the items framed."""
     outs = [spill_name(folder, index, reader).open("wb") for reader in range(count)]
@@ -86,6 +118,7 @@ def split(
         spans = 0
         seq = 0
         problems = _Problems()
+        resources: dict[Any, Mapping[str, Any]] = {}
         read = ReadProgress(job.files)
 
         def flush() -> None:
@@ -111,8 +144,11 @@ def split(
                     if batch is None:
                         problem(decoded[0])
                     else:
-                        request = batch if isinstance(batch, list) else proto_spans(batch)
-                        _share(unit.location, request, chunks)
+                        if isinstance(batch, list):  # JSON: the reader shares resources
+                            request, known = batch, None
+                        else:
+                            request, known = proto_spans(batch), resources
+                        _share(unit.location, request, chunks, known)
                         spans += len(request)
                 if len(chunks[0]) >= _CHUNK_ITEMS or spans >= _CHUNK_SPANS:
                     flush()
@@ -140,17 +176,33 @@ def _with_problems(units: Iterator[Unit], problems: _Problems) -> Iterator[Unit 
     problems.clear()
 
 
-def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]]) -> None:
-    """One decoded request's record for every worker: its own spans whole, others' trace ids."""
+def _share(
+    location: str,
+    request: list[RecordedSpan],
+    chunks: list[list[Record]],
+    resources: dict[Any, Mapping[str, Any]] | None,
+) -> None:
+    """One decoded request's record for every worker: its own spans whole, others' trace ids.
+    With ``resources`` (those seen, by content: protobuf requests each have their own), equal
+    resources are written as one, so a chunk holds each once."""
     count = len(chunks)
     shares: list[list[Any]] = [[] for _ in range(count)]
+    seen: Mapping[str, Any] | None = None  # the spans of one resource share its mapping
+    shared: Mapping[str, Any] | None = None
     for span in request:
+        fields = _FIELDS(span)
+        if resources is not None:
+            if span.resource is not seen:
+                seen, shared = span.resource, _one(span.resource, resources)
+            if shared is not seen:
+                fields = (*fields[:_RESOURCE], shared, *fields[_RESOURCE + 1 :])
         if bad_ids(span) is not None:
-            shares[0].append(_FIELDS(span))  # worker 0 tells it
+            shares[0].append(fields)  # worker 0 tells it
             continue
-        owner = zlib.crc32(span.trace_id) % count
-        for reader, share in enumerate(shares):
-            share.append(_FIELDS(span) if reader == owner else span.trace_id)
+        trace_id = span.trace_id
+        for share in shares:
+            share.append(trace_id)
+        shares[owner(trace_id, count)][-1] = fields
     chunks[0].append((location, shares[0]))
     for reader in range(1, count):
         chunks[reader].append(("", shares[reader]))
