@@ -29,6 +29,7 @@ SIGTERM), and a worker whose parent is gone ends itself.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import select
@@ -267,6 +268,7 @@ def _work(
     """A worker process: its part of the input split, then (once every worker's is written)
     its share replayed; the result (or what went wrong) sent back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which ends us
+    gc.freeze()  # what the server imported lives as long as we do: no collection scans it
     told = [0]
 
     def alive() -> None:
