@@ -152,6 +152,7 @@ def request_from_json(line: str) -> ExportTraceServiceRequest:
 def _json_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
     """Each non-blank line; a line over ``limit`` bytes is told and skipped in chunks (never
     held whole)."""
+    name = str(path)  # formatted once: every line's location starts with it
     number = 0
     resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
     while True:
@@ -167,11 +168,12 @@ def _json_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int)
             continue
         line = raw.strip()
         if line:
-            yield Unit(f"{path}:{number}", line, resources)
+            yield Unit(f"{name}:{number}", line, resources)
 
 
 def _proto_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
     """Each length-prefixed message; one over ``limit`` bytes is told and skipped unread."""
+    name = str(path)
     offset = 0
     while True:
         prefix = stream.read(4)
@@ -200,7 +202,7 @@ def _proto_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int
                 BadInput(f"{path}@{offset}", f"truncated message ({len(body)}/{size} bytes)")
             )
             return
-        yield Unit(f"{path}@{offset}", body, None)
+        yield Unit(f"{name}@{offset}", body, None)
         offset += 4 + size
 
 
