@@ -209,3 +209,14 @@ def test_a_parallel_replay_removes_its_spill(
     with pytest.raises(parallel.WorkerFailed):
         parallel.replay(broken, 2)
     assert list(spills.glob("groundplane-replay-*")) == []
+
+
+def test_a_parallel_replay_tells_each_workers_cpu_time(tmp_path: Path) -> None:
+    """``replay(cpu=...)`` gets one (split, replay) pair of CPU seconds per worker, in worker
+    order, each part measured (above zero) for a replay that reads and decides traces."""
+    policy, files = _recording(tmp_path, clones=2)
+    cpu: list[tuple[float, float]] = []
+    stats, _ = parallel.replay(parallel.ReplayJob(tuple(map(str, files)), str(policy)), 2, cpu=cpu)
+    assert stats.traces == 12
+    assert len(cpu) == 2
+    assert all(splitting > 0 and replaying > 0 for splitting, replaying in cpu)
