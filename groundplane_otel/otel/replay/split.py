@@ -5,7 +5,7 @@ Reading happens in two steps. ``split`` (every worker, at once): the input is fr
 and messages by every worker (cheap: compressed files are decompressed by each), and item
 ``i`` — a line or message, or input that could not be framed (an oversize line, a truncated
 message, a corrupt compressed stream) — is handled by worker ``i % N`` alone: it decodes it
-and writes, for every worker ``d``, to the spill file ``<k>-<d>`` one record of it:
+and writes, for every worker ``d``, to its spill file ``<k>-<d>`` (``k = i % N``) one record:
 
 - a request: its location and its spans in order — whole for the spans ``d`` owns
   (``crc32(trace id) % N``; spans with bad ids go whole to worker 0, which tells them), just the
@@ -41,19 +41,7 @@ from groundplane_otel.otel.otlp_files import (
 from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadSink
 
-
-class Reading(Protocol):
-    """What is read, and how (a ``ReplayJob``)."""
-
-    @property
-    def files(self) -> tuple[str, ...]: ...
-    @property
-    def format(self) -> str: ...
-    @property
-    def max_line_bytes(self) -> int: ...
-
-
-__all__ = ["InputChanged", "Spilled", "owner", "spill_name", "split"]
+__all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
 
 _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
@@ -67,6 +55,17 @@ _TIMED_ONLY = _FIELDS(
 )[1:]
 
 Record = tuple[str, list[Any]] | BadInput | None
+
+
+class Reading(Protocol):
+    """What is read, and how (a ``ReplayJob``)."""
+
+    @property
+    def files(self) -> tuple[str, ...]: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def max_line_bytes(self) -> int: ...
 
 
 def _one(resource: Mapping[str, Any], known: dict[Any, Mapping[str, Any]]) -> Mapping[str, Any]:
