@@ -313,7 +313,10 @@ def _suggest(args: argparse.Namespace) -> int:
         unreadable=bad,
     )
     try:
-        for where, request in located_requests(args.files, bad, format=args.format):
+        requests = located_requests(
+            args.files, bad, format=args.format, max_line_bytes=args.max_line_bytes
+        )
+        for where, request in requests:
             suggester.feed(request, where)
         suggestion = suggester.finish()
     except ValueError as exc:
@@ -369,8 +372,8 @@ def _buffer_arguments(
 
 
 def _unreadable_arguments(parser: argparse.ArgumentParser, located: str) -> None:
-    """How much unreadable input fails the command, and how much of it is located, shared by
-    replay and suggest."""
+    """How much unreadable input fails the command, how much of it is located, and how big a
+    line or message may be; shared by replay and suggest."""
     parser.add_argument(
         "--max-unreadable",
         type=_number(int, 0),
@@ -385,6 +388,14 @@ def _unreadable_arguments(parser: argparse.ArgumentParser, located: str) -> None
         default=100,
         metavar="N",
         help=f"unreadable inputs located {located} (the rest are counted)",
+    )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_number(int, 1),
+        default=64 * 1024 * 1024,
+        metavar="N",
+        help="a JSON line or protobuf message (decompressed) over N bytes is unreadable, "
+        "skipped unread (default 64 MiB)",
     )
 
 
@@ -456,14 +467,6 @@ def _parser() -> argparse.ArgumentParser:
         default=10_000,
         metavar="N",
         help="findings listed in the report (the rest are counted)",
-    )
-    replay.add_argument(
-        "--max-line-bytes",
-        type=_number(int, 1),
-        default=64 * 1024 * 1024,
-        metavar="N",
-        help="a JSON line or protobuf message (decompressed) over N bytes is unreadable, "
-        "skipped unread (default 64 MiB)",
     )
     _buffer_arguments(replay, int, 10_000, "SPANS", "spans read")
     replay.add_argument(

@@ -33,6 +33,7 @@ __all__ = [
     "ranking_from_scores",
 ]
 
+_STR = frozenset({str})
 DEFAULT_LABEL = "entity"
 """What a Domain's members name when nobody said: ``record_domain(label=)``'s default."""
 
@@ -63,9 +64,10 @@ class Domain:
 
     def __post_init__(self) -> None:
         members = frozenset(self.members)
-        for member in members:
-            if not isinstance(member, str):
-                raise TypeError(f"domain members must be strings, got {member!r}")
+        if not set(map(type, members)) <= _STR:  # one C-speed pass; the loop names a non-str
+            for member in members:
+                if not isinstance(member, str):
+                    raise TypeError(f"domain members must be strings, got {member!r}")
         if not members:
             raise ValueError("a domain needs at least one member")
         object.__setattr__(self, "members", members)

@@ -1,7 +1,8 @@
 """Ranking: names ordered best-first by score, computed in code; ties keep input order.
 
 A Ranking is frozen. What checks derive from it lives in a private ``_derived`` dict on the value,
-so the cache dies with the fact. ``ranking_from_scores`` sorts (name, score) pairs stably.
+so the cache dies with the fact. ``ranking_from_scores`` sorts (name, score) pairs stably
+(``ranking_from_columns``: the same from a name and a score column).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import math
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import eq, itemgetter
+from itertools import islice
+from operator import eq, ge, itemgetter, le
 from typing import TYPE_CHECKING, Any, Literal
 
 from groundplane_otel._arithmetic import is_number
 from groundplane_otel._keys import strict_key
 
-__all__ = ["OnMissing", "Ranking", "ranking_from_scores"]
+__all__ = ["OnMissing", "Ranking", "ranking_from_columns", "ranking_from_scores"]
 
 OnMissing = Literal["raise", "skip"]
 
@@ -78,9 +80,12 @@ def _pick(values: Sequence[Any], positions: Sequence[int]) -> tuple[Any, ...]:
     return tuple(itemgetter(*positions)(values)) if positions else ()
 
 
+_STR = frozenset({str})
+
+
 def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
     """The type-strict key of each name (plain strings are their own key)."""
-    if set(map(type, names)) <= {str}:
+    if set(map(type, names)) <= _STR:
         return names
     return list(map(strict_key, names))
 
@@ -193,29 +198,22 @@ class Ranking:
 
     @classmethod
     def _sorted(
-        cls,
-        key: str,
-        names: list[Any],
-        scores: list[Any],
-        higher_is_better: bool,
-        tokens: list[Hashable] | None = None,
+        cls, key: str, names: list[Any], scores: list[Any], higher_is_better: bool
     ) -> Ranking:
         """Rank validated (name, score) pairs stably best-first; a repeated name is a ValueError.
 
-        ``tokens`` (the names' type-strict keys, when the caller already has them) are taken
-        as unique.
+        Scores already in order (tool results often come ranked) are taken as they are: a
+        stable sort would keep them so. C-speed passes either way.
         """
-        order = sorted(_positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better)
-        ordered_names = tuple([names[position] for position in order])
-        ordered_scores = tuple([scores[position] for position in order])
-        if tokens is None:
-            ordered_tokens: Sequence[Hashable] = _tokens(ordered_names)
-        elif tokens is names:
-            ordered_tokens = ordered_names
+        if all(map(ge if higher_is_better else le, scores, islice(scores, 1, None))):
+            ordered_names, ordered_scores = tuple(names), tuple(scores)
         else:
-            ordered_tokens = [tokens[position] for position in order]
-        index = dict(zip(ordered_tokens, _positions(len(order)), strict=True))
-        if len(index) != len(order):  # a repeated name: let the validating constructor say so
+            order = sorted(
+                _positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better
+            )
+            ordered_names, ordered_scores = _pick(names, order), _pick(scores, order)
+        index = dict(zip(_tokens(ordered_names), _positions(len(ordered_names)), strict=True))
+        if len(index) != len(ordered_names):  # a repeated name: the validating constructor
             return cls(
                 key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better
             )
@@ -354,3 +352,19 @@ def ranking_from_scores(
             raise _score_error(f"{_where(fact)}column {key!r}, row {name!r}", score)
     pairs.sort(key=lambda item: item[1], reverse=higher_is_better)
     return Ranking(key, tuple(pairs), higher_is_better)
+
+
+def ranking_from_columns(
+    key: str,
+    names: list[Any],
+    scores: list[Any],
+    higher_is_better: bool = True,
+    *,
+    fact: str | None = None,
+) -> Ranking:
+    """``ranking_from_scores`` of ``zip(names, scores)`` (a name and a score column, read from
+    rows or an object): the same ranking or the same error, without building the pairs."""
+    if scores and _valid_scores(scores):
+        return Ranking._sorted(key, names, scores, higher_is_better)
+    pairs = list(zip(names, scores, strict=True))
+    return ranking_from_scores(key, pairs, higher_is_better, fact=fact)

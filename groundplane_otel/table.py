@@ -18,6 +18,7 @@ from groundplane_otel._keys import strict_key
 from groundplane_otel.errors import SparseColumnWarning, UnknownColumn
 from groundplane_otel.ranking import (
     _FLAT,
+    _STR,
     _STR_KEYS,
     OnMissing,
     Ranking,
@@ -258,8 +259,8 @@ def _key_index(
     """
     if dicts or not rows or set(map(type, rows)) == {dict}:
         try:
-            keys = [row[key] for row in rows]
-            plain = set(map(type, keys)) <= {str}
+            keys = list(map(itemgetter(key), rows))
+            plain = set(map(type, keys)) <= _STR
             tokens = keys if plain else list(map(strict_key, keys))
             index = dict(zip(tokens, _positions(len(rows)), strict=True))
         except (KeyError, TypeError):

@@ -194,8 +194,17 @@ def dotted_leaves(
 
 def walk_path(value: Any, path: str | None) -> tuple[bool, Any]:
     """Follow a dotted ``path`` (``a.b.0.c``) into nested mappings/lists: (found, value)."""
-    found, current, _ = walk_steps(value, tuple(path.split(".")) if path else ())
-    return found, current
+    if not path:
+        return True, value
+    current = value
+    for step in path.split("."):
+        if type(current) is dict and step in current:  # the usual step: no ABC check
+            current = current[step]
+            continue
+        found, current = step_into(current, step)
+        if not found:
+            return False, None
+    return True, current
 
 
 def require_name(builder: str, param: str, value: object, *, optional: bool = False) -> None:

@@ -276,9 +276,40 @@ def record_traceloop(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     finally:
         traceloop_agent.warehouse_query = decorated
         OpenAIInstrumentor().uninstrument()
+        unwrap_left_by(TRACELOOP_WRAPPERS)
         provider.shutdown()
         restore()
     return wrong_ids
+
+
+TRACELOOP_WRAPPERS = "opentelemetry.instrumentation.openai."
+
+
+def unwrap_left_by(package: str) -> int:
+    """Undo the wrappers an instrumentation's ``uninstrument`` left on the ``openai`` client's
+    resource classes (those whose wrapper function lives under ``package``); how many.
+
+    Traceloop's opentelemetry-instrumentation-openai unwraps by dotted paths its ``unwrap``
+    cannot resolve (``unwrap("openai.resources.chat.completions", "Completions.create")`` looks
+    for a module attribute named ``Completions.create``), so its wrappers stay after
+    ``uninstrument`` and every later OpenAI instrumentation in the process runs under them."""
+    import inspect
+
+    import wrapt
+
+    undone = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("openai.resources") or module is None:
+            continue
+        for cls in [value for value in vars(module).values() if inspect.isclass(value)]:
+            for attr, value in list(vars(cls).items()):
+                wrapper = getattr(value, "_self_wrapper", None)
+                if isinstance(value, wrapt.FunctionWrapper) and getattr(
+                    wrapper, "__module__", ""
+                ).startswith(package):
+                    setattr(cls, attr, value.__wrapped__)
+                    undone += 1
+    return undone
 
 
 def record_mcp(

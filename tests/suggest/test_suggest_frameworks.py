@@ -85,3 +85,16 @@ def test_langgraph_state_graph_agent_has_no_tool_spans(
         "groundplane-otel: nothing to suggest: no tool spans in the input: no tool result to "
         "ground answers on\n"
     )
+
+
+def test_the_traceloop_recording_leaves_the_openai_client_as_it_found_it(tmp_path: Path) -> None:
+    """Traceloop's ``uninstrument`` leaves its wrappers on the openai client's methods (its
+    dotted unwrap paths do not resolve): the recorder undoes them, so an OpenAI instrumentation
+    installed later in the same process (tests/integrations/test_openinference.py) is the only
+    one wrapping the client."""
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    frameworks.record_traceloop(tmp_path / "traces.jsonl", runs=2, wrong_every=2)
+    assert frameworks.unwrap_left_by(frameworks.TRACELOOP_WRAPPERS) == 0  # nothing left to undo
+    assert type(vars(Completions)["create"]).__name__ == "function"
+    assert type(vars(AsyncCompletions)["create"]).__name__ == "function"

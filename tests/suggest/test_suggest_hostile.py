@@ -91,6 +91,31 @@ def test_unreadable_lines_are_located_skipped_and_fail_unless_allowed(
     assert "# 3 unreadable inputs were skipped." in policy.read_text()
 
 
+def test_a_line_over_max_line_bytes_is_located_skipped_and_fails_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-line-bytes`` caps a line as in replay: the first demo line, made longer than the
+    limit, is one located unreadable input (exit 1, no policy); allowed by ``--max-unreadable
+    1``, the other runs are read and a policy is written."""
+    lines = demo_lines(tmp_path)
+    limit = max(map(len, lines)) + 10
+    long = json.loads(lines[0])
+    span_of(long)["name"] = "x" * limit
+    path = write(tmp_path / "long.jsonl", [json.dumps(long), *lines[1:]])
+    policy = tmp_path / "suggested.yaml"
+    code, out, err = suggest(capsys, "-o", str(policy), "--max-line-bytes", str(limit), str(path))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"groundplane-otel: unreadable: {path}:1: line over the size limit of {limit} bytes "
+        "(--max-line-bytes): skipped",
+        "groundplane-otel: 1 unreadable inputs > 0 (--max-unreadable): no policy written",
+    ]
+    assert not policy.exists()
+    args = ("-o", str(policy), "--max-line-bytes", str(limit), "--max-unreadable", "1")
+    assert suggest(capsys, *args, str(path))[0] == 0
+    assert "# 1 unreadable inputs were skipped." in policy.read_text()
+
+
 def test_two_different_spans_with_one_id_make_their_trace_unused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

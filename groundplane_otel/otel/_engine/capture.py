@@ -13,21 +13,23 @@ argument ``input.value`` as the query).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from groundplane_otel._copy import copy_in
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
-from groundplane_otel.facts import Domain, Provenance, Table, ranking_from_scores
+from groundplane_otel.facts import Domain, Provenance, Table
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.payload import Parsed, parse_payload
 from groundplane_otel.otel._engine.sizing import text_bound
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of
 from groundplane_otel.otel.config import FactSpec, Limits
+from groundplane_otel.ranking import ranking_from_columns
 
 __all__ = [
     "FactCapture",
@@ -142,12 +144,14 @@ def _openinference_documents(attributes: Mapping[str, Any]) -> list[dict[str, An
     return [found.get(index, {}) for index in range(max(found) + 1)]
 
 
-def _rows(data: Any, name: str) -> list[Mapping[str, Any]]:
-    if not isinstance(data, list) or not (
-        set(map(type, data)) <= _DICT or all(isinstance(row, Mapping) for row in data)
-    ):
-        raise ValueError(f"fact {name!r}: expected a list of objects (rows)")
-    return data
+def _rows(data: Any, name: str) -> tuple[list[Mapping[str, Any]], bool]:
+    """The rows of a result, and whether every row is a plain dict (tested at C speed)."""
+    if isinstance(data, list):
+        if set(map(type, data)) <= _DICT:
+            return data, True
+        if all(isinstance(row, Mapping) for row in data):
+            return data, False
+    raise ValueError(f"fact {name!r}: expected a list of objects (rows)")
 
 
 _DICT = frozenset({dict})
@@ -157,6 +161,20 @@ def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
     if column not in row:
         raise ValueError(f"fact {name!r}: a row has no column {column!r}")
     return row[column]
+
+
+def _cells(data: Any, columns: tuple[str, ...], name: str) -> list[list[Any]]:
+    """Each of ``columns`` of the rows ``data`` holds, as a list: one C-speed pass a column for
+    plain dict rows; a row lacking a column is a ValueError naming the first such cell, in row
+    order."""
+    rows, plain = _rows(data, name)
+    if plain:
+        try:
+            return [list(map(itemgetter(column), rows)) for column in columns]
+        except KeyError:
+            pass  # a row lacks a column: name it below
+    located = [[_cell(row, column, name) for column in columns] for row in rows]
+    return [[cells[at] for cells in located] for at in range(len(columns))]
 
 
 def build_fact(spec: FactSpec, payload: Any) -> Any:
@@ -170,31 +188,23 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
     if spec.kind == "documents":
         return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
-        pairs: list[tuple[Hashable, Any]]
         if spec.key and spec.score:
-            rows = _rows(data, spec.name)
-            pairs = [
-                (_cell(row, spec.key, spec.name), _cell(row, spec.score, spec.name)) for row in rows
-            ]
+            names, scores = _cells(data, (spec.key, spec.score), spec.name)
         elif isinstance(data, Mapping):
-            pairs = list(data.items())
+            names, scores = list(data), list(data.values())
         else:
             raise ValueError(f"fact {spec.name!r}: expected rows or a {{name: score}} object")
-        return ranking_from_scores(
-            spec.score or "score", pairs, spec.higher_is_better, fact=spec.name
+        return ranking_from_columns(
+            spec.score or "score", names, scores, spec.higher_is_better, fact=spec.name
         )
     if spec.kind == "table":
         assert spec.key is not None
-        rows = _rows(data, spec.name)
+        rows, plain = _rows(data, spec.name)
         # The payload is the guard's own (parsed, or copied in): plain dict rows are used as
         # they are (a Table never mutates them), other mappings become dicts.
-        table_rows: list[Any] = (
-            rows if set(map(type, rows)) <= _DICT else [dict(row) for row in rows]
-        )
+        table_rows: list[Any] = rows if plain else [dict(row) for row in rows]
         return Table(spec.key, tuple(table_rows), _columns(table_rows), spec.exhaustive)
-    names = (
-        [_cell(row, spec.key, spec.name) for row in _rows(data, spec.name)] if spec.key else data
-    )
+    names = _cells(data, (spec.key,), spec.name)[0] if spec.key else data
     if isinstance(names, (str, Mapping)) or not isinstance(names, list):
         raise ValueError(f"fact {spec.name!r}: expected a list of names")
     return Domain(frozenset(names), spec.label)
@@ -248,11 +258,12 @@ def parse_tool_result(
 
 def _tool_message(value: Any) -> tuple[Any, str | None] | None:
     """(content, tool call id) of a serialized LangChain ``ToolMessage`` — what OpenInference's
-    LangChain instrumentation writes as a tool span's ``output.value`` — else None."""
-    if not isinstance(value, Mapping) or value.get("type") != "tool":
+    LangChain instrumentation writes as a tool span's ``output.value`` — else None. ``value``
+    is parsed (``parse_payload``): its objects are plain dicts."""
+    if not isinstance(value, dict) or value.get("type") != "tool":
         return None
     data = value.get("data")
-    if not isinstance(data, Mapping) or data.get("type") != "tool" or "content" not in data:
+    if not isinstance(data, dict) or data.get("type") != "tool" or "content" not in data:
         return None
     return data["content"], _str(data.get("tool_call_id"))
 
@@ -287,15 +298,19 @@ class FactCapture:
         for spec in specs:
             by_tool.setdefault(spec.tool, []).append(spec)
         self.by_tool = {tool: tuple(group) for tool, group in by_tool.items()}
+        # The tools some of whose specs filter by arguments (the others feed all their specs).
+        self._filtering = frozenset(spec.tool for spec in specs if spec.arguments)
         self.store = store
         self.length_limit = length_limit
+        # What one parsed result may retain at most (bigger is rejected before parsing).
+        self._max_retained = min(store.limits.max_trace_bytes, store.limits.max_total_bytes)
 
     def specs_for(
         self, tool: str, arguments: Mapping[str, Any] | None = None
     ) -> tuple[FactSpec, ...]:
         """The FactSpecs ``tool`` feeds (with ``arguments``: those whose arguments match)."""
         specs = self.by_tool.get(tool, ())
-        if arguments is None:
+        if arguments is None or tool not in self._filtering:
             return specs
         return tuple(spec for spec in specs if arguments_match(spec, arguments))
 
@@ -312,17 +327,15 @@ class FactCapture:
             return
         limits = self.store.limits
         arguments = read_arguments(call.arguments, limits)
-        specs = self.specs_for(call.tool, arguments)
-        if not specs:
-            return
+        if call.tool in self._filtering:
+            specs = self.specs_for(call.tool, arguments)
+            if not specs:
+                return
         result = call.result
         if call.retrieval and isinstance(result, list) and self.length_limit is not None:
             result = _uncut(result, self.length_limit)
         parsed, message_call_id = parse_tool_result(
-            result,
-            limits,
-            length_limit=self.length_limit,
-            max_retained=min(limits.max_trace_bytes, limits.max_total_bytes),
+            result, limits, length_limit=self.length_limit, max_retained=self._max_retained
         )
         call_id = message_call_id or call.call_id
         provenance = Provenance(

@@ -418,28 +418,31 @@ class TraceStore:
                 return "conflict"
             state.problems[name] = "conflict"  # an earlier result was lost: cannot compare
             return "conflict"
-        if name in state.registry:
-            if _same(state.registry.peek(name).value, value):
+        facts = state.registry._facts
+        if name in facts:
+            if _same(facts[name].value, value):
                 return "duplicate"
             state.registry._withdraw(name)
             state.meta.pop(name, None)
             state.problems[name] = "conflict"
             return "conflict"
         limits = self.limits
-        if len(state.registry) >= limits.max_facts_per_trace:
+        if len(facts) >= limits.max_facts_per_trace:
             return "rejected"
+        over = self._over_trace(state, charge.bytes)
         if not charge.measured and (
-            self._over_trace(state, charge.bytes)
-            or self._total_bytes + charge.bytes > limits.max_total_bytes
+            over or self._total_bytes + charge.bytes > limits.max_total_bytes
         ):
             charge.measure(value)  # its bound would cross a limit: what does it really take?
-        if self._over_trace(state, charge.bytes):
+            over = self._over_trace(state, charge.bytes)
+        if over:
             self._measure_request(request)
             if self._over_trace(state, charge.bytes):
                 return "rejected"
-        self._settle(request, charge.bytes)
         if self._total_bytes + charge.bytes > limits.max_total_bytes:
-            return "rejected"
+            self._settle(request, charge.bytes)
+            if self._total_bytes + charge.bytes > limits.max_total_bytes:
+                return "rejected"
         return "recorded"
 
     def measured_total(self) -> int:
@@ -551,6 +554,7 @@ class TraceStore:
             state = self._get(request, create=False)
             if state is None:
                 return FactsView(FactRegistry().view(()), {})
-            usable = tuple(name for name in names if name in state.registry)
-            problems = {name: state.problems[name] for name in names if name in state.problems}
+            facts, known = state.registry._facts, state.problems
+            usable = [name for name in names if name in facts]
+            problems = {name: known[name] for name in names if name in known} if known else {}
             return FactsView(state.registry.view(usable), problems)
