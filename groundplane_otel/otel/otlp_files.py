@@ -29,7 +29,7 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import zstandard
 from google.protobuf import json_format  # type: ignore[import-untyped]
@@ -50,8 +50,11 @@ __all__ = [
     "Batch",
     "OtlpFileExporter",
     "ReadProgress",
+    "Unit",
     "Unreadable",
+    "decode_unit",
     "located_requests",
+    "located_units",
     "read_requests",
     "request_from_json",
     "request_to_json",
@@ -66,6 +69,36 @@ _GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 
 # One line's or message's spans: a JSON line's as read, a protobuf message as it came.
 Batch = list[RecordedSpan] | ExportTraceServiceRequest
+
+
+class Unit(NamedTuple):
+    """One line or length-prefixed message as read, not yet decoded (``decode_unit``):
+    ``resources`` is its JSON file's cache of shared resources (None: a protobuf message)."""
+
+    location: str
+    body: bytes
+    resources: dict[bytes, Any] | None
+
+
+def decode_unit(unit: Unit, bad: BadSink, limit: int) -> Batch | None:
+    """``unit``'s spans, or None when it is not a trace request (told to ``bad`` with its
+    location)."""
+    if unit.resources is not None:
+        try:
+            return json_spans(unit.body, unit.resources)
+        except NestedTooDeep:
+            bad.append(BadInput(unit.location, "not an OTLP/JSON trace request (nested too deep)"))
+        except ValueError as exc:
+            problem = f"not an OTLP/JSON trace request ({_detail(exc)})"
+            bad.append(BadInput(unit.location, problem))
+        return None
+    try:
+        return _parse_message(unit.body, limit)
+    except (NestedTooDeep, RecursionError):
+        bad.append(BadInput(unit.location, "not a trace request (nested too deep)"))
+    except (DecodeError, ValueError, zstandard.ZstdError, OSError, EOFError, zlib.error) as exc:
+        bad.append(BadInput(unit.location, f"not a trace request ({_detail(exc)})"))
+    return None
 
 
 _CHAIN = re.compile(r"^(?:Failed to parse (\w+) field: )+")
@@ -116,11 +149,10 @@ def request_from_json(line: str) -> ExportTraceServiceRequest:
     return request
 
 
-def _json_batches(
-    path: Path, stream: io.BufferedReader, bad: BadSink, limit: int
-) -> Iterator[tuple[str, Batch]]:
-    """Each line's spans; a line over ``limit`` bytes is told and skipped in chunks (never
+def _json_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
+    """Each non-blank line; a line over ``limit`` bytes is told and skipped in chunks (never
     held whole)."""
+    name = str(path)  # formatted once: every line's location starts with it
     number = 0
     resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
     while True:
@@ -135,24 +167,13 @@ def _json_batches(
             bad.append(BadInput(f"{path}:{number}", problem))
             continue
         line = raw.strip()
-        if not line:
-            continue
-        try:
-            spans = json_spans(line, resources)
-        except NestedTooDeep:
-            problem = "not an OTLP/JSON trace request (nested too deep)"
-            bad.append(BadInput(f"{path}:{number}", problem))
-        except ValueError as exc:
-            problem = f"not an OTLP/JSON trace request ({_detail(exc)})"
-            bad.append(BadInput(f"{path}:{number}", problem))
-        else:
-            yield f"{path}:{number}", spans
+        if line:
+            yield Unit(f"{name}:{number}", line, resources)
 
 
-def _proto_batches(
-    path: Path, stream: io.BufferedReader, bad: BadSink, limit: int
-) -> Iterator[tuple[str, Batch]]:
+def _proto_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
     """Each length-prefixed message; one over ``limit`` bytes is told and skipped unread."""
+    name = str(path)
     offset = 0
     while True:
         prefix = stream.read(4)
@@ -181,21 +202,7 @@ def _proto_batches(
                 BadInput(f"{path}@{offset}", f"truncated message ({len(body)}/{size} bytes)")
             )
             return
-        try:
-            batch = _parse_message(body, limit)
-        except (NestedTooDeep, RecursionError):
-            bad.append(BadInput(f"{path}@{offset}", "not a trace request (nested too deep)"))
-        except (
-            DecodeError,
-            ValueError,
-            zstandard.ZstdError,
-            OSError,
-            EOFError,
-            zlib.error,
-        ) as exc:
-            bad.append(BadInput(f"{path}@{offset}", f"not a trace request ({_detail(exc)})"))
-        else:
-            yield f"{path}@{offset}", batch
+        yield Unit(f"{name}@{offset}", body, None)
         offset += 4 + size
 
 
@@ -311,6 +318,25 @@ def located_requests(
     is JSON); gzip and zstd files are decompressed as they are read. Unreadable input is
     appended to ``bad`` and skipped (a corrupt compressed stream: the rest of that file); a
     missing file is a ValueError. ``progress`` follows the bytes read."""
+    for unit in located_units(
+        paths, bad, format=format, progress=progress, max_line_bytes=max_line_bytes
+    ):
+        batch = decode_unit(unit, bad, max_line_bytes)
+        if batch is not None:
+            yield unit.location, batch
+
+
+def located_units(
+    paths: Sequence[str | Path],
+    bad: BadSink,
+    *,
+    format: str = "auto",
+    progress: ReadProgress | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[Unit]:
+    """``located_requests`` before decoding: every line or message as read, undecoded
+    (``decode_unit`` decodes one); what cannot be read as a line or message (over the size
+    limit, truncated, a corrupt compressed stream) is appended to ``bad`` in order."""
     if format not in ("auto", "json", "proto"):
         raise ValueError(f"format must be json, proto or auto, got {format!r}")
     if max_line_bytes < 1:
@@ -330,7 +356,7 @@ def located_requests(
             elif magic == _ZSTD:
                 stream = io.BufferedReader(_ZstdFrames(raw))
             try:
-                yield from _file_batches(path, stream, bad, format, max_line_bytes)
+                yield from _file_units(path, stream, bad, format, max_line_bytes)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
                 problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
@@ -339,17 +365,17 @@ def located_requests(
                 progress._stream = None
 
 
-def _file_batches(
+def _file_units(
     path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int
-) -> Iterator[tuple[str, Batch]]:
+) -> Iterator[Unit]:
     kind = format
     if kind == "auto":
         first = stream.peek(1)[:1]
         kind = "json" if first in (b"{", b" ", b"\n", b"\r", b"\t", b"") else "proto"
     if kind == "json":
-        yield from _json_batches(path, stream, bad, limit)
+        yield from _json_units(path, stream, bad, limit)
     else:
-        yield from _proto_batches(path, stream, bad, limit)
+        yield from _proto_units(path, stream, bad, limit)
 
 
 def read_requests(

@@ -2,51 +2,57 @@
 trace id over ``N`` worker processes, and their reports merged into the one a single process
 would print.
 
-Every worker reads all the input (parsing is repeated, assembling and deciding are split): a
-trace belongs to worker ``crc32(trace id) % N`` (``Share``), so the spans of one trace meet in
-one worker whatever file or line they are in. Each worker still times every trace
-(``Replayer(owns=…)``), so a trace is decided at exactly the moment a single replay would
-decide it — the same spans, the same early decisions when the buffer is full. Input that
-belongs to no trace (unreadable lines, messages, files and spans) is counted and told by
-worker 0 alone. Each worker notes the input position of what it keeps (findings, unreadable
-locations): the place in the input at the moment it was kept, the same in every worker; the
-merge orders by it, so the first ``max_findings`` findings and the first
-``max_unreadable_shown`` locations are those, in that order, one process keeps, and every count
-is the sum of the shares'.
+The reading is split (``replay.split``): each line or message is decoded by one worker, which
+spills its spans to the workers that own them — a trace belongs to worker
+``crc32(trace id) % N`` (``Share``), so the spans of one trace meet in one worker whatever file
+or line they are in — and only their trace ids to the others. Once every worker has split its
+part, each is fed every request in input order from the spill, so each still times every trace
+(``Replayer(owns=…)``) and a trace is decided at exactly the moment a single replay would decide
+it — the same spans, the same early decisions when the buffer is full. Input that belongs to no
+trace (unreadable lines, messages, files and spans) is counted and told by worker 0 alone. Each
+worker notes the input position of what it keeps (findings, unreadable locations): the place in
+the input at the moment it was kept, the same in every worker; the merge orders by it, so the
+first ``max_findings`` findings and the first ``max_unreadable_shown`` locations are those, in
+that order, one process keeps, and every count is the sum of the shares'.
 
 Workers start with the ``forkserver`` context (``spawn`` where there is none, as on Windows):
 a fresh server process imports replay once and forks each worker from that clean,
 single-threaded state, so no worker inherits a thread, lock or open file of the parent (the
 guard's processor holds locks; ``fork`` from the parent could copy one held), and the workers
 do not each pay the imports (``spawn``'s start-up: measured ~2 s for two workers on a loaded
-2-core machine, ~0.75 s with the server). A worker that raises or dies fails the run
-(``WorkerFailed``, naming the worker), never a partial report; the parent ends every worker
-when it stops (an error, Ctrl-C, SIGTERM), and a worker whose parent is gone ends itself.
+2-core machine, ~0.75 s with the server). The spill lives in one temporary folder, removed when
+the replay ends. A worker that raises or dies fails the run (``WorkerFailed``, naming the
+worker), never a partial report; the parent ends every worker when it stops (an error, Ctrl-C,
+SIGTERM), and a worker whose parent is gone ends itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import gc
 import multiprocessing
 import os
 import select
+import shutil
 import signal
-import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import tempfile
+import time
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from groundplane_otel.otel.otlp_files import (
-    DEFAULT_MAX_LINE_BYTES,
-    BadInput,
-    ReadProgress,
-    Unreadable,
-    located_requests,
+from groundplane_otel.otel.otlp_files import Unreadable
+from groundplane_otel.otel.replay import split
+from groundplane_otel.otel.replay.share import (
+    Progress,
+    ReplayJob,
+    Share,
+    ShareResult,
+    merge,
+    replay_share,
 )
-from groundplane_otel.otel.replay import Replayer
-from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
+from groundplane_otel.otel.replay.stats import ReplayStats
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
@@ -64,13 +70,11 @@ __all__ = [
     "replay_share",
 ]
 
-Progress = Callable[[float, int, int], None]  # fraction of bytes read, spans, traces decided
-_T = TypeVar("_T")
 _STOP_WAIT_S = 5.0
 
 
-# Below this much input (bytes on disk, all files) one process is faster than starting workers:
-# each costs ~0.75 s to start and reads every line again (docs/beyond.md, "On every core").
+# Below this much input (bytes on disk, all files) one process is faster than starting workers
+# (~0.75 s, and the spill to write and read back; docs/beyond.md, "On every core").
 AUTO_JOBS_MIN_BYTES = 32 * 1024 * 1024
 
 
@@ -96,47 +100,6 @@ def cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayJob:
-    """What every worker replays, and how (the ``replay`` command's options)."""
-
-    files: tuple[str, ...]
-    policy: str
-    capture_content: bool = False
-    format: str = "auto"
-    decision_wait: float = 10_000
-    max_traces: int = 10_000
-    max_spans_per_trace: int = 10_000
-    max_findings: int = 10_000
-    max_unreadable_shown: int = 100
-    rematch: bool = False
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    """Worker ``index`` of ``count``'s traces: ``crc32(trace id) % count == index``; input of no
-    trace (``b""``) is worker 0's."""
-
-    index: int
-    count: int
-
-    def __call__(self, trace_id: bytes) -> bool:
-        if not trace_id:
-            return self.index == 0
-        return zlib.crc32(trace_id) % self.count == self.index
-
-
-@dataclass(slots=True)
-class ShareResult:
-    """One worker's tally, with the input positions of what it kept (in position order)."""
-
-    stats: ReplayStats
-    finding_positions: list[Position]
-    unreadable: int
-    located: list[tuple[Position, BadInput]]
-
-
 class WorkerFailed(RuntimeError):
     """A worker raised or died: the replay has no report."""
 
@@ -149,124 +112,25 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-class _Noted(list[_T]):
-    """A list that notes the input position (``where()``) of each item appended."""
-
-    def __init__(self, where: Callable[[], Position]) -> None:
-        super().__init__()
-        self.where = where
-        self.positions: list[Position] = []
-
-    def append(self, item: _T, /) -> None:
-        self.positions.append(self.where())
-        super().append(item)
-
-
-class _Ignored:
-    """A sink for what another worker tells."""
-
-    def append(self, item: BadInput, /) -> None:
-        pass
-
-
-def replay_share(
-    job: ReplayJob,
-    index: int = 0,
-    count: int = 1,
-    progress: Progress | None = None,
-    *,
-    config: GuardConfig | None = None,
-) -> ShareResult:
-    """Worker ``index`` of ``count``: the whole input read, its share of the traces decided
-    (``count == 1``: everything, in this process). ``progress`` is told after every request.
-    ``config``: the policy already loaded (else ``job.policy`` is read)."""
-    if config is None:
-        config = _load(job.policy)
-    if job.capture_content:
-        config = dataclasses.replace(config, capture_content=True)
-    bad = Unreadable(keep=job.max_unreadable_shown)
-    replayer = Replayer(
-        config,
-        decision_wait=job.decision_wait,
-        max_traces=job.max_traces,
-        max_spans_per_trace=job.max_spans_per_trace,
-        max_findings=job.max_findings,
-        unreadable=bad,
-        rematch=job.rematch,
-        owns=Share(index, count) if count > 1 else None,
-    )
-    fed = [0]
-    rank = 1 if index == 0 else 0  # at one position another worker's decision came first
-
-    def where() -> Position:
-        # requests fed, spans read (every worker's spans), traces decided (every worker's)
-        return (fed[0], replayer.spans_read, replayer.decisions, rank)
-
-    located: _Noted[BadInput] = _Noted(where)
-    findings: _Noted[Any] = _Noted(where)
-    bad.kept, replayer.stats.findings = located, findings
-    read = ReadProgress(job.files)
-    stats = replayer.stats
-    try:
-        reader_bad = bad if index == 0 else _Ignored()
-        for place, request in located_requests(
-            job.files,
-            reader_bad,
-            format=job.format,
-            progress=read,
-            max_line_bytes=job.max_line_bytes,
-        ):
-            replayer.feed(request, place)
-            fed[0] += 1
-            if progress is not None:
-                progress(read.fraction, stats.spans, stats.traces)
-        replayer.finish()
-    finally:
-        replayer.close()
-    if index:
-        stats.requests = 0  # every worker reads every request: worker 0 counts them
-    stats.findings = list(findings)
-    return ShareResult(
-        stats, findings.positions, bad.count, list(zip(located.positions, located, strict=True))
-    )
-
-
-def _load(policy: str) -> GuardConfig:
-    from groundplane_otel.otel.policy import PolicyError, load_policy
-
-    try:
-        return load_policy(policy)
-    except PolicyError as exc:
-        raise ValueError(f"invalid policy: {exc}") from exc
-
-
-def merge(results: Sequence[ShareResult], job: ReplayJob) -> tuple[ReplayStats, Unreadable]:
-    """The workers' results as one replay's: its tally, and what could not be read."""
-    stats = ReplayStats.merge(
-        [(result.stats, result.finding_positions) for result in results],
-        max_findings=job.max_findings,
-    )
-    bad = Unreadable(keep=job.max_unreadable_shown)
-    bad.count = sum(result.unreadable for result in results)
-    bad.kept = in_order([result.located for result in results], job.max_unreadable_shown)
-    return stats, bad
-
-
 def replay(
     job: ReplayJob,
     jobs: int,
     *,
     progress: Progress | None = None,
     config: GuardConfig | None = None,
+    cpu: list[tuple[float, float]] | None = None,
 ) -> tuple[ReplayStats, Unreadable]:
     """Replay ``job`` over ``jobs`` worker processes (1: in this process, with ``config`` if
     given) and merge. Raises ValueError for bad usage (a missing file, an invalid policy),
     ``WorkerFailed`` when a worker raised or died, ``Interrupted`` on SIGTERM (Ctrl-C:
-    ``KeyboardInterrupt``); the workers are ended in every case."""
+    ``KeyboardInterrupt``); the workers are ended in every case. ``cpu`` (for measuring) gets
+    each worker's CPU seconds splitting and replaying, in worker order."""
     if jobs == 1:
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
     context = _context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
+    split_done = context.Value("i", 0)  # workers whose split is written
+    spilled = Path(tempfile.mkdtemp(prefix="groundplane-replay-"))
     workers: list[Any] = []
     pipes: list[Connection] = []
     results: dict[int, ShareResult] = {}
@@ -276,7 +140,7 @@ def replay(
             receive, send = context.Pipe(duplex=False)
             worker = context.Process(
                 target=_work,
-                args=(job, index, jobs, send, board),
+                args=(job, index, jobs, send, board, spilled, split_done),
                 name=f"groundplane-replay-{index}",
                 daemon=True,
             )
@@ -307,8 +171,11 @@ def replay(
         _stop(workers)
         for pipe in pipes:
             pipe.close()
+        shutil.rmtree(spilled, ignore_errors=True)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+    if cpu is not None:
+        cpu.extend(results[index].cpu for index in range(jobs))
     return _told(merge([results[index] for index in range(jobs)], job), progress)
 
 
@@ -389,19 +256,52 @@ def _unread(send: Connection) -> bool:
     return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
 
 
-def _work(job: ReplayJob, index: int, jobs: int, send: Connection, board: Any) -> None:
-    """A worker process: its share replayed, the result (or what went wrong) sent back."""
+def _work(
+    job: ReplayJob,
+    index: int,
+    jobs: int,
+    send: Connection,
+    board: Any,
+    spilled: Path,
+    split_done: Any,
+) -> None:
+    """A worker process: its part of the input split, then (once every worker's is written)
+    its share replayed; the result (or what went wrong) sent back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which ends us
+    gc.freeze()  # what the server imported lives as long as we do: no collection scans it
     told = [0]
 
-    def progress(fraction: float, spans: int, traces: int) -> None:
-        board[3 * index], board[3 * index + 1], board[3 * index + 2] = fraction, spans, traces
+    def alive() -> None:
         told[0] += 1
         if told[0] % 256 == 0 and _unread(send):
             os._exit(1)  # the command is gone: nobody would read the result
 
+    def splitting(fraction: float) -> None:
+        board[3 * index] = fraction / 2
+        alive()
+
+    def progress(fraction: float, spans: int, traces: int) -> None:
+        board[3 * index], board[3 * index + 1], board[3 * index + 2] = (
+            0.5 + fraction / 2,
+            spans,
+            traces,
+        )
+        alive()
+
     try:
-        message: tuple[str, Any] = ("done", replay_share(job, index, jobs, progress))
+        started = time.process_time()
+        split.split(job, index, jobs, spilled, splitting)
+        splitting_cpu = time.process_time() - started
+        with split_done.get_lock():
+            split_done.value += 1
+        while split_done.value < jobs:
+            time.sleep(0.002)
+            told[0] = 255
+            alive()
+        started = time.process_time()
+        result = replay_share(job, index, jobs, progress, spilled=spilled)
+        result.cpu = (splitting_cpu, time.process_time() - started)
+        message: tuple[str, Any] = ("done", result)
     except ValueError as exc:
         message = ("usage", str(exc))
     except Exception as exc:  # told to the parent, which fails the run

@@ -1,0 +1,279 @@
+"""The reading of a parallel replay, split: each line or message is decoded by exactly one
+worker, and every worker still sees every request in input order.
+
+Reading happens in two steps. ``split`` (every worker, at once): the input is framed into lines
+and messages by every worker (cheap: compressed files are decompressed by each), and item
+``i`` — a line or message, or input that could not be framed (an oversize line, a truncated
+message, a corrupt compressed stream) — is handled by worker ``i % N`` alone: it decodes it
+and writes, for every worker ``d``, to its spill file ``<k>-<d>`` (``k = i % N``) one record:
+
+- a request: its location and its spans in order — whole for the spans ``d`` owns
+  (``crc32(trace id) % N``; spans with bad ids go whole to worker 0, which tells them), just the
+  trace id for every other span (what ``d`` needs to time that trace exactly as one process);
+- ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``.
+
+``Spilled`` (every worker, once all have split): the records for ``d`` read back in item order,
+round robin over the spill files, as the requests one process would feed its replayer, with
+what could not be read told at the same moment. Nothing is held but one chunk per spill file;
+each file ends with the number of items its writer framed, and the readers fail the replay if
+two workers framed different input (a file that changed while it was read).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import pickle
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from opentelemetry.trace import SpanKind, StatusCode
+
+from groundplane_otel.otel.otlp_files import (
+    BadInput,
+    ReadProgress,
+    Unit,
+    decode_unit,
+    located_units,
+)
+from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.unreadable import BadSink
+
+__all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
+
+_CHUNK_ITEMS = 512  # items per pickled chunk, at most
+_CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
+_NAMES = [field.name for field in dataclasses.fields(RecordedSpan)]
+_FIELDS = operator.attrgetter(*_NAMES)
+_RESOURCE = _NAMES.index("resource")
+_RESOURCES = 64  # distinct resources shared per worker's split (services, hosts)
+# Another worker's span: only its trace id matters (for timing); valid ids, nothing else.
+_TIMED_ONLY = _FIELDS(
+    RecordedSpan(b"", b"\x01" * 8, b"", "", SpanKind.INTERNAL, 0, 0, {}, (), StatusCode.UNSET, {})
+)[1:]
+
+Record = tuple[str, list[Any]] | BadInput | None
+
+
+class Reading(Protocol):
+    """What is read, and how (a ``ReplayJob``)."""
+
+    @property
+    def files(self) -> tuple[str, ...]: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def max_line_bytes(self) -> int: ...
+
+
+def _one(resource: Mapping[str, Any], known: dict[Any, Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The first resource seen equal to ``resource`` (at most ``_RESOURCES`` kept), else itself."""
+    try:
+        key = tuple(resource.items())
+        first = known.get(key)
+    except TypeError:  # an unhashable value (a map): not shared
+        return resource
+    if first is not None:
+        return first
+    if len(known) < _RESOURCES:
+        known[key] = resource
+    return resource
+
+
+class InputChanged(RuntimeError):
+    """Two workers framed different input: a file changed while it was replayed."""
+
+
+class _Problems(list[BadInput]):
+    """What the framing could not read, collected until it is handed on in order."""
+
+
+def owner(trace_id: bytes, count: int) -> int:
+    """The worker of ``count`` that owns trace ``trace_id``: ``crc32(trace id) % count``; input
+    of no trace (``b""``) is worker 0's."""
+    return zlib.crc32(trace_id) % count if trace_id else 0
+
+
+def spill_name(folder: Path, writer: int, reader: int) -> Path:
+    """The spill file worker ``writer`` fills for worker ``reader``."""
+    return folder / f"{writer}-{reader}"
+
+
+def split(
+    job: Reading,
+    index: int,
+    count: int,
+    folder: Path,
+    progress: Callable[[float], None] | None = None,
+) -> int:
+    """Worker ``index`` of ``count``'s part of reading ``job``: every
+    ``count``-th item decoded and written to the spill files in ``folder``; ``progress`` is told
+    the fraction of bytes framed. Returns the items framed."""
+    outs = [spill_name(folder, index, reader).open("wb") for reader in range(count)]
+    try:
+        chunks: list[list[Record]] = [[] for _ in range(count)]
+        spans = 0
+        seq = 0
+        problems = _Problems()
+        resources: dict[Any, Mapping[str, Any]] = {}
+        read = ReadProgress(job.files)
+
+        def flush() -> None:
+            for out, chunk in zip(outs, chunks, strict=True):
+                pickle.dump(chunk, out, protocol=pickle.HIGHEST_PROTOCOL)
+                chunk.clear()
+
+        def problem(item: BadInput) -> None:
+            chunks[0].append(item)
+            for chunk in chunks[1:]:
+                chunk.append(None)
+
+        units = located_units(
+            job.files, problems, format=job.format, progress=read, max_line_bytes=job.max_line_bytes
+        )
+        for unit in _with_problems(units, problems):
+            if seq % count == index:
+                if isinstance(unit, BadInput):
+                    problem(unit)
+                else:
+                    decoded = _Problems()
+                    batch = decode_unit(unit, decoded, job.max_line_bytes)
+                    if batch is None:
+                        problem(decoded[0])
+                    else:
+                        if isinstance(batch, list):  # JSON: the reader shares resources
+                            request, known = batch, None
+                        else:
+                            request, known = proto_spans(batch), resources
+                        _share(unit.location, request, chunks, known)
+                        spans += len(request)
+                if len(chunks[0]) >= _CHUNK_ITEMS or spans >= _CHUNK_SPANS:
+                    flush()
+                    spans = 0
+                if progress is not None:
+                    progress(read.fraction)
+            seq += 1
+        flush()
+        for out in outs:
+            pickle.dump(seq, out, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        for out in outs:
+            out.close()
+    return seq
+
+
+def _with_problems(units: Iterator[Unit], problems: _Problems) -> Iterator[Unit | BadInput]:
+    """The units and, in their place in the input, what could not be framed."""
+    for unit in units:
+        if problems:
+            yield from problems
+            problems.clear()
+        yield unit
+    yield from problems
+    problems.clear()
+
+
+def _share(
+    location: str,
+    request: list[RecordedSpan],
+    chunks: list[list[Record]],
+    resources: dict[Any, Mapping[str, Any]] | None,
+) -> None:
+    """One decoded request's record for every worker: its own spans whole, others' trace ids.
+    With ``resources`` (those seen, by content: protobuf requests each have their own), equal
+    resources are written as one, so a chunk holds each once."""
+    count = len(chunks)
+    shares: list[list[Any]] = [[] for _ in range(count)]
+    seen: Mapping[str, Any] | None = None  # the spans of one resource share its mapping
+    shared: Mapping[str, Any] | None = None
+    for span in request:
+        fields = _FIELDS(span)
+        if resources is not None:
+            if span.resource is not seen:
+                seen, shared = span.resource, _one(span.resource, resources)
+            if shared is not seen:
+                fields = (*fields[:_RESOURCE], shared, *fields[_RESOURCE + 1 :])
+        if bad_ids(span) is not None:
+            shares[0].append(fields)  # worker 0 tells it
+            continue
+        trace_id = span.trace_id
+        for share in shares:
+            share.append(trace_id)
+        shares[owner(trace_id, count)][-1] = fields
+    chunks[0].append((location, shares[0]))
+    for reader in range(1, count):
+        chunks[reader].append(("", shares[reader]))
+
+
+class Spilled:
+    """Worker ``index``'s requests, read back from every spill file for it in input order
+    (``requests``); ``fraction``: how much of them is read."""
+
+    def __init__(self, folder: Path, index: int, count: int) -> None:
+        self.paths = [spill_name(folder, writer, index) for writer in range(count)]
+        self.total = sum(path.stat().st_size for path in self.paths)
+        self._files: list[IO[bytes]] = []
+
+    @property
+    def fraction(self) -> float:
+        if not self._files or not self.total:
+            return 0.0
+        return min(1.0, sum(file.tell() for file in self._files) / self.total)
+
+    def requests(self, bad: BadSink) -> Iterator[tuple[str, list[RecordedSpan]]]:
+        """Each request's location and spans (another worker's as timed-only stand-ins); what
+        could not be read is appended to ``bad`` in its place. Raises ``InputChanged`` when the
+        writers framed different input."""
+        count = len(self.paths)
+        self._files = [path.open("rb") for path in self.paths]
+        try:
+            readers = [_chunks(file) for file in self._files]
+            seq = 0
+            while True:
+                record = next(readers[seq % count])
+                if isinstance(record, int):
+                    _check_ends(seq, readers)
+                    return
+                seq += 1
+                if record is None:
+                    continue
+                if isinstance(record, BadInput):
+                    bad.append(record)
+                    continue
+                location, items = record
+                yield (
+                    location,
+                    [
+                        RecordedSpan(item, *_TIMED_ONLY)
+                        if isinstance(item, bytes)
+                        else RecordedSpan(*item)
+                        for item in items
+                    ],
+                )
+        finally:
+            for file in self._files:
+                file.close()
+
+
+def _chunks(file: IO[bytes]) -> Iterator[Record | int]:
+    """A spill file's records in order, then its writer's count of items framed."""
+    while True:
+        chunk = pickle.load(file)  # our own files, written by this replay's workers
+        if isinstance(chunk, int):
+            yield chunk
+            return
+        yield from chunk
+
+
+def _check_ends(seq: int, readers: list[Iterator[Record | int]]) -> None:
+    """At item ``seq`` a spill file ended: every one must end here, counting ``seq`` items
+    framed (the one that ended has already been read)."""
+    for reader in readers:
+        end = next(reader, seq)
+        if not isinstance(end, int) or end != seq:
+            raise InputChanged(
+                "the input changed while it was read (the workers read different lines or "
+                "messages): no report"
+            )

@@ -1,0 +1,222 @@
+"""``replay --jobs N`` with the reading split (``replay/split.py``): every line or message
+decoded by exactly one worker, and the report still byte for byte one process's — when the
+buffer evicts, when traces are decided after a short wait, over protobuf and compressed files
+(issue 21)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import zstandard
+from replay_recording import POLICY, live_and_recorded
+from shuffled_recording import GARBAGE, shuffled
+
+from groundplane_otel.otel.otlp_files import request_from_json
+from groundplane_otel.otel.replay import parallel, split
+from groundplane_otel.otel.replay.report import Gate, build_report, render_json
+
+
+def _recording(tmp_path: Path, *, clones: int, seed: int = 3) -> tuple[Path, list[Path]]:
+    _, path = live_and_recorded(tmp_path)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    folder = tmp_path / "shuffled"
+    folder.mkdir()
+    return policy, shuffled(path.read_text().splitlines(), folder, clones=clones, seed=seed)
+
+
+def _runs(
+    policy: Path, files: Sequence[Path], *args: str
+) -> list[subprocess.CompletedProcess[str]]:
+    """The real command over ``files`` with 1, 2 and 3 jobs."""
+    command = [sys.executable, "-m", "groundplane_otel.cli", "replay", "--policy", str(policy)]
+    return [
+        subprocess.run(
+            [*command, *map(str, files), "--quiet", "--json", "--jobs", str(jobs), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        for jobs in (1, 2, 3)
+    ]
+
+
+def _same(runs: list[subprocess.CompletedProcess[str]]) -> dict[str, object]:
+    """The one report every run printed (asserted byte-identical, exit 1, nothing on stderr)."""
+    assert [run.returncode for run in runs] == [1, 1, 1], runs[0].stderr
+    assert [run.stderr for run in runs] == ["", "", ""]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    report: dict[str, object] = json.loads(runs[0].stdout)
+    return report
+
+
+def test_a_buffer_that_evicts_decides_the_same_for_any_jobs(tmp_path: Path) -> None:
+    """With ``--max-traces 2`` the buffer evicts the longest idle trace (over all workers'
+    traces) again and again; 1, 2 and 3 jobs print the same ``--json`` report, byte for byte."""
+    clones = 4
+    policy, files = _recording(tmp_path, clones=clones)
+    report = _same(_runs(policy, files, "--max-traces", "2"))
+    data = report["input"]
+    assert isinstance(data, dict)
+    assert data["traces"] > clones * 6  # traces decided in pieces: evicted before complete
+    assert data["incomplete_traces"] > data["conflicting_traces"]  # evicted: incomplete
+
+
+def test_a_short_decision_wait_decides_the_same_for_any_jobs(tmp_path: Path) -> None:
+    """With ``--decision-wait 3`` traces are decided three spans after their last one (the
+    clock counts every worker's spans); 1, 2 and 3 jobs print the same ``--json`` report."""
+    clones = 4
+    policy, files = _recording(tmp_path, clones=clones)
+    report = _same(_runs(policy, files, "--decision-wait", "3"))
+    data = report["input"]
+    assert isinstance(data, dict)
+    assert data["traces"] > clones * 6  # decided before their later spans arrived
+    assert data["incomplete_traces"] == data["conflicting_traces"]  # none evicted
+
+
+def _mixed(files: list[Path]) -> list[Path]:
+    """The shuffled files as gzip JSON, protobuf (garbage lines as messages that are not
+    requests, a truncated message at the end) and zstd JSON."""
+    first, second, third = files
+    zipped = first.with_suffix(".jsonl.gz")
+    zipped.write_bytes(gzip.compress(first.read_bytes()))
+    messages = []
+    for line in second.read_text().splitlines():
+        body = line.encode() if line in GARBAGE else request_from_json(line).SerializeToString()
+        messages.append(struct.pack(">I", len(body)) + body)
+    proto = second.with_suffix(".pb")
+    proto.write_bytes(b"".join(messages) + struct.pack(">I", 99) + b"cut")
+    packed = third.with_suffix(".jsonl.zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(third.read_bytes()))
+    return [zipped, proto, packed]
+
+
+@pytest.mark.parametrize("limits", [{}, {"decision_wait": 4, "max_traces": 3, "max_findings": 2}])
+def test_protobuf_and_compressed_files_merge_into_the_single_replay(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """Over gzip and zstd JSON files and a protobuf file with unreadable and truncated
+    messages, the shares of 2 and 3 workers (split and replayed in this process) merge into one
+    replay's report, also under small limits."""
+    policy, files = _recording(tmp_path, clones=3)
+    job = parallel.ReplayJob(tuple(map(str, _mixed(files))), str(policy), **limits)
+    gate = Gate()
+
+    def printed(results: list[parallel.ShareResult]) -> str:
+        stats, bad = parallel.merge(results, job)
+        return render_json(build_report(stats, bad, gate, capture_content=False))
+
+    alone = printed([parallel.replay_share(job)])
+    locations = json.loads(alone)["input"]["unreadable_locations"]
+    assert sum("truncated message (3/99 bytes)" in item for item in locations) == 1
+    for count in (2, 3):
+        assert (
+            printed([parallel.replay_share(job, index, count) for index in range(count)]) == alone
+        )
+
+
+def test_every_line_is_decoded_by_exactly_one_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Splitting for 3 workers decodes each readable or unreadable line once over all three
+    (worker ``k`` the ``k``-th of every three items), never twice."""
+    policy, files = _recording(tmp_path, clones=2)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    lines = sum(len([t for t in path.read_text().splitlines() if t.strip()]) for path in files)
+    decoded: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    worker = [0]
+    real = split.decode_unit
+
+    def counted(unit: split.Unit, bad: object, limit: int) -> object:
+        decoded[worker[0]].append(unit.location)
+        return real(unit, bad, limit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(split, "decode_unit", counted)
+    for index in range(3):
+        worker[0] = index
+        split.split(job, index, 3, tmp_path)
+    every = [location for share in decoded.values() for location in share]
+    assert len(every) == lines
+    assert Counter(every).most_common(1)[0][1] == 1
+    assert [len(decoded[index]) for index in range(3)] == [
+        len(range(index, lines, 3)) for index in range(3)
+    ]
+
+
+def test_a_spill_holds_bounded_chunks_and_ends_with_its_count(tmp_path: Path) -> None:
+    """A worker's spill file is a stream of chunks of at most ``_CHUNK_ITEMS`` records (never
+    the whole input as one list), one record per item of its own, then the items framed."""
+    policy, files = _recording(tmp_path, clones=150)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    framed = split.split(job, 1, 2, tmp_path)
+    chunks = []
+    with split.spill_name(tmp_path, 1, 0).open("rb") as spill:
+        while not isinstance(chunk := pickle.load(spill), int):
+            chunks.append(chunk)
+    assert chunk == framed
+    assert len(chunks) > 1
+    assert max(len(chunk) for chunk in chunks) <= split._CHUNK_ITEMS
+    assert sum(len(chunk) for chunk in chunks) == framed // 2
+
+
+def test_input_that_changed_between_workers_fails_the_replay(tmp_path: Path) -> None:
+    """When one worker framed more lines than another (the file grew while it was read),
+    reading the spill back raises ``InputChanged``: no report from mismatched shares."""
+    policy, files = _recording(tmp_path, clones=2)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    split.split(job, 0, 2, tmp_path)
+    files[-1].write_text(files[-1].read_text() + files[0].read_text())
+    split.split(job, 1, 2, tmp_path)
+    with pytest.raises(split.InputChanged) as raised:
+        list(split.Spilled(tmp_path, 0, 2).requests([]))
+    assert str(raised.value) == (
+        "the input changed while it was read (the workers read different lines or messages): "
+        "no report"
+    )
+
+
+def test_a_parallel_replay_removes_its_spill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2-job replay spills into one folder of the temporary directory, removed when it ends
+    (also when a worker failed)."""
+    policy, files = _recording(tmp_path, clones=2)
+    spills = tmp_path / "tmp"
+    spills.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spills))
+    seen: list[Path] = []
+
+    def progress(fraction: float, spans: int, traces: int) -> None:
+        seen.extend(spills.glob("groundplane-replay-*"))
+
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    stats, _ = parallel.replay(job, 2, progress=progress)
+    assert stats.traces == 12
+    assert len(set(seen)) == 1  # the spill, there while the workers ran
+    assert list(spills.glob("groundplane-replay-*")) == []
+    broken = parallel.ReplayJob(tuple(map(str, files)), str(policy), max_spans_per_trace=None)  # type: ignore[arg-type]
+    with pytest.raises(parallel.WorkerFailed):
+        parallel.replay(broken, 2)
+    assert list(spills.glob("groundplane-replay-*")) == []
+
+
+def test_a_parallel_replay_tells_each_workers_cpu_time(tmp_path: Path) -> None:
+    """``replay(cpu=...)`` gets one (split, replay) pair of CPU seconds per worker, in worker
+    order, each part measured (above zero) for a replay that reads and decides traces."""
+    policy, files = _recording(tmp_path, clones=2)
+    cpu: list[tuple[float, float]] = []
+    stats, _ = parallel.replay(parallel.ReplayJob(tuple(map(str, files)), str(policy)), 2, cpu=cpu)
+    assert stats.traces == 12
+    assert len(cpu) == 2
+    assert all(splitting > 0 and replaying > 0 for splitting, replaying in cpu)
