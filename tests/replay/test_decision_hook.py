@@ -46,3 +46,25 @@ def test_every_decision_goes_through_the_hook_and_decide_takes_one_now(tmp_path:
         ("answer", "blocked"): 1,
         ("answer", "error"): 2,
     }
+
+
+def test_a_decision_runs_once(tmp_path: Path) -> None:
+    """A hook that calls ``run()`` twice gets a RuntimeError naming the trace, and the trace's
+    outputs are counted once."""
+    _, path = live_and_recorded(tmp_path)
+    errors: list[str] = []
+
+    def twice(decision: Decision) -> None:
+        decision.run()
+        try:
+            decision.run()
+        except RuntimeError as exc:
+            errors.append(str(exc))
+
+    replayer = Replayer(CONFIG, around_decision=twice)
+    for request in read_requests([path], []):
+        replayer.feed(request)
+    replayer.finish()
+    assert len(errors) == replayer.stats.traces == 6
+    assert errors[0].startswith("trace ") and errors[0].endswith(" was already decided")
+    assert sum(replayer.stats.outputs.values()) == 7

@@ -34,7 +34,6 @@ exactly when a replay of everything would make it, but keeps and decides only it
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
@@ -67,8 +66,9 @@ class _Trace:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """One buffered trace about to be decided: ``run()`` decides it (call it once); it is
-    ``incomplete`` when decided early (the buffer was full) or it lost spans."""
+    """One buffered trace about to be decided: ``run()`` decides it (once: a second call is a
+    RuntimeError, never a second count); it is ``incomplete`` when decided early (the buffer
+    was full) or it lost spans."""
 
     trace_id: bytes
     spans: int
@@ -247,7 +247,15 @@ class Replayer:
         if self._around is None:
             self._decide(trace_id, state, early=early)
             return
-        run = functools.partial(self._decide, trace_id, state, early=early)
+        ran = False
+
+        def run() -> None:
+            nonlocal ran
+            if ran:  # deciding twice would count every output twice
+                raise RuntimeError(f"trace {trace_id.hex()} was already decided")
+            ran = True
+            self._decide(trace_id, state, early=early)
+
         self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
