@@ -25,7 +25,7 @@ import dataclasses
 import operator
 import pickle
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -47,8 +47,6 @@ _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
 _NAMES = [field.name for field in dataclasses.fields(RecordedSpan)]
 _FIELDS = operator.attrgetter(*_NAMES)
-_RESOURCE = _NAMES.index("resource")
-_RESOURCES = 64  # distinct resources shared per worker's split (services, hosts)
 # Another worker's span: only its trace id matters (for timing); valid ids, nothing else.
 _TIMED_ONLY = _FIELDS(
     RecordedSpan(b"", b"\x01" * 8, b"", "", SpanKind.INTERNAL, 0, 0, {}, (), StatusCode.UNSET, {})
@@ -66,20 +64,6 @@ class Reading(Protocol):
     def format(self) -> str: ...
     @property
     def max_line_bytes(self) -> int: ...
-
-
-def _one(resource: Mapping[str, Any], known: dict[Any, Mapping[str, Any]]) -> Mapping[str, Any]:
-    """The first resource seen equal to ``resource`` (at most ``_RESOURCES`` kept), else itself."""
-    try:
-        key = tuple(resource.items())
-        first = known.get(key)
-    except TypeError:  # an unhashable value (a map): not shared
-        return resource
-    if first is not None:
-        return first
-    if len(known) < _RESOURCES:
-        known[key] = resource
-    return resource
 
 
 class InputChanged(RuntimeError):
@@ -117,7 +101,7 @@ def split(
         spans = 0
         seq = 0
         problems = _Problems()
-        resources: dict[Any, Mapping[str, Any]] = {}
+        resources: dict[bytes, Any] = {}  # protobuf resources read, shared (as replay shares)
         read = ReadProgress(job.files)
 
         def flush() -> None:
@@ -143,11 +127,12 @@ def split(
                     if batch is None:
                         problem(decoded[0])
                     else:
-                        if isinstance(batch, list):  # JSON: the reader shares resources
-                            request, known = batch, None
-                        else:
-                            request, known = proto_spans(batch), resources
-                        _share(unit.location, request, chunks, known)
+                        # One resource mapping per distinct resource (the JSON reader shares
+                        # them too): pickled once per chunk.
+                        request = (
+                            batch if isinstance(batch, list) else proto_spans(batch, resources)
+                        )
+                        _share(unit.location, request, chunks)
                         spans += len(request)
                 if len(chunks[0]) >= _CHUNK_ITEMS or spans >= _CHUNK_SPANS:
                     flush()
@@ -175,26 +160,12 @@ def _with_problems(units: Iterator[Unit], problems: _Problems) -> Iterator[Unit 
     problems.clear()
 
 
-def _share(
-    location: str,
-    request: list[RecordedSpan],
-    chunks: list[list[Record]],
-    resources: dict[Any, Mapping[str, Any]] | None,
-) -> None:
-    """One decoded request's record for every worker: its own spans whole, others' trace ids.
-    With ``resources`` (those seen, by content: protobuf requests each have their own), equal
-    resources are written as one, so a chunk holds each once."""
+def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]]) -> None:
+    """One decoded request's record for every worker: its own spans whole, others' trace ids."""
     count = len(chunks)
     shares: list[list[Any]] = [[] for _ in range(count)]
-    seen: Mapping[str, Any] | None = None  # the spans of one resource share its mapping
-    shared: Mapping[str, Any] | None = None
     for span in request:
         fields = _FIELDS(span)
-        if resources is not None:
-            if span.resource is not seen:
-                seen, shared = span.resource, _one(span.resource, resources)
-            if shared is not seen:
-                fields = (*fields[:_RESOURCE], shared, *fields[_RESOURCE + 1 :])
         if bad_ids(span) is not None:
             shares[0].append(fields)  # worker 0 tells it
             continue
