@@ -26,6 +26,8 @@ from groundplane_otel.otel.result import Evaluation, Finding
 
 __all__ = ["Telemetry", "event_attributes"]
 
+_POINTS_KEPT = 4096  # metric attribute dicts kept per guard
+
 
 def _content(value: Any) -> str:
     try:
@@ -126,8 +128,10 @@ class Telemetry:
         )
         self._shared = _shared_for(meter_provider, meter)
         self.count_fact = self._shared.count_fact
-        self._attributes: dict[tuple[str, ...], dict[str, str]] = {}  # built once per label set
-        self._points: dict[tuple[str, str, str, str | None], tuple[dict[str, str], ...]] = {}
+        # Metric points' attribute dicts, built once per label set (bounded): a claims point's
+        # by (check, verdict, boundary, mode), an output's by ("outputs", boundary, mode,
+        # outcome, skip reason).
+        self._attributes: dict[tuple[str | None, ...], Any] = {}
         self._agents: dict[str, str] = {}  # boundary -> its configured agent name
         self.policy_version: str | None = None
         self.evaluation_events = True
@@ -159,7 +163,6 @@ class Telemetry:
         self.policy_version = config.policy_version
         self.evaluation_events = config.evaluation_events
         self._attributes.clear()
-        self._points.clear()
 
     def _labels(self, *key: str) -> dict[str, str]:
         """The attribute dict of a claims point (check, verdict, boundary, mode), built once."""
@@ -168,9 +171,12 @@ class Telemetry:
             family, verdict, boundary, mode = key
             labels = {sc.CHECK: family, sc.VERDICT: verdict, sc.BOUNDARY: boundary, sc.MODE: mode}
             labels.update(self._agent(boundary))
-            if len(self._attributes) < 4096:  # bounded: names come from configuration
-                self._attributes[key] = labels
+            self._keep(key, labels)
         return labels
+
+    def _keep(self, key: tuple[str | None, ...], point: Any) -> None:
+        if len(self._attributes) < _POINTS_KEPT:  # bounded: names come from configuration
+            self._attributes[key] = point
 
     def _output_points(
         self, boundary: str, mode: str, outcome: str, skip_reason: str | None
@@ -182,8 +188,7 @@ class Telemetry:
         if skip_reason is not None:
             output[sc.SKIP_REASON] = skip_reason
         points = (output, {sc.BOUNDARY: boundary, **agent})
-        if len(self._points) < 4096:  # bounded: names come from configuration
-            self._points[boundary, mode, outcome, skip_reason] = points
+        self._keep(("outputs", boundary, mode, outcome, skip_reason), points)
         return points
 
     def _agent(self, boundary: str) -> dict[str, str]:
@@ -203,10 +208,9 @@ class Telemetry:
             labels = self._labels(family, verdict, boundary, mode)
             self.claims.add(count, labels, context=context)
         outcome, skip_reason = evaluation.outcome, evaluation.skip_reason
-        key = (boundary, mode, outcome, skip_reason)
-        points = self._points.get(key)
+        points = self._attributes.get(("outputs", boundary, mode, outcome, skip_reason))
         if points is None:
-            points = self._output_points(*key)
+            points = self._output_points(boundary, mode, outcome, skip_reason)
         self.outputs.add(1, points[0], context=context)
         if outcome != "skipped":
             self.duration.record(evaluation.duration, points[1], context=context)
