@@ -52,6 +52,7 @@ def check_each(
     (``on_error`` "raise") or is kept as that check's failure ("record"). A check for which
     ``blocked(index)`` gives a claim is not run: the claim is its failure. A check missing
     from the result passed (nothing is allocated for it: the engine runs this per output).
+    A kept claim has no traceback (it is a value here; raised, it gets a new one).
     """
     failures: dict[int, BaseException] = {}
     for index, check in enumerate(checks):
@@ -65,7 +66,9 @@ def check_each(
         except UnsupportedClaim as claim:
             if mode == "first":
                 raise
-            failures[index] = claim
+            # Kept as a value, without its traceback: the check's frames would hold
+            # ``failures`` (and the caller's frames) in a reference cycle, per output.
+            failures[index] = claim.with_traceback(None)
         except Exception as exc:
             if on_error == "raise":
                 raise

@@ -289,6 +289,8 @@ class Replayer:
             except Exception:  # enforce raises, as to the app: noted
                 pass
         self.tally.settle(records.values())  # its findings, in the order read
+        for record in records.values():
+            record.release()
 
     def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
         """The trace's spans, identical copies collapsed; None (told, counted) when two spans

@@ -370,6 +370,11 @@ class SpanRecord(trace.Span):
             self._current = trace.set_span_in_context(self, _EMPTY_CONTEXT)
         return self._current
 
+    def release(self) -> None:
+        """The trace is decided: the context made by ``current`` (which holds this record: a
+        reference cycle) is dropped, so the record is freed as soon as it is unused."""
+        self._current = None
+
     def end(self, end_time: int | None = None) -> None:
         if self._ended:
             return
