@@ -62,6 +62,7 @@ EXPECTED = {
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines",
+        "|   CPU: --jobs 1 vs the --jobs 2 workers (split + replay: ",
         "| replay --jobs 2 vs --jobs 1, 20 traces, the same, OTLP protobuf",
     ],
     "suggest vs replay on the same recording": [

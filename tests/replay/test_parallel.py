@@ -244,14 +244,18 @@ def _workers(parent: int) -> list[int]:
     ]
 
 
-def _started(tmp_path: Path, clones: int = 300) -> tuple[subprocess.Popen[str], list[int]]:
-    """A 2-worker replay of a recording big enough to run for seconds, and its workers."""
+def _started(
+    tmp_path: Path, clones: int = 300, temp: Path | None = None
+) -> tuple[subprocess.Popen[str], list[int]]:
+    """A 2-worker replay of a recording big enough to run for seconds, and its workers
+    (``temp``: the command's TMPDIR, where its spill folder goes)."""
     policy, files = _recording(tmp_path, clones=clones)
     process = subprocess.Popen(
         _command(policy, files, "--jobs", "2"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=None if temp is None else {**os.environ, "TMPDIR": str(temp)},
     )
     deadline = time.monotonic() + 60
     while len(workers := _workers(process.pid)) < 2:
@@ -308,8 +312,13 @@ def test_sigterm_or_ctrl_c_ends_the_workers_and_prints_no_report(
 def test_workers_end_themselves_when_the_command_is_killed(tmp_path: Path) -> None:
     """SIGKILL to the command itself (no chance to clean up): its workers notice their parent
     is gone and exit within seconds instead of replaying for nobody (the recording, ~28,500
-    spans, takes each of them far longer)."""
-    process, workers = _started(tmp_path, clones=1_500)
+    spans, takes each of them far longer), removing the spill folder the command made (the
+    fork server's own socket folder is Python's), and print no report."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    process, workers = _started(tmp_path, clones=1_500, temp=temp)
+    spill = [path for path in temp.iterdir() if path.name.startswith("groundplane-replay-")]
+    assert len(spill) == 1
     process.kill()
     process.wait(timeout=60)
     _resume(workers)
@@ -317,7 +326,9 @@ def test_workers_end_themselves_when_the_command_is_killed(tmp_path: Path) -> No
     while alive := [pid for pid in workers if _running(pid)]:
         assert time.monotonic() < deadline, alive
         time.sleep(0.1)
-    process.communicate(timeout=60)
+    out, _ = process.communicate(timeout=60)
+    assert out == ""  # (stderr may hold Python's resource tracker's warning of a semaphore)
+    assert not spill[0].exists()
 
 
 def _running(pid: int) -> bool:

@@ -23,7 +23,8 @@ do not each pay the imports (``spawn``'s start-up: measured ~2 s for two workers
 2-core machine, ~0.75 s with the server). The spill lives in one temporary folder, removed when
 the replay ends. A worker that raises or dies fails the run (``WorkerFailed``, naming the
 worker), never a partial report; the parent ends every worker when it stops (an error, Ctrl-C,
-SIGTERM), and a worker whose parent is gone ends itself.
+SIGTERM), and a worker whose parent is gone (killed, so it could not clean up) removes the
+spill folder and ends itself.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from groundplane_otel.otel.otlp_files import Unreadable
 from groundplane_otel.otel.replay import split
@@ -274,7 +275,7 @@ def _work(
     def alive() -> None:
         told[0] += 1
         if told[0] % 256 == 0 and _unread(send):
-            os._exit(1)  # the command is gone: nobody would read the result
+            _orphaned(spilled)
 
     def splitting(fraction: float) -> None:
         board[3 * index] = fraction / 2
@@ -306,5 +307,15 @@ def _work(
         message = ("usage", str(exc))
     except Exception as exc:  # told to the parent, which fails the run
         message = ("failed", f"{type(exc).__name__}: {exc}")
-    send.send(message)
+    try:
+        send.send(message)
+    except OSError:  # the command is gone (the other worker may have removed the spill)
+        _orphaned(spilled)
     send.close()
+
+
+def _orphaned(spilled: Path) -> NoReturn:
+    """The command is gone (killed: it could not clean up): nobody would read the result, so
+    the spill folder is removed and the worker exits at once."""
+    shutil.rmtree(spilled, ignore_errors=True)
+    os._exit(1)
