@@ -35,13 +35,13 @@ from opentelemetry.trace import StatusCode
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.evaluate import Plan, evaluate, no_output, plan_checks
 from groundplane_otel.otel._engine.lineage import (
-    CHAIN_ATTR,
     COVERED_ATTR,
     HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
     Lineage,
     attached,
+    chain_of,
     same_answer,
     same_call,
     taken,
@@ -62,7 +62,7 @@ MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 @dataclass(slots=True, eq=False)
 class Covered:
     """An answer checked under a span: by which guard, for which boundary, with what result;
-    ``call``: the model call it came from (its outermost LLM span; None at an agent span);
+    ``call``: the model call it came from (its outermost LLM span's id; None at an agent span);
     ``handed``: an adapter's hand-over of this answer took it (each is taken once);
     ``unanswered``: the run's own outcome, counted as it ended with no answer below it."""
 
@@ -70,7 +70,7 @@ class Covered:
     boundary: str
     answer: Any
     evaluation: Evaluation
-    call: Any = None
+    call: int | None = None
     handed: bool = False
     unanswered: bool = False  # the run ended with no answer checked below it
 
@@ -79,14 +79,19 @@ class Covered:
 class _Held:
     read: OutputRead
     failed: bool
-    call: Any  # the model call it came from (its outermost LLM span)
+    call: int | None  # the model call it came from (its outermost LLM span's id)
 
 
-def _call_of(span: Any, chain: tuple[Any, ...]) -> Any:
-    """The model call an LLM span belongs to: its outermost enclosing LLM span of the same
-    call (two instrumentations nest two spans for one call), else the span itself."""
+NO_CALL = -1  # the call of an answer that is no model call's (never a span id)
+
+
+def _call_of(span: Any, chain: tuple[Any, ...]) -> int:
+    """The model call an LLM span belongs to: the span id of its outermost enclosing LLM span of
+    the same call (two instrumentations nest two spans for one call), else its own. An id, not
+    the span: a ``Covered`` on an agent span holding its LLM span would be a reference cycle
+    (the LLM span's chain holds the agent span)."""
     enclosing = same_call(span, chain)
-    return enclosing[-1] if enclosing else span
+    return int((enclosing[-1] if enclosing else span).get_span_context().span_id)
 
 
 def _failed(span: Any) -> bool:
@@ -138,7 +143,7 @@ class Accounting:
     def evaluate(self, span: Span) -> list[Evaluation]:
         """Every outcome this span's end counts (usually none or one): the engine's result."""
         attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
-        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
+        chain: tuple[Any, ...] = chain_of(span)
         agent = is_agent(span.name, attributes)
         spec = self._match(span, attributes, chain)
         if spec is None:
@@ -207,7 +212,7 @@ class Accounting:
         attributes = span_attributes(ancestor)
         if not is_agent(ancestor.name, attributes):
             return False
-        return self._match(ancestor, attributes, getattr(ancestor, CHAIN_ATTR, ())) is spec
+        return self._match(ancestor, attributes, chain_of(ancestor)) is spec
 
     def _once(
         self,
@@ -239,7 +244,7 @@ class Accounting:
         (the other instrumentation's span of that call): each model call is one outcome."""
         read = held.read.as_text() if spec.answer == "text" else held.read
         for seen in self._covered(span, spec):
-            if seen.call is held.call and (
+            if seen.call == held.call and (
                 read.status != "output" or same_answer(seen.answer, read.answer)
             ):
                 return []
@@ -340,7 +345,7 @@ class Accounting:
                 answers.append(held)
             elif len(answers) == MAX_HELD:  # fail closed, once
                 problem = f"more than {MAX_HELD} answers under one agent span"
-                answers.append(_Held(OutputRead("unreadable", problem=problem), False, object()))
+                answers.append(_Held(OutputRead("unreadable", problem=problem), False, NO_CALL))
 
     # -- adapters -------------------------------------------------------------------------
 
@@ -376,7 +381,7 @@ class Accounting:
             raise TypeError(f"output must be a mapping or an answer text, got {kind}")
         if spec.answer == "text":
             read = read.as_text()
-        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
+        chain: tuple[Any, ...] = chain_of(span)
         for seen in self._covered(span, spec) or [
             c for above in chain for c in self._covered(above, spec)
         ]:

@@ -28,7 +28,7 @@ logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the gua
 
 OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
 WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed
-CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (the span itself first if it is one)
+CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (itself first: ``chain_of``)
 COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
 HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
 NO_DICT: dict[str, Any] = {}
@@ -77,11 +77,30 @@ def same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
     return found
 
 
+class Ancestors(tuple[Any, ...]):
+    """The chain of a guardable span that does not hold the span itself: one that ended (a span
+    holding itself is a reference cycle: it would wait for a garbage collection to be freed),
+    or an agent span no check watches. ``chain_of`` puts the span first again."""
+
+    __slots__ = ()
+
+
+def chain_of(span: Any) -> tuple[Any, ...]:
+    """The enclosing guardable spans of ``span``, itself first if it is one (``CHAIN_ATTR``)."""
+    chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())
+    return (span, *chain) if type(chain) is Ancestors else chain
+
+
+def released(span: Any) -> None:
+    """``span`` ended and the guard has read it: its chain no longer holds it (no cycle)."""
+    chain = getattr(span, CHAIN_ATTR, None)
+    if chain and chain[0] is span:
+        setattr(span, CHAIN_ATTR, Ancestors(chain[1:]))
+
+
 def inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
     """The lineage the parent span (current in ``parent_context``) holds, if any."""
-    above = trace.get_current_span(parent_context)
-    chain: tuple[Any, ...] | None = getattr(above, CHAIN_ATTR, None)
-    return chain
+    return chain_of(trace.get_current_span(parent_context)) or None
 
 
 class Lineage:
@@ -105,7 +124,7 @@ class Lineage:
         closed there if it is absent everywhere."""
         for ancestor in same_call(span, chain):
             above = span_attributes(ancestor)
-            if self.match(ancestor, above, getattr(ancestor, CHAIN_ATTR, ())) is spec:
+            if self.match(ancestor, above, chain_of(ancestor)) is spec:
                 return True
         return False
 
@@ -115,7 +134,7 @@ class Lineage:
         (up to the first agent span) raise ``error`` again when they end, unless it is already
         propagating through them (never twice, never at an agent span the app may have
         caught it under)."""
-        for ancestor in same_call(span, getattr(span, CHAIN_ATTR, ())):
+        for ancestor in same_call(span, chain_of(span)):
             attached(ancestor, HANDED_ATTR, dict).setdefault(self.guard, error)
 
     def match(

@@ -40,9 +40,11 @@ from groundplane_otel.otel._engine.lineage import (
     NO_DICT,
     OUTPUT_ATTR,
     WATCHERS_ATTR,
+    Ancestors,
     Lineage,
     attached,
     inherited,
+    released,
 )
 from groundplane_otel.otel._engine.results import Results
 from groundplane_otel.otel._engine.sdk import sdk_layout as _sdk_layout
@@ -188,7 +190,10 @@ class GroundplaneSpanProcessor(SpanProcessor):
         """A span with a GenAI/OpenInference/groundplane key or an LLM-like name started."""
         candidate = self._candidate(name, attributes)
         if candidate or is_agent(name, attributes):
-            chain = (span, *inherited[: self._chain_limit - 1]) if inherited else (span,)
+            above = inherited[: self._chain_limit - 1] if inherited else ()
+            # A watched span holds itself until it ends (``released``); an agent span nothing
+            # watches never does (no reference cycle that only a garbage collection frees).
+            chain = (span, *above) if candidate else Ancestors(above)
             setattr(span, CHAIN_ATTR, chain)
             lineage = self._lineage
             if trace_id not in lineage:
@@ -262,50 +267,51 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self.watch(span)
 
     def _guarded_end(self, span: Span, original: Callable[..., None]) -> Callable[..., None]:
-        def end(end_time: int | None = None) -> None:
-            unwrap_end(span, end)
-            if not self._enabled:
-                original(end_time)
-                return
-            evaluations: list[Evaluation] = []
-            internal: Exception | None = None
-            results = self.results
+        return _GuardedEnd(self, span, original)
+
+    def _end_watched(self, span: Span, original: Callable[..., None], end_time: int | None) -> None:
+        """A watched span ends: its outputs decided, then the SDK's ``original`` end."""
+        if not self._enabled:
+            original(end_time)
+            return
+        evaluations: list[Evaluation] = []
+        internal: Exception | None = None
+        results = self.results
+        try:
+            named = sc.BOUNDARY in span_attributes(span)  # before the guard writes it
+            evaluations = self.accounting.evaluate(span)  # what the engine decided
+            for evaluation in evaluations:
+                results.annotate(span, evaluation, matched=not named)
+        except Exception as exc:
+            internal = exc
+            if not getattr(exc, _COUNTED, False):  # a step below counted it already
+                self._internal_error("span end", reraise=False)
+        ended_with: BaseException | None = None
+        try:
+            original(end_time)  # the SDK's end(), or another guard's wrapper around it
+        except BaseException as exc:
+            ended_with = exc
+        released(span)
+        for evaluation in evaluations:
             try:
-                named = sc.BOUNDARY in span_attributes(span)  # before the guard writes it
-                evaluations = self.accounting.evaluate(span)  # what the engine decided
-                for evaluation in evaluations:
-                    results.annotate(span, evaluation, matched=not named)
+                results.record(span, evaluation)
             except Exception as exc:
                 internal = exc
-                if not getattr(exc, _COUNTED, False):  # a step below counted it already
-                    self._internal_error("span end", reraise=False)
-            ended_with: BaseException | None = None
-            try:
-                original(end_time)  # the SDK's end(), or another guard's wrapper around it
-            except BaseException as exc:
-                ended_with = exc
-            for evaluation in evaluations:
-                try:
-                    results.record(span, evaluation)
-                except Exception as exc:
-                    internal = exc
-                    self._internal_error("metrics", reraise=False)
-            if internal is not None and self.raise_internal_errors:
-                raise internal
-            refused = next((e for e in evaluations if e.error is not None), None)
-            if refused is not None and refused.error is not None:
-                deferred = handoff.deliver(span_ids(span)[0], refused.error)
-                if not deferred:
-                    self.lineage.hand_up(span, refused.error)
-                    self.swallow.raised(span, refused.boundary)
-                    raise refused.error
-            handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
-            if handed is not None and not handoff.in_flight(handed, sys.exc_info()[1]):
-                raise handed  # a nested LLM span raised it, and something swallowed it
-            if ended_with is not None:
-                raise ended_with
-
-        return end
+                self._internal_error("metrics", reraise=False)
+        if internal is not None and self.raise_internal_errors:
+            raise internal
+        refused = next((e for e in evaluations if e.error is not None), None)
+        if refused is not None and refused.error is not None:
+            deferred = handoff.deliver(span_ids(span)[0], refused.error)
+            if not deferred:
+                self.lineage.hand_up(span, refused.error)
+                self.swallow.raised(span, refused.boundary)
+                raise refused.error
+        handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
+        if handed is not None and not handoff.in_flight(handed, sys.exc_info()[1]):
+            raise handed  # a nested LLM span raised it, and something swallowed it
+        if ended_with is not None:
+            raise ended_with
 
     # -- adapters (the accounting decides) ----------------------------------------------------
 
@@ -333,3 +339,20 @@ class GroundplaneSpanProcessor(SpanProcessor):
 
 
 _COUNTED = "_groundplane_counted"  # on an internal error re-raised after it was counted
+
+
+class _GuardedEnd:
+    """``span.end`` while a guard watches the span: the guard's end, then the SDK's. An object,
+    not a closure: a closure that names itself (to remove itself) is a reference cycle, which
+    would keep every watched span alive until a garbage collection."""
+
+    __slots__ = ("guard", "original", "span")
+
+    def __init__(
+        self, guard: GroundplaneSpanProcessor, span: Span, original: Callable[..., None]
+    ) -> None:
+        self.guard, self.span, self.original = guard, span, original
+
+    def __call__(self, end_time: int | None = None) -> None:
+        unwrap_end(self.span, self)
+        self.guard._end_watched(self.span, self.original, end_time)
