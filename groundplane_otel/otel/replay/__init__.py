@@ -287,7 +287,7 @@ class Replayer:
             try:
                 record.end()
             except Exception as refused:  # enforce raises, as to the app: noted
-                refused.__traceback__ = None  # its frames hold it (a cycle): dropped, as an app would
+                refused.__traceback__ = None  # its frames hold it (a cycle): dropped, as by an app
         self.tally.settle(records.values())  # its findings, in the order read
         for record in records.values():
             record.release()
