@@ -213,7 +213,7 @@ def parse_payload(
     ``rejected`` before parsing, so 8 MiB of ``[{},{},…]`` never becomes 200 MiB, even briefly.
     """
     decoded = decode_payload(raw, max_bytes, max_depth, length_limit, max_retained)
-    return Parsed("ok", decoded[0], decoded[1]) if type(decoded) is tuple else decoded
+    return decoded if isinstance(decoded, Parsed) else Parsed("ok", decoded[0], decoded[1])
 
 
 Decoded = tuple[Any, int]
