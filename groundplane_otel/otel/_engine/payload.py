@@ -64,6 +64,10 @@ class Parsed:
         return self.status == "ok"
 
 
+Decoded = tuple[Any, int]
+"""A payload parsed: its value and its size in bytes (``decode_payload``)."""
+
+
 _CONTAINERS = (dict, list, tuple)
 _DICT_BYTES = sys.getsizeof({})  # the least a parsed object or array retains
 _LIST_BYTES = sys.getsizeof([])
@@ -216,10 +220,6 @@ def parse_payload(
     return decoded if isinstance(decoded, Parsed) else Parsed("ok", decoded[0], decoded[1])
 
 
-Decoded = tuple[Any, int]
-"""A payload parsed: its value and its size in bytes (``decode_payload``)."""
-
-
 def decode_payload(
     raw: Any,
     max_bytes: int,
@@ -228,7 +228,8 @@ def decode_payload(
     max_retained: int | None = None,
 ) -> Decoded | Parsed:
     """``parse_payload`` for a reader that looks at the outcome once: ``(value, size)`` when
-    it is ``ok``, else the ``Parsed`` saying why (no ``Parsed`` is built for the usual case)."""
+    it is ``ok``, else the ``Parsed`` saying why (never an ok one: none is built for the usual
+    case)."""
     if type(raw) is not str:
         if isinstance(raw, (bytes, bytearray)):
             try:
@@ -340,7 +341,7 @@ def _decode_strictly(
     size: int,
     max_depth: int,
     length_limit: int | None,
-) -> Parsed:
+) -> Decoded | Parsed:
     """The standard library's decoder, with hooks that name what is refused: text orjson
     refused (invalid, NaN, infinity, a lone surrogate, nesting past its limit), may have rounded
     (an integer past 64 bits) or collapsed (a repeated key). ``skeleton``: the text's structure,
@@ -369,4 +370,4 @@ def _decode_strictly(
         if length_limit is not None and len(raw) == length_limit:
             return Parsed("truncated", size=size, problem=f"cut at {length_limit} characters")
         return Parsed("unparseable", size=size, problem=f"invalid JSON: {type(exc).__name__}")
-    return Parsed("ok", value, size=size)
+    return value, size
