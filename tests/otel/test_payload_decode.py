@@ -100,9 +100,7 @@ _PARTS = st.lists(
 
 @settings(max_examples=400, deadline=None)
 @given(_PARTS, st.sampled_from(["stop", "tool_calls"]))
-def test_parts_read_in_loops_as_they_were_read_list_by_list(
-    parts: list[Any], finish: str
-) -> None:
+def test_parts_read_in_loops_as_they_were_read_list_by_list(parts: list[Any], finish: str) -> None:
     """Any mix of parts (not objects, non-string types, tool calls, refusals, text with or
     without content) reads to the status and problem the list-by-list reading gave."""
     message = {"role": "assistant", "parts": parts, "finish_reason": finish}
