@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +116,35 @@ def test_parts_read_in_loops_as_they_were_read_list_by_list(parts: list[Any], fi
         expected.problem,
         expected.missing_content,
     )
+
+
+_NESTED = st.recursive(
+    st.none() | st.integers(-9, 9) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner, max_size=2)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NESTED, st.integers(1, 6))
+def test_a_line_max_depth_levels_down_needs_max_depth_squared_bytes(
+    value: Any, max_depth: int
+) -> None:
+    """Wherever orjson's indented output has a line ``2 * max_depth`` spaces in, it is at least
+    ``max_depth ** 2`` bytes long (so shorter output skips looking for that line)."""
+    shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    if b"\n" + b" " * (2 * max_depth) in shown:
+        assert len(shown) >= max_depth * max_depth
+
+
+def test_the_shortest_output_with_a_line_max_depth_levels_down() -> None:
+    """The tightest case, arrays nested max_depth deep around one digit, is longer than the
+    bound: it holds for every limit up to 64, the default."""
+    for max_depth in range(1, 65):
+        shown = orjson.dumps(
+            json.loads("[" * max_depth + "1" + "]" * max_depth), option=orjson.OPT_INDENT_2
+        )
+        assert b"\n" + b" " * (2 * max_depth) in shown
+        assert len(shown) >= max_depth * max_depth

@@ -66,14 +66,14 @@ def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> 
     objects must agree: two different answers are ambiguous), or embedded. The read keeps
     ``text`` (a text that does not fit ``max_payload_bytes`` keeps none)."""
     keep = text if len(text) <= limits.max_payload_bytes else None
-    read = _json_in(text, limits, length_limit, keep)
+    read = _parse(text.strip(), limits, length_limit, keep)
+    if read is _NO_OBJECT:  # not a bare object (the one read saying so)
+        read = _enclosed(text, limits)
     return read if keep is None or read.text is keep else read.with_text(text)
 
 
-def _json_in(text: str, limits: Limits, length_limit: int | None, keep: str | None) -> OutputRead:
-    whole = _parse(text.strip(), limits, length_limit, keep)
-    if whole.status != "unreadable" or whole.problem != _NO_JSON:
-        return whole
+def _enclosed(text: str, limits: Limits) -> OutputRead:
+    """The JSON object in markdown fences, else between the first ``{`` and the last ``}``."""
     fenced = [_parse(match.group(1).strip(), limits, None) for match in _FENCE.finditer(text)]
     if fenced:
         read = _agreeing(fenced)
@@ -88,7 +88,8 @@ def _json_in(text: str, limits: Limits, length_limit: int | None, keep: str | No
 def _parse(
     candidate: str, limits: Limits, length_limit: int | None, keep: str | None = None
 ) -> OutputRead:
-    """The JSON object ``candidate`` is (an output read keeping the answer text ``keep``)."""
+    """The JSON object ``candidate`` is (an output read keeping the answer text ``keep``);
+    ``_NO_OBJECT`` itself when it is no JSON or JSON but no object."""
     decoded = decode_payload(candidate, limits.max_payload_bytes, limits.max_depth, length_limit)
     if isinstance(decoded, Parsed):
         return _failed(decoded)
@@ -161,14 +162,14 @@ def _from_message(
         return _ABSENT
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
-    kinds: list[Any] = []
+    typed: list[tuple[Mapping[str, Any], Any]] = []  # each part and its type
     for part in parts:
         if type(part) is not dict and not isinstance(part, Mapping):
             return OutputRead("unreadable", problem="a part is not an object")
-        kinds.append(part.get("type"))
+        typed.append((part, part.get("type")))
     contents: list[Any] = []  # the text parts' contents
     calls = refused = missing = False  # a tool call part, a refusal part, a text without content
-    for part, kind in zip(parts, kinds, strict=True):
+    for part, kind in typed:
         if not isinstance(kind, str):
             return OutputRead("unreadable", problem="a part has no string type")
         if kind == "text":

@@ -45,6 +45,9 @@ _LONG_DIGITS = b"0" * 19
 _LONG_INTEGER = b" " + _LONG_DIGITS
 _LONG_MANTISSA = b"0" * 210  # 210+ digits: overflows float even with a 2-digit exponent
 _PAIR = re.compile(rb"\[\]|\{\}")
+# "+" as a byte value: bytes ``in`` looks an int up at C speed, while a bytes needle is first
+# tried as an integer (an exception raised and cleared).
+_PLUS = ord("+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,15 +277,14 @@ def decode_payload(
         shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
-    # (bytes.find, not ``in``: CPython's bytes ``in`` first tries the needle as an integer.)
     if skeleton is None and (
-        max_depth < 1 or (len(shown) > 2 * max_depth and shown.find(_indent(max_depth)) >= 0)
+        max_depth < 1 or (len(shown) >= max_depth * max_depth and _indented(shown, max_depth))
     ):
         data = _utf8(raw, data)
         skeleton = _structure(data, max_depth)  # as deep as the limit, maybe deeper: count it
         if skeleton is None:
             return _too_deep(size, max_depth)
-    if shown.find(b"+") >= 0:
+    if _PLUS in shown:
         data = _utf8(raw, data)
         if _long_integer(data.translate(_NUMBERS, b"+-")):
             return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
@@ -298,20 +300,22 @@ def decode_payload(
     return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
 
 
-_INDENTS: dict[int, bytes] = {}
-_KEPT_INDENTS = 8
-
-
-def _indent(max_depth: int) -> bytes:
-    """What starts a line of ``orjson``'s indented output holding a value ``max_depth`` levels
-    down: a newline and ``2 * max_depth`` spaces (raw newlines only appear as its formatting:
-    strings escape theirs). Kept for the first few limits (a policy's)."""
+def _indented(shown: bytes, max_depth: int) -> bool:
+    """Does a line of ``orjson``'s indented output hold a value ``max_depth`` levels down (a
+    newline and ``2 * max_depth`` spaces: raw newlines only appear as its formatting, strings
+    escape theirs)? Such a line follows one line per enclosing level, each at least its
+    indent, a bracket and a newline: the output then has at least ``max_depth ** 2`` bytes,
+    which the caller checks first. (``find``: bytes ``in`` first tries a needle as an integer.)"""
     needle = _INDENTS.get(max_depth)
     if needle is None:
         needle = b"\n" + b" " * (2 * max_depth)
-        if len(_INDENTS) < _KEPT_INDENTS:
+        if len(_INDENTS) < _KEPT_INDENTS:  # a policy's limit or two
             _INDENTS[max_depth] = needle
-    return needle
+    return shown.find(needle) >= 0
+
+
+_INDENTS: dict[int, bytes] = {}
+_KEPT_INDENTS = 8
 
 
 def _utf8(raw: str, data: bytes | None) -> bytes:
