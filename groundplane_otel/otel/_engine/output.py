@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.payload import parse_payload
+from groundplane_otel.otel._engine.payload import Parsed, decode_payload
 from groundplane_otel.otel.config import Limits
 
 __all__ = ["OutputRead", "parse_answer", "read_output", "tool_call_finish"]
@@ -58,6 +58,7 @@ _NO_JSON = "no JSON object in the answer text"
 _ABSENT = OutputRead("absent")
 _NOT_OUTPUT = OutputRead("not_output")
 _REFUSAL = OutputRead("refusal")
+_NO_OBJECT = OutputRead("unreadable", problem=_NO_JSON)
 
 
 def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> OutputRead:
@@ -65,14 +66,14 @@ def parse_answer(text: str, limits: Limits, length_limit: int | None = None) -> 
     objects must agree: two different answers are ambiguous), or embedded. The read keeps
     ``text`` (a text that does not fit ``max_payload_bytes`` keeps none)."""
     keep = text if len(text) <= limits.max_payload_bytes else None
-    read = _json_in(text, limits, length_limit, keep)
+    read = _parse(text.strip(), limits, length_limit, keep)
+    if read is _NO_OBJECT:  # not a bare object (the one read saying so)
+        read = _enclosed(text, limits)
     return read if keep is None or read.text is keep else read.with_text(text)
 
 
-def _json_in(text: str, limits: Limits, length_limit: int | None, keep: str | None) -> OutputRead:
-    whole = _parse(text.strip(), limits, length_limit, keep)
-    if whole.status != "unreadable" or whole.problem != _NO_JSON:
-        return whole
+def _enclosed(text: str, limits: Limits) -> OutputRead:
+    """The JSON object in markdown fences, else between the first ``{`` and the last ``}``."""
     fenced = [_parse(match.group(1).strip(), limits, None) for match in _FENCE.finditer(text)]
     if fenced:
         read = _agreeing(fenced)
@@ -81,27 +82,28 @@ def _json_in(text: str, limits: Limits, length_limit: int | None, keep: str | No
     first, last = text.find("{"), text.rfind("}")
     if 0 <= first < last:
         return _parse(text[first : last + 1], limits, None)
-    return OutputRead("unreadable", problem=_NO_JSON)
+    return _NO_OBJECT
 
 
 def _parse(
     candidate: str, limits: Limits, length_limit: int | None, keep: str | None = None
 ) -> OutputRead:
-    """The JSON object ``candidate`` is (an output read keeping the answer text ``keep``)."""
-    parsed = parse_payload(
-        candidate,
-        max_bytes=limits.max_payload_bytes,
-        max_depth=limits.max_depth,
-        length_limit=length_limit,
-    )
-    if parsed.ok:
-        if isinstance(parsed.value, dict):
-            return OutputRead("output", parsed.value, text=keep)
-        return OutputRead("unreadable", problem=_NO_JSON)
+    """The JSON object ``candidate`` is (an output read keeping the answer text ``keep``);
+    ``_NO_OBJECT`` itself when it is no JSON or JSON but no object."""
+    decoded = decode_payload(candidate, limits.max_payload_bytes, limits.max_depth, length_limit)
+    if isinstance(decoded, Parsed):
+        return _failed(decoded)
+    if type(decoded[0]) is dict:  # parsed text: its objects are plain dicts
+        return OutputRead("output", decoded[0], "", False, keep)
+    return _NO_OBJECT
+
+
+def _failed(parsed: Parsed) -> OutputRead:
+    """The unreadable answer a text that did not parse is."""
     if parsed.status == "truncated":
         return OutputRead("unreadable", problem=f"truncated: {parsed.problem}")
     if parsed.problem.startswith("invalid JSON"):
-        return OutputRead("unreadable", problem=_NO_JSON)
+        return _NO_OBJECT
     return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
 
 
@@ -160,21 +162,31 @@ def _from_message(
         return _ABSENT
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
-    if not all(type(part) is dict or isinstance(part, Mapping) for part in parts):
-        return OutputRead("unreadable", problem="a part is not an object")
-    kinds = [part.get("type") for part in parts]
-    if not all(isinstance(kind, str) for kind in kinds):
-        return OutputRead("unreadable", problem="a part has no string type")
-    calls = not _TOOL_PARTS.isdisjoint(kinds)
-    texts = [part for part, kind in zip(parts, kinds, strict=True) if kind == "text"]
-    contents = [part.get("content") for part in texts]
+    typed: list[tuple[Mapping[str, Any], Any]] = []  # each part and its type
+    for part in parts:
+        if type(part) is not dict and not isinstance(part, Mapping):
+            return OutputRead("unreadable", problem="a part is not an object")
+        typed.append((part, part.get("type")))
+    contents: list[Any] = []  # the text parts' contents
+    calls = refused = missing = False  # a tool call part, a refusal part, a text without content
+    for part, kind in typed:
+        if not isinstance(kind, str):
+            return OutputRead("unreadable", problem="a part has no string type")
+        if kind == "text":
+            text = part.get("content")
+            contents.append(text)
+            missing = missing or not isinstance(text, str)
+        elif kind in _TOOL_PARTS:
+            calls = True
+        elif kind == "refusal":
+            refused = True
     if not contents:
         if calls or tool_turn:
             return _NOT_OUTPUT
-        if "refusal" in kinds:
+        if refused:
             return _REFUSAL
         return _ABSENT
-    if not all(isinstance(content, str) for content in contents):
+    if missing:
         return _MISSING if not calls else _NOT_OUTPUT
     joined = "".join(contents)
     read = parse_answer(joined, limits, cut)
@@ -194,7 +206,7 @@ def _agreeing(reads: list[OutputRead]) -> OutputRead:
             return OutputRead("unreadable", problem=problem)
         return answers[0]
     failed = [read for read in reads if read.problem != _NO_JSON]
-    return failed[0] if failed else OutputRead("unreadable", problem=_NO_JSON)
+    return failed[0] if failed else _NO_OBJECT
 
 
 def _last_assistant(messages: Any) -> Mapping[str, Any] | None:
@@ -249,15 +261,10 @@ def read_output(
         return OutputRead("unreadable", problem="the finish reasons are not strings")
     raw = attributes.get(sc.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
-        parsed = parse_payload(
-            raw,
-            max_bytes=limits.max_payload_bytes,
-            max_depth=limits.max_depth,
-            length_limit=length_limit,
-        )
-        if not parsed.ok:
-            return OutputRead("unreadable", problem=f"{parsed.status}: {parsed.problem}")
-        message = _last_assistant(parsed.value)
+        decoded = decode_payload(raw, limits.max_payload_bytes, limits.max_depth, length_limit)
+        if isinstance(decoded, Parsed):
+            return OutputRead("unreadable", problem=f"{decoded.status}: {decoded.problem}")
+        message = _last_assistant(decoded[0])
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
@@ -285,10 +292,11 @@ def read_output(
 
 def _output_value(value: str, reasons: Any, limits: Limits, length_limit: int | None) -> OutputRead:
     """OpenInference ``output.value``: an OpenAI response (``choices``) or the answer itself."""
-    parsed = parse_payload(value, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth)
-    if not (parsed.ok and isinstance(parsed.value, dict) and "choices" in parsed.value):
+    decoded = decode_payload(value, limits.max_payload_bytes, limits.max_depth)
+    response = None if isinstance(decoded, Parsed) else decoded[0]
+    if not (isinstance(response, dict) and "choices" in response):
         return parse_answer(value, limits, length_limit)
-    choices = parsed.value["choices"]
+    choices = response["choices"]
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         return OutputRead("unreadable", problem="output.value choices is not a list of objects")
     first = choices[0]

@@ -19,7 +19,7 @@ from typing import Any, Literal, NoReturn
 
 import orjson
 
-__all__ = ["Parsed", "ParseStatus", "parse_payload"]
+__all__ = ["Decoded", "Parsed", "ParseStatus", "decode_payload", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
 # Every byte but the JSON structure ([]{}:) and string delimiters, deleted by bytes.translate.
@@ -45,6 +45,9 @@ _LONG_DIGITS = b"0" * 19
 _LONG_INTEGER = b" " + _LONG_DIGITS
 _LONG_MANTISSA = b"0" * 210  # 210+ digits: overflows float even with a 2-digit exponent
 _PAIR = re.compile(rb"\[\]|\{\}")
+# "+" as a byte value: bytes ``in`` looks an int up at C speed, while a bytes needle is first
+# tried as an integer (an exception raised and cleared).
+_PLUS = ord("+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,10 @@ class Parsed:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+
+Decoded = tuple[Any, int]
+"""A payload parsed: its value and its size in bytes (``decode_payload``)."""
 
 
 _CONTAINERS = (dict, list, tuple)
@@ -212,30 +219,46 @@ def parse_payload(
     (counted on the structure, strings removed: each ``{}`` is at least a 64-byte dict) is
     ``rejected`` before parsing, so 8 MiB of ``[{},{},…]`` never becomes 200 MiB, even briefly.
     """
-    if isinstance(raw, (bytes, bytearray)):
-        try:
-            raw = bytes(raw).decode("utf-8")
-        except UnicodeDecodeError:
-            return Parsed("unparseable", problem="payload bytes are not UTF-8")
-    if not isinstance(raw, str):
-        problem = _structured_problem(raw, max_depth)
-        if problem:
-            status: ParseStatus = "rejected" if problem.startswith("nested") else "unparseable"
-            return Parsed(status, problem=problem)
-        return Parsed("ok", _thaw(raw))
-    ascii_text = raw.isascii()
-    if not ascii_text and len(raw) > max_bytes:  # refuse before encoding: no transient copy
+    decoded = decode_payload(raw, max_bytes, max_depth, length_limit, max_retained)
+    return decoded if isinstance(decoded, Parsed) else Parsed("ok", decoded[0], decoded[1])
+
+
+def decode_payload(
+    raw: Any,
+    max_bytes: int,
+    max_depth: int,
+    length_limit: int | None = None,
+    max_retained: int | None = None,
+) -> Decoded | Parsed:
+    """``parse_payload`` for a reader that looks at the outcome once: ``(value, size)`` when
+    it is ``ok``, else the ``Parsed`` saying why (never an ok one: none is built for the usual
+    case)."""
+    if type(raw) is not str:
+        if isinstance(raw, (bytes, bytearray)):
+            try:
+                raw = bytes(raw).decode("utf-8")
+            except UnicodeDecodeError:
+                return Parsed("unparseable", problem="payload bytes are not UTF-8")
+        elif not isinstance(raw, str):
+            problem = _structured_problem(raw, max_depth)
+            if problem:
+                status: ParseStatus = "rejected" if problem.startswith("nested") else "unparseable"
+                return Parsed(status, problem=problem)
+            return _thaw(raw), 0
+    if raw.isascii():  # read in place (orjson takes a str; the counts below run on it)
+        data = None  # encoded only where the text's structure is needed
+        size = len(raw)
+    elif len(raw) > max_bytes:  # refuse before encoding: no transient copy
         return Parsed(
             "rejected",
             size=len(raw),
             problem=f"{len(raw)} characters (at least as many bytes) exceed {max_bytes}",
         )
-    size = len(raw) if ascii_text else len(raw.encode("utf-8", "surrogatepass"))
+    else:
+        data = raw.encode("utf-8", "surrogatepass")
+        size = len(data)
     if size > max_bytes:
         return Parsed("rejected", size=size, problem=f"{size} bytes exceed {max_bytes}")
-    # ASCII text is read in place (orjson takes a str; the counts below run on it): encoded only
-    # where the text's structure is needed.
-    data = None if ascii_text else raw.encode("utf-8", "surrogatepass")
     skeleton: bytes | None = None  # computed only when the cheap checks leave a doubt
     if max_retained is not None and _CONTAINER_BYTES * size > max_retained:
         data = _utf8(raw, data)
@@ -254,37 +277,50 @@ def parse_payload(
         shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
-    indent = 2 * max_depth  # a line indented this much holds a value max_depth levels down
-    if skeleton is None and (indent < 1 or (indent < len(shown) and _indented(shown, indent))):
+    if skeleton is None and (
+        max_depth < 1 or (len(shown) >= max_depth * max_depth and _indented(shown, max_depth))
+    ):
         data = _utf8(raw, data)
         skeleton = _structure(data, max_depth)  # as deep as the limit, maybe deeper: count it
         if skeleton is None:
             return _too_deep(size, max_depth)
-    if b"+" in shown:
+    if _PLUS in shown:
         data = _utf8(raw, data)
         if _long_integer(data.translate(_NUMBERS, b"+-")):
             return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
-    if "\\" in raw and "\\u003" in raw:  # an escaped colon: count key colons only
+    if "\\u003" in raw:  # an escaped colon: count key colons only
         data = _utf8(raw, data)
         structure = _skeleton(data) if skeleton is None else skeleton
         unique = structure.count(b":") == _skeleton(shown).count(b":")
     else:
         unique = raw.count(":") == shown.count(b":")
     if unique:
-        return Parsed("ok", value, size=size)
+        return value, size
     # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
     return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
+
+
+def _indented(shown: bytes, max_depth: int) -> bool:
+    """Does a line of ``orjson``'s indented output hold a value ``max_depth`` levels down (a
+    newline and ``2 * max_depth`` spaces: raw newlines only appear as its formatting, strings
+    escape theirs)? Such a line follows one line per enclosing level, each at least its
+    indent, a bracket and a newline: the output then has at least ``max_depth ** 2`` bytes,
+    which the caller checks first. (``find``: bytes ``in`` first tries a needle as an integer.)"""
+    needle = _INDENTS.get(max_depth)
+    if needle is None:
+        needle = b"\n" + b" " * (2 * max_depth)
+        if len(_INDENTS) < _KEPT_INDENTS:  # a policy's limit or two
+            _INDENTS[max_depth] = needle
+    return shown.find(needle) >= 0
+
+
+_INDENTS: dict[int, bytes] = {}
+_KEPT_INDENTS = 8
 
 
 def _utf8(raw: str, data: bytes | None) -> bytes:
     """The text's bytes (``data``, or ``raw`` encoded: ASCII)."""
     return raw.encode("ascii") if data is None else data
-
-
-def _indented(shown: bytes, indent: int) -> bool:
-    """Is a line of ``orjson``'s indented output indented by ``indent`` spaces or more? (Raw
-    newlines only appear as its formatting: strings escape theirs.)"""
-    return b"\n" + b" " * indent in shown
 
 
 def _structure(data: bytes, max_depth: int) -> bytes | None:
@@ -309,7 +345,7 @@ def _decode_strictly(
     size: int,
     max_depth: int,
     length_limit: int | None,
-) -> Parsed:
+) -> Decoded | Parsed:
     """The standard library's decoder, with hooks that name what is refused: text orjson
     refused (invalid, NaN, infinity, a lone surrogate, nesting past its limit), may have rounded
     (an integer past 64 bits) or collapsed (a repeated key). ``skeleton``: the text's structure,
@@ -338,4 +374,4 @@ def _decode_strictly(
         if length_limit is not None and len(raw) == length_limit:
             return Parsed("truncated", size=size, problem=f"cut at {length_limit} characters")
         return Parsed("unparseable", size=size, problem=f"invalid JSON: {type(exc).__name__}")
-    return Parsed("ok", value, size=size)
+    return value, size
