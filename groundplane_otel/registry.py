@@ -211,6 +211,8 @@ class FactRegistry:
 
     def restricted_names(self) -> list[str]:
         """The recorded facts declared restricted, in recording order."""
+        if not self._restricted:  # the usual case: no pass over the facts
+            return []
         return [name for name in self._facts if name in self._restricted]
 
     def _restrict_new(self, name: str, restricted: bool) -> None:
