@@ -118,7 +118,9 @@ def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> Plan:
     )
 
 
-Run = tuple[list[tuple[str, Verdict]], list[Finding], list[str]]
+Run = tuple[Sequence[tuple[str, Verdict]], Sequence[Finding], Sequence[str]]
+"""(verdict per check, findings, names of the checks that passed): a run where every check
+passed is the plan's own precomputed tuples (nothing is copied for it)."""
 
 
 def run_all(
@@ -161,7 +163,7 @@ def run_of(
     index; ``blocked``: the indices that were not run, their failure saying why): (verdict
     per check, findings, names of the checks that passed)."""
     if not failures:
-        return list(plan.all_supported), [], list(plan.names)
+        return plan.all_supported, (), plan.names
     verdicts: list[tuple[str, Verdict]] = []
     findings: list[Finding] = []
     passed: list[str] = []
@@ -226,7 +228,8 @@ def decide(
         if mode == "enforce":
             error = _refusal(boundary, report_mode, findings, violations, passed, capture_content)
         withheld.withhold_restricted(boundary, findings, error, registry)  # any mode, capture
-    links = tuple((fact, registry.peek(fact).provenance) for fact in facts if fact in registry)
+    peek = registry.peek
+    links = tuple([(fact, peek(fact).provenance) for fact in facts if fact in registry])
     return Evaluation(
         boundary,
         mode,
@@ -243,9 +246,9 @@ def decide(
 def _refusal(
     boundary: str,
     report_mode: ReportMode,
-    findings: list[Finding],
+    findings: Sequence[Finding],
     violations: list[Finding],
-    passed: list[str],
+    passed: Sequence[str],
     capture_content: bool,
 ) -> BaseException:
     """The exception enforce raises for an output with ``findings`` (see ``decide``)."""

@@ -21,7 +21,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Span
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.spans import agent_names, is_agent, operation, span_attributes
+from groundplane_otel.otel._engine.spans import is_agent, operation, span_attributes
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig
 
 logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the guard's own logger
@@ -191,9 +191,11 @@ class _Rule:
 
 
 def _agents(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
-    """The agent names on ``span`` (its ``attributes``) and on its enclosing spans."""
-    found = set(agent_names(attributes))
+    """The agent names on ``span`` (its ``attributes``) and on its enclosing spans (each
+    span's values of the agent-name keys, read at C speed: ``None`` stands for a key not set,
+    and no rule names the agent None)."""
+    found = set(map(attributes.get, sc.AGENT_NAME_KEYS))
     for ancestor in chain:
         if ancestor is not span:
-            found.update(agent_names(span_attributes(ancestor)))
+            found.update(map(span_attributes(ancestor).get, sc.AGENT_NAME_KEYS))
     return found

@@ -40,8 +40,14 @@ class SeenFinding:
     outcome: str | None = None
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+_OPTIONAL = (  # SeenFinding's optional texts, in field order
+    sc.GUARDRAIL_POLICY_RULE_ID,
+    sc.FIELD,
+    sc.FACT,
+    sc.CLAIMED,
+    sc.SUPPORTED,
+    sc.MESSAGE,
+)
 
 
 def seen_finding(
@@ -53,6 +59,9 @@ def seen_finding(
 ) -> SeenFinding:
     """The finding a guardrail event's attributes describe, on the span ``span_id``."""
     get = attributes.get
+    check, field, fact, claimed, supported, message = [
+        None if value is None else str(value) for value in map(get, _OPTIONAL)
+    ]
     return SeenFinding(  # in field order
         str(get(sc.GUARDRAIL_POLICY_ID, "?")),
         str(get(sc.GUARDRAIL_RESULT_VALUE, "?")),
@@ -60,12 +69,12 @@ def seen_finding(
         f"{trace_id:032x}",
         f"{span_id:016x}",
         span_name,
-        _text(get(sc.GUARDRAIL_POLICY_RULE_ID)),
-        _text(get(sc.FIELD)),
-        _text(get(sc.FACT)),
-        _text(get(sc.CLAIMED)),
-        _text(get(sc.SUPPORTED)),
-        _text(get(sc.MESSAGE)),
+        check,
+        field,
+        fact,
+        claimed,
+        supported,
+        message,
         outcome,
     )
 

@@ -112,11 +112,12 @@ class Tally:
 
     def record(self, span: Any, evaluation: Evaluation) -> None:
         stats, boundary = self.stats, evaluation.boundary
-        key = (boundary, evaluation.outcome)
-        stats.outputs[key] = stats.outputs.get(key, 0) + 1
+        outputs, key = stats.outputs, (boundary, evaluation.outcome)
+        outputs[key] = outputs.get(key, 0) + 1
         claims = stats.claims
         for _, verdict in evaluation.verdicts:
-            claims[boundary, verdict] = claims.get((boundary, verdict), 0) + 1
+            label = (boundary, verdict)
+            claims[label] = claims.get(label, 0) + 1
         if evaluation.findings:
             self._found(span, evaluation)
         if self.export is not None:
