@@ -46,7 +46,7 @@ from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
-from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord
+from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace_records
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
@@ -194,26 +194,18 @@ class Replayer:
         self.decisions += 1
         if not state.owned:
             return
-        self.stats.traces += 1
+        stats = self.stats
+        stats.traces += 1
         unique = self._unique(trace_id, state)
         if unique is None:
             return
-        ids = {span.span_id for span in unique}
-        rematch, orphans = self.rematch, 0
-        records: dict[bytes, SpanRecord] = {}
-        for span in unique:
-            parent_present = span.parent_span_id in ids
-            orphans += bool(span.parent_span_id) and not parent_present
-            records[span.span_id] = SpanRecord(span, parent_present=parent_present, rematch=rematch)
-        for span in unique:
-            if span.parent_span_id:
-                records[span.span_id].parent_record = records.get(span.parent_span_id)
-        self.stats.orphan_spans += orphans
+        records, orphans = trace_records(trace_id, unique, rematch=self.rematch)
+        stats.orphan_spans += orphans
         if early or state.dropped:
-            self.stats.incomplete_traces += 1
+            stats.incomplete_traces += 1
         processor = self.processor
-        for starting, record in _timeline(records.values()):
-            if starting:
+        for _, ending, _, _, record in _timeline(records.values()):
+            if not ending:
                 record.start(processor)
                 continue
             try:  # noqa: SIM105 - contextlib.suppress costs two calls per span
@@ -222,13 +214,14 @@ class Replayer:
                 pass
         self.tally.settle(records.values())  # its findings, in the order read
 
-    def _unique(self, trace_id: bytes, state: PendingTrace) -> list[RecordedSpan] | None:
-        """The trace's spans, identical copies collapsed; None (told, counted) when two spans
-        share an id but differ: which one is true cannot be known."""
+    def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:
+        """The trace's spans by id, identical copies collapsed; None (told, counted) when two
+        spans share an id but differ: which one is true cannot be known."""
         unique, copies, conflicts = state.distinct()
-        self.stats.duplicate_spans += copies
+        if copies:
+            self.stats.duplicate_spans += copies
         if not conflicts:
-            return list(unique.values())
+            return unique
         self.stats.conflicting_traces += 1
         self.stats.incomplete_traces += 1
         problem = (
@@ -301,24 +294,28 @@ def _nesting(
     return starts, depth
 
 
-def _timeline(records: Collection[SpanRecord]) -> list[tuple[bool, SpanRecord]]:
-    """Starts (True) and ends (False) in time order, with each span's interval widened to nest
-    in its parent's (clocks of two services disagree; nesting is what the guard relies on);
-    ties in the order of ``records``."""
+# One start or end of a span on the timeline: its time, 0 for a start and 1 for an end (starts
+# first), its depth (ends deepest first), its place in the trace (the order of ties), the span.
+Event = tuple[int, int, int, int, SpanRecord]
+
+
+def _timeline(records: Collection[SpanRecord]) -> list[Event]:
+    """Starts and ends in time order, with each span's interval widened to nest in its
+    parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
+    the order of ``records``."""
     starts, depth, upward = _nested(records)
     ends = {record: max(record.end_time, starts[record]) for record in records}
     for record in upward:  # children widen parents
         parent = record.parent_record
         if parent is not None and depth[record] > 0:
             ends[parent] = max(ends[parent], ends[record])
-    events: list[tuple[int, int, int, bool, SpanRecord]] = []
-    for record in records:
+    events: list[Event] = []
+    for place, record in enumerate(records):
         level = depth[record]
-        events.append((starts[record], 0, level, True, record))
-        events.append((ends[record], 1, -level, False, record))
-    events.sort(key=_EVENT_ORDER)
-    return [(event[3], event[4]) for event in events]
+        events.append((starts[record], 0, level, place, record))
+        events.append((ends[record], 1, -level, place, record))
+    events.sort()  # never compares two records: every event's place is its own
+    return events
 
 
 _START = operator.attrgetter("start_time")
-_EVENT_ORDER = operator.itemgetter(0, 1, 2)  # time, starts before ends, then by depth
