@@ -1,11 +1,11 @@
 """Replay recorded traces through the guard: backtests and a CI gate over real traces.
 
 Spans arrive in any order, spread over any number of requests (lines, files). They are grouped
-by trace in a bounded buffer; a trace is *decided* once ``decision_wait`` more spans have been
-read since its last span arrived — as tail sampling waits — or at the end of the input, or early
-when the buffer is full (then it is reported incomplete, as is a trace that lost spans over
-``max_spans_per_trace``). Deciding replays the trace's spans through the same
-``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
+by trace in a bounded buffer (``replay.assemble``); a trace is *decided* once ``decision_wait``
+more spans have been read since its last span arrived — as tail sampling waits — or at the end
+of the input, or early when the buffer is full (then it is reported incomplete, as is a trace
+that lost spans over ``max_spans_per_trace``). Deciding replays the trace's spans through the
+same ``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
 order, nesting respected even across services with skewed clocks, so facts, matching, checks
 and counting are exactly the live ones. What the engine decides comes back to replay as results
 (``stats.Tally``): outcomes, claims, findings and fact counts are tallied from them directly,
