@@ -55,6 +55,7 @@ from groundplane_otel.otel._engine.spans import (
     LLM_PREFIXES,
     TOOL_KEYS,
     is_agent,
+    is_llm,
     span_attributes,
     span_ids,
 )
@@ -188,7 +189,12 @@ class GroundplaneSpanProcessor(SpanProcessor):
         inherited: tuple[Any, ...] | None,
     ) -> None:
         """A span with a GenAI/OpenInference/groundplane key or an LLM-like name started."""
-        candidate = self._candidate(name, attributes)
+        # May it carry an output a boundary guards (checked again when it ends)? A model
+        # call's span (the rule suggest reads answers by), one naming a boundary, or one the
+        # policy names.
+        candidate = (
+            is_llm(name, attributes) or sc.BOUNDARY in attributes or name in self._span_names
+        )
         if candidate or is_agent(name, attributes):
             above = inherited[: self._chain_limit - 1] if inherited else ()
             # A watched span holds itself until it ends (``released``); an agent span nothing
@@ -204,16 +210,6 @@ class GroundplaneSpanProcessor(SpanProcessor):
             setattr(span, CHAIN_ATTR, inherited)
         if candidate:
             self.watch(span)
-
-    def _candidate(self, name: str, attributes: Mapping[str, Any]) -> bool:
-        """May this span carry an output a boundary guards (checked again when it ends)?"""
-        return (
-            attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
-            or name.partition(" ")[0] in sc.LLM_OPERATIONS
-            or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
-            or sc.BOUNDARY in attributes
-            or name in self._span_names
-        )
 
     def _tool_ended(
         self, span: ReadableSpan, attributes: Mapping[str, Any], request: RequestKey

@@ -18,6 +18,7 @@ __all__ = [
     "TOOL_KEYS",
     "agent_names",
     "is_agent",
+    "is_llm",
     "operation",
     "span_attributes",
     "span_ids",
@@ -53,6 +54,17 @@ TOOL_KEYS = frozenset(
 
 def operation(name: str, attributes: Mapping[str, Any]) -> Any:
     return attributes.get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
+
+
+def is_llm(name: str, attributes: Mapping[str, Any]) -> bool:
+    """A model call's span, which may carry an answer: by its operation (attribute or the
+    name's first word) or its OpenInference kind. (The guard also watches spans a policy names
+    and those naming a boundary: ``processor._started``.)"""
+    return (
+        attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
+        or name.partition(" ")[0] in sc.LLM_OPERATIONS
+        or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
+    )
 
 
 def is_agent(name: str, attributes: Mapping[str, Any]) -> bool:

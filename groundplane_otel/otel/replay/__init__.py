@@ -1,11 +1,11 @@
 """Replay recorded traces through the guard: backtests and a CI gate over real traces.
 
 Spans arrive in any order, spread over any number of requests (lines, files). They are grouped
-by trace in a bounded buffer; a trace is *decided* once ``decision_wait`` more spans have been
-read since its last span arrived — as tail sampling waits — or at the end of the input, or early
-when the buffer is full (then it is reported incomplete, as is a trace that lost spans over
-``max_spans_per_trace``). Deciding replays the trace's spans through the same
-``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
+by trace in a bounded buffer (``replay.assemble``); a trace is *decided* once ``decision_wait``
+more spans have been read since its last span arrived — as tail sampling waits — or at the end
+of the input, or early when the buffer is full (then it is reported incomplete, as is a trace
+that lost spans over ``max_spans_per_trace``). Deciding replays the trace's spans through the
+same ``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
 order, nesting respected even across services with skewed clocks, so facts, matching, checks
 and counting are exactly the live ones. What the engine decides comes back to replay as results
 (``stats.Tally``): outcomes, claims, findings and fact counts are tallied from them directly,
@@ -35,7 +35,6 @@ exactly when a replay of everything would make it, but keeps and decides only it
 from __future__ import annotations
 
 import operator
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,25 +42,15 @@ from typing import Any
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel._echo import capped
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, bad_ids, proto_spans
+from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
+from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace_records
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
 __all__ = ["Decision", "ReplayStats", "Replayer"]
-
-
-class _Trace:
-    __slots__ = ("dropped", "last_seen", "owned", "spans")
-
-    def __init__(self, owned: bool = True) -> None:
-        self.spans: list[RecordedSpan] = []
-        self.last_seen = 0.0  # the clock when its last span arrived
-        self.dropped = False
-        self.owned = owned  # False: another share's trace, timed here but not kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,25 +123,24 @@ class Replayer:
         self.processor = GroundplaneSpanProcessor(
             config, self.tally, meter_provider=meter_provider, raise_internal_errors=False
         )
-        self.decision_wait = decision_wait
-        self.max_traces = max_traces
-        self.max_spans_per_trace = max_spans_per_trace
-        self.max_findings = max_findings
-        self._buffer: OrderedDict[bytes, _Trace] = OrderedDict()
-        self.resources: dict[bytes, Any] = {}  # protobuf requests' resources, shared
-        self._read = 0
-        self._clock = clock  # None: spans read (``_now``)
+        self.assembler = Assembler(
+            self._settle,
+            self.stats,
+            self.unreadable,
+            decision_wait=decision_wait,
+            max_traces=max_traces,
+            max_spans_per_trace=max_spans_per_trace,
+            clock=clock,
+            owns=owns,
+        )
+        self.resources = self.assembler.resources  # protobuf requests' resources, shared
         self.rematch = rematch
         self._around = around_decision
-
-    def _now(self) -> float:
-        """The clock ``decision_wait`` counts in: ``clock()``, or the spans read so far."""
-        return self._read if self._clock is None else self._clock()
 
     @property
     def spans_read(self) -> int:
         """Spans of its own traces and others' read so far (replay's default clock)."""
-        return self._read
+        return self.assembler.spans_read
 
     # -- intake --------------------------------------------------------------------------------
 
@@ -163,86 +151,30 @@ class Replayer:
     ) -> None:
         """One request's spans — an ``ExportTraceServiceRequest`` or the ``RecordedSpan``s a
         reader made of it — found at ``location`` (a line or message of a recorded file)."""
-        if isinstance(request, ExportTraceServiceRequest):
-            request = proto_spans(request, self.resources)
-        self.stats.requests += 1
-        add = self._add
-        for span in request:
-            problem = bad_ids(span)
-            if problem is None:
-                add(span)
-            else:
-                self._bad(span, problem, location)
-        self.decide_ready()
-
-    def _bad(self, span: RecordedSpan, problem: str, location: str) -> None:
-        """A span that cannot be replayed: counted and told (by one share of a parallel
-        replay)."""
-        if self.owns is not None and not self.owns(b""):
-            return  # another share tells it
-        self.stats.spans += 1
-        self.stats.bad_spans += 1
-        where = f"{location} span {span.index} {capped(span.name, 40)!r}"
-        self.unreadable.append(BadInput(where, problem))
-
-    def _add(self, span: RecordedSpan) -> None:
-        self._read += 1
-        buffer, trace_id = self._buffer, span.trace_id
-        state = buffer.get(trace_id)
-        if state is None:
-            owned = self.owns is None or self.owns(trace_id)
-            state = buffer[trace_id] = _Trace(owned)
-            while len(buffer) > self.max_traces:  # full: the longest idle goes, reported
-                oldest = next(iter(buffer))
-                self._settle(oldest, buffer.pop(oldest), early=True)
-        else:
-            buffer.move_to_end(trace_id)  # the buffer stays ordered by last arrival
-        state.last_seen = self._now()
-        if not state.owned:
-            return
-        self.stats.spans += 1
-        if len(state.spans) >= self.max_spans_per_trace:
-            self.stats.dropped_spans += 1
-            state.dropped = True
-            return
-        state.spans.append(span)
+        self.assembler.feed(request, location)
 
     def decide_ready(self) -> int:
         """Decide the traces idle for ``decision_wait``; how many were decided."""
-        buffer, now, decided = self._buffer, self._now(), 0
-        while buffer:
-            trace_id, state = next(iter(buffer.items()))
-            if now - state.last_seen < self.decision_wait:
-                return decided
-            decided += 1
-            del buffer[trace_id]
-            self._settle(trace_id, state, early=False)
-        return decided
+        return self.assembler.decide_ready()
 
     def decide(self, trace_id: bytes) -> bool:
         """Decide the buffered trace ``trace_id`` now; False when it is not buffered (already
         decided, or never seen)."""
-        state = self._buffer.pop(trace_id, None)
-        if state is None:
-            return False
-        self._settle(trace_id, state, early=False)
-        return True
+        return self.assembler.decide(trace_id)
 
     @property
     def buffered(self) -> int:
         """Traces waiting for their decision."""
-        return len(self._buffer)
+        return self.assembler.buffered
 
     def finish(self) -> ReplayStats:
         """End of input: every buffered trace is decided."""
-        while self._buffer:
-            trace_id, state = self._buffer.popitem(last=False)
-            self._settle(trace_id, state, early=False)
+        self.assembler.finish()
         return self.stats
 
     # -- deciding one trace ----------------------------------------------------------------
 
-    def _settle(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+    def _settle(self, trace_id: bytes, state: PendingTrace, early: bool) -> None:
         """Decide a trace taken out of the buffer, through ``around_decision`` when given."""
         if self._around is None:
             self._decide(trace_id, state, early=early)
@@ -258,30 +190,22 @@ class Replayer:
 
         self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
 
-    def _decide(self, trace_id: bytes, state: _Trace, *, early: bool) -> None:
+    def _decide(self, trace_id: bytes, state: PendingTrace, *, early: bool) -> None:
         self.decisions += 1
         if not state.owned:
             return
-        self.stats.traces += 1
+        stats = self.stats
+        stats.traces += 1
         unique = self._unique(trace_id, state)
         if unique is None:
             return
-        ids = {span.span_id for span in unique}
-        rematch, orphans = self.rematch, 0
-        records: dict[bytes, SpanRecord] = {}
-        for span in unique:
-            parent_present = span.parent_span_id in ids
-            orphans += bool(span.parent_span_id) and not parent_present
-            records[span.span_id] = SpanRecord(span, parent_present=parent_present, rematch=rematch)
-        for span in unique:
-            if span.parent_span_id:
-                records[span.span_id].parent_record = records.get(span.parent_span_id)
-        self.stats.orphan_spans += orphans
+        records, orphans = trace_records(trace_id, unique, rematch=self.rematch)
+        stats.orphan_spans += orphans
         if early or state.dropped:
-            self.stats.incomplete_traces += 1
+            stats.incomplete_traces += 1
         processor = self.processor
-        for starting, record in _timeline(records.values()):
-            if starting:
+        for _, ending, _, _, record in _timeline(records.values()):
+            if not ending:
                 record.start(processor)
                 continue
             try:
@@ -292,21 +216,12 @@ class Replayer:
         for record in records.values():
             record.release()
 
-    def _unique(self, trace_id: bytes, state: _Trace) -> list[RecordedSpan] | None:
-        """The trace's spans, identical copies collapsed; None (told, counted) when two spans
-        share an id but differ: which one is true cannot be known."""
-        seen: dict[bytes, RecordedSpan] = {}
-        unique: list[RecordedSpan] = []
-        conflicts: list[bytes] = []
-        for span in state.spans:
-            first = seen.get(span.span_id)
-            if first is None:
-                seen[span.span_id] = span
-                unique.append(span)
-            elif first == span:
-                self.stats.duplicate_spans += 1
-            else:
-                conflicts.append(span.span_id)
+    def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:
+        """The trace's spans by id, identical copies collapsed; None (told, counted) when two
+        spans share an id but differ: which one is true cannot be known."""
+        unique, copies, conflicts = state.distinct()
+        if copies:
+            self.stats.duplicate_spans += copies
         if not conflicts:
             return unique
         self.stats.conflicting_traces += 1
@@ -381,24 +296,28 @@ def _nesting(
     return starts, depth
 
 
-def _timeline(records: Collection[SpanRecord]) -> list[tuple[bool, SpanRecord]]:
-    """Starts (True) and ends (False) in time order, with each span's interval widened to nest
-    in its parent's (clocks of two services disagree; nesting is what the guard relies on);
-    ties in the order of ``records``."""
+# One start or end of a span on the timeline: its time, 0 for a start and 1 for an end (starts
+# first), its depth (ends deepest first), its place in the trace (the order of ties), the span.
+Event = tuple[int, int, int, int, SpanRecord]
+
+
+def _timeline(records: Collection[SpanRecord]) -> list[Event]:
+    """Starts and ends in time order, with each span's interval widened to nest in its
+    parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
+    the order of ``records``."""
     starts, depth, upward = _nested(records)
     ends = {record: max(record.end_time, starts[record]) for record in records}
     for record in upward:  # children widen parents
         parent = record.parent_record
         if parent is not None and depth[record] > 0:
             ends[parent] = max(ends[parent], ends[record])
-    events: list[tuple[int, int, int, bool, SpanRecord]] = []
-    for record in records:
+    events: list[Event] = []
+    for place, record in enumerate(records):
         level = depth[record]
-        events.append((starts[record], 0, level, True, record))
-        events.append((ends[record], 1, -level, False, record))
-    events.sort(key=_EVENT_ORDER)
-    return [(event[3], event[4]) for event in events]
+        events.append((starts[record], 0, level, place, record))
+        events.append((ends[record], 1, -level, place, record))
+    events.sort()  # never compares two records: every event's place is its own
+    return events
 
 
 _START = operator.attrgetter("start_time")
-_EVENT_ORDER = operator.itemgetter(0, 1, 2)  # time, starts before ends, then by depth

@@ -43,6 +43,7 @@ __all__ = [
     "proto_spans",
     "recorded_span",
     "replayable_attributes",
+    "trace_records",
 ]
 
 # What a guard wrote on a span it recorded live; ``groundplane.boundary`` only when marked
@@ -261,34 +262,67 @@ _EMPTY_CONTEXT = Context()
 
 class SpanRecord(trace.Span):
     """One recorded span (see the module docstring). ``parent_record``: the record of its
-    parent in the same trace, when it has one (``Replayer`` links them)."""
+    parent in the same trace, when it has one (``trace_records`` links them). ``recorded``:
+    the span as read."""
+
+    # What a record starts with, until started, linked or written to: not stored per record.
+    parent_record: SpanRecord | None = None
+    _current: Context | None = None  # the context with this record current (lazy)
+    _ended = False
+    _processor: SpanProcessor | None = None
+    written: tuple[tuple[str, dict[str, Any]], ...] = ()  # events the guard added
+    links: tuple[tuple[SpanContext, dict[str, Any]], ...] = ()
 
     def __init__(self, span: RecordedSpan, *, parent_present: bool, rematch: bool = False) -> None:
         trace_id = int.from_bytes(span.trace_id, "big")
-        self.raw_id = span.span_id  # as read
-        self._context = SpanContext(trace_id, int.from_bytes(span.span_id, "big"), False, _SAMPLED)
         parent_id = int.from_bytes(span.parent_span_id, "big")
         # A parent in the same assembled trace is local: the whole trace is one request, across
         # services. A parent that never arrived is remote: its span is a local root.
-        self._parent = (
-            SpanContext(trace_id, parent_id, not parent_present, _SAMPLED) if parent_id else None
-        )
-        self.parent_record: SpanRecord | None = None
-        self._current: Context | None = None  # the context with this record current (lazy)
+        remote = not parent_present
+        parent = SpanContext(trace_id, parent_id, remote, _SAMPLED) if parent_id else None
+        self._fill(span, trace_id, parent, rematch)
+
+    def _fill(
+        self, span: RecordedSpan, trace_id: int, parent: SpanContext | None, rematch: bool
+    ) -> None:
+        """Its fields from the span read, in trace ``trace_id`` under ``parent``."""
+        self.recorded = span
+        self._context = SpanContext(trace_id, int.from_bytes(span.span_id, "big"), False, _SAMPLED)
+        self._parent = parent
         self._name = span.name
         self._attributes = dict(span.attributes)  # the guard writes here; the read span stays
         if rematch:  # every recorded boundary ignored: the policy's match rules decide
             self._attributes.pop(sc.BOUNDARY, None)
-        self.kind = span.kind
-        self.resource = span.resource
         self.start_time = span.start_time
         self.end_time = span.end_time
-        self.recorded_events = span.events
         self._status = _STATUSES[span.status]
-        self.written: list[tuple[str, dict[str, Any]]] = []  # events the guard added
-        self.links: list[tuple[SpanContext, dict[str, Any]]] = []
-        self._ended = False
-        self._processor: SpanProcessor | None = None
+
+    def _nest(self, parent: SpanRecord | None, trace_id: int) -> None:
+        """Under ``parent``, the record of its parent in the same trace (a local parent: its
+        context is the parent's own), or, when the trace does not hold it, a remote parent."""
+        if parent is None:
+            parent_id = int.from_bytes(self.recorded.parent_span_id, "big")
+            self._parent = SpanContext(trace_id, parent_id, True, _SAMPLED)
+        else:
+            self.parent_record = parent
+            self._parent = parent.get_span_context()
+
+    @property
+    def raw_id(self) -> bytes:
+        """Its span id, as read."""
+        return self.recorded.span_id
+
+    @property
+    def kind(self) -> SpanKind:
+        return self.recorded.kind
+
+    @property
+    def resource(self) -> Mapping[str, Any]:
+        return self.recorded.resource
+
+    @property
+    def recorded_events(self) -> tuple[tuple[str, dict[str, Any]], ...]:
+        return self.recorded.events
 
     # -- what the guard reads ----------------------------------------------------------------
 
@@ -328,11 +362,11 @@ class SpanRecord(trace.Span):
         self, name: str, attributes: Attributes = None, timestamp: int | None = None
     ) -> None:
         if not self._ended:
-            self.written.append((name, dict(attributes or {})))
+            self.written = (*self.written, (name, dict(attributes or {})))
 
     def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
         if not self._ended:
-            self.links.append((context, dict(attributes or {})))
+            self.links = (*self.links, (context, dict(attributes or {})))
 
     def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
         if self._ended:
@@ -386,3 +420,25 @@ class SpanRecord(trace.Span):
         """The recorded events, then those the guard wrote."""
         yield from self.recorded_events
         yield from self.written
+
+
+def trace_records(
+    trace_id: bytes, spans: Mapping[bytes, RecordedSpan], *, rematch: bool = False
+) -> tuple[dict[bytes, SpanRecord], int]:
+    """One trace's spans (by span id) as records, each linked to the record of its parent
+    when the trace holds it (then its parent context is that record's own: a local parent);
+    and how many have a parent the trace does not hold (orphans, under a remote parent)."""
+    number = int.from_bytes(trace_id, "big")
+    new, fill = SpanRecord.__new__, SpanRecord._fill
+    records: dict[bytes, SpanRecord] = {}
+    for span_id, span in spans.items():
+        records[span_id] = record = new(SpanRecord)
+        fill(record, span, number, None, rematch)
+    orphans = 0
+    for record in records.values():
+        parent_id = record.recorded.parent_span_id
+        if parent_id:
+            parent = records.get(parent_id)
+            orphans += parent is None
+            record._nest(parent, number)
+    return records, orphans

@@ -1,15 +1,16 @@
 """Recorded traces -> runs: what each agent run called (tool results) and answered.
 
-Spans arrive in any order over any number of requests; they are grouped by trace in a bounded
-buffer, as replay groups them (a trace is turned into a run once ``decision_wait`` more spans
-have been read since its last one, when the buffer is full, or at the end of the input). Spans
-with unusable ids are told to ``unreadable`` with their location and left out, exactly as
-replay does (``records.bad_ids``); two different spans with one id make the trace ambiguous: it
-is told and not used. What a span *means* is read by the engine's own readers: tool calls and
-their results (``capture.read_tool_call``, ``read_arguments``, ``capture.parse_tool_result``),
-answers (``output.read_output``), agent names (``spans.agent_names``). A tool span whose result
-the app recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other:
-the readers leave its ``groundplane.fact.source`` mark out (``records.replayable_attributes``), so
+Spans arrive in any order over any number of requests; they are grouped by trace in replay's
+own bounded buffer (``replay.assemble``: a trace is turned into a run once ``decision_wait``
+more spans have been read since its last one, when the buffer is full, or at the end of the
+input; spans with unusable ids are told to ``unreadable`` with their location and left out).
+Two different spans with one id make the trace ambiguous: it is told and not used. What a
+span *means* is read by the engine's own readers: tool calls and their results
+(``capture.read_tool_call``, ``read_arguments``, ``capture.parse_tool_result``), answers
+(``output.read_output``, of the spans the guard's own rule says are model calls:
+``spans.is_llm``), agent names (``spans.agent_names``). A tool span whose result the app
+recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other: the
+readers leave its ``groundplane.fact.source`` mark out (``records.replayable_attributes``), so
 its result is the fact when content capture put it on the span, as in replay.
 
 This module is the one place suggest reads recorded spans (``_span_view`` adapts an OTLP span):
@@ -18,20 +19,19 @@ switching to a faster reader changes only it.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel._echo import capped
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.capture import parse_tool_result, read_arguments, read_tool_call
 from groundplane_otel.otel._engine.output import OutputRead, read_output
-from groundplane_otel.otel._engine.spans import agent_names
+from groundplane_otel.otel._engine.spans import agent_names, is_llm
 from groundplane_otel.otel.config import Limits
-from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
+from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
 
 __all__ = ["Answer", "Run", "RunReader", "ToolResult"]
@@ -91,15 +91,6 @@ class ReadCounts:
     answers_dropped: int = 0
 
 
-def _is_llm(name: str, attributes: Mapping[str, Any]) -> bool:
-    """May the span carry an answer? (The guard's own candidate rule, without span names.)"""
-    return (
-        attributes.get(sc.GEN_AI_OPERATION_NAME) in sc.LLM_OPERATIONS
-        or name.partition(" ")[0] in sc.LLM_OPERATIONS
-        or attributes.get(sc.OI_SPAN_KIND) in sc.OI_LLM_KINDS
-    )
-
-
 @dataclass(slots=True)
 class _SpanView:
     name: str
@@ -115,7 +106,8 @@ def _span_view(span: RecordedSpan) -> _SpanView:
 
 
 class RunReader:
-    """Feed requests (``feed``), then ``finish``; each complete trace goes to ``emit`` as a Run."""
+    """Feed requests (``feed``), then ``finish``; each complete trace goes to ``emit`` as a Run.
+    Traces are assembled by replay's own buffer (``replay.assemble``), counted in ``counts``."""
 
     def __init__(
         self,
@@ -130,12 +122,15 @@ class RunReader:
         self.emit = emit
         self.unreadable = unreadable
         self.limits = limits or Limits()
-        self.decision_wait = decision_wait
-        self.max_traces = max_traces
-        self.max_spans_per_trace = max_spans_per_trace
         self.counts = ReadCounts()
-        self._buffer: OrderedDict[bytes, tuple[list[Any], list[int]]] = OrderedDict()
-        self._read = 0
+        self.assembler = Assembler(
+            self._decide,
+            self.counts,
+            unreadable,
+            decision_wait=decision_wait,
+            max_traces=max_traces,
+            max_spans_per_trace=max_spans_per_trace,
+        )
 
     def feed(
         self,
@@ -144,72 +139,22 @@ class RunReader:
     ) -> None:
         """One request's spans, as ``Replayer.feed`` takes them (a protobuf request or the
         ``RecordedSpan``s a reader made of it)."""
-        if isinstance(request, ExportTraceServiceRequest):
-            request = proto_spans(request)
-        counts = self.counts
-        counts.requests += 1
-        for span in request:
-            counts.spans += 1
-            problem = bad_ids(span)
-            if problem is not None:
-                counts.bad_spans += 1
-                where = f"{location} span {span.index} {capped(span.name, 40)!r}"
-                self.unreadable.append(BadInput(where, problem))
-                continue
-            self._add(span)
-        self._decide_idle()
-
-    def _add(self, span: Any) -> None:
-        self._read += 1
-        buffer = self._buffer
-        state = buffer.get(span.trace_id)
-        if state is None:
-            state = buffer[span.trace_id] = ([], [0])
-            while len(buffer) > self.max_traces:
-                oldest = next(iter(buffer))
-                self._decide(oldest, buffer.pop(oldest)[0])
-        else:
-            buffer.move_to_end(span.trace_id)
-        state[1][0] = self._read
-        if len(state[0]) >= self.max_spans_per_trace:
-            self.counts.dropped_spans += 1
-            return
-        state[0].append(span)
-
-    def _decide_idle(self) -> None:
-        buffer = self._buffer
-        while buffer:
-            trace_id, (spans, seen) = next(iter(buffer.items()))
-            if self._read - seen[0] < self.decision_wait:
-                return
-            del buffer[trace_id]
-            self._decide(trace_id, spans)
+        self.assembler.feed(request, location)
 
     def finish(self) -> None:
         """End of input: every buffered trace becomes a run."""
-        while self._buffer:
-            trace_id, (spans, _) = self._buffer.popitem(last=False)
-            self._decide(trace_id, spans)
+        self.assembler.finish()
 
-    def _decide(self, trace_id: bytes, spans: list[Any]) -> None:
+    def _decide(self, trace_id: bytes, trace: PendingTrace, early: bool) -> None:
         self.counts.traces += 1
-        views = self._unique(trace_id, spans)
-        if views is None:
+        spans, _, conflicts = trace.distinct()
+        if conflicts:
+            self.counts.ambiguous_traces += 1
+            problem = f"span id {conflicts[0].hex()} used by different spans: trace not used"
+            self.unreadable.append(BadInput(f"trace {trace_id.hex()}", problem))
             return
+        views = {span_id: _span_view(span) for span_id, span in spans.items()}
         self.emit(self.run_of(trace_id.hex(), views))
-
-    def _unique(self, trace_id: bytes, spans: list[Any]) -> dict[bytes, _SpanView] | None:
-        first: dict[bytes, Any] = {}
-        for span in spans:
-            seen = first.get(span.span_id)
-            if seen is None:
-                first[span.span_id] = span
-            elif seen != span:
-                self.counts.ambiguous_traces += 1
-                problem = f"span id {span.span_id.hex()} used by different spans: trace not used"
-                self.unreadable.append(BadInput(f"trace {trace_id.hex()}", problem))
-                return None
-        return {span_id: _span_view(span) for span_id, span in first.items()}
 
     def run_of(self, trace_id: str, views: dict[bytes, _SpanView]) -> Run:
         """The run a trace's spans record: tool results and answers, in end-time order."""
@@ -230,7 +175,7 @@ class RunReader:
                 pair = (_answered_by(view, views), named)
                 if pair not in run.named and len(run.named) < MAX_NAMED_PER_RUN:
                     run.named.append(pair)
-            if not _is_llm(view.name, view.attributes):
+            if not is_llm(view.name, view.attributes):
                 continue
             read = read_output(view.attributes, limits)
             if read.missing_content:
