@@ -245,10 +245,12 @@ def _workers(parent: int) -> list[int]:
 
 
 def _started(
-    tmp_path: Path, clones: int = 300, temp: Path | None = None
+    tmp_path: Path, clones: int = 1_500, temp: Path | None = None
 ) -> tuple[subprocess.Popen[str], list[int]]:
     """A 2-worker replay of a recording big enough to run for seconds, and its workers
-    (``temp``: the command's TMPDIR, where its spill folder goes)."""
+    (``temp``: the command's TMPDIR, where its spill folder goes). Big enough even on a loaded
+    machine: with ``clones=300`` the whole 2-worker run took ~1.2 s, start-up included, and
+    workers that finished before they were held made the signal tests see the gate's exit 1."""
     policy, files = _recording(tmp_path, clones=clones)
     process = subprocess.Popen(
         _command(policy, files, "--jobs", "2"),
@@ -316,7 +318,7 @@ def test_workers_end_themselves_when_the_command_is_killed(tmp_path: Path) -> No
     fork server's own socket folder is Python's), and print no report."""
     temp = tmp_path / "temp"
     temp.mkdir()
-    process, workers = _started(tmp_path, clones=1_500, temp=temp)
+    process, workers = _started(tmp_path, temp=temp)
     spill = [path for path in temp.iterdir() if path.name.startswith("groundplane-replay-")]
     assert len(spill) == 1
     process.kill()
