@@ -252,13 +252,20 @@ def _started(
     machine: with ``clones=300`` the whole 2-worker run took ~1.2 s, start-up included, and
     workers that finished before they were held made the signal tests see the gate's exit 1."""
     policy, files = _recording(tmp_path, clones=clones)
-    process = subprocess.Popen(
-        _command(policy, files, "--jobs", "2"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=None if temp is None else {**os.environ, "TMPDIR": str(temp)},
-    )
+    # Started with Ctrl-C at its default even when this process ignores SIGINT (as a
+    # background job of a non-interactive shell does): an ignored signal is inherited, a
+    # handler is not.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            _command(policy, files, "--jobs", "2"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=None if temp is None else {**os.environ, "TMPDIR": str(temp)},
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
     while len(workers := _workers(process.pid)) < 2:
         assert time.monotonic() < deadline
