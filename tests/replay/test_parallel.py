@@ -248,9 +248,9 @@ def _started(
     tmp_path: Path, clones: int = 1_500, temp: Path | None = None
 ) -> tuple[subprocess.Popen[str], list[int]]:
     """A 2-worker replay of a recording big enough to run for seconds, and its workers
-    (``temp``: the command's TMPDIR, where its spill folder goes). Big enough even on a loaded
-    machine: with ``clones=300`` the whole 2-worker run took ~1.2 s, start-up included, and
-    workers that finished before they were held made the signal tests see the gate's exit 1."""
+    (``temp``: the command's TMPDIR, where its spill folder goes). ``clones=1_500``: with 300 the
+    whole 2-worker run now takes only ~1.2 s, start-up included, too little margin on a loaded
+    machine for the workers to be held before they finish."""
     policy, files = _recording(tmp_path, clones=clones)
     # Started with Ctrl-C at its default even when this process ignores SIGINT (as a
     # background job of a non-interactive shell does): an ignored signal is inherited, a
