@@ -61,9 +61,11 @@ EXPECTED = {
         "| replay of 20 recorded traces (OTLP/JSON lines) |",
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "| memory per buffered trace (3 spans, 20-row result) |",
-        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, one span per request",
         "|   CPU: --jobs 1 vs the --jobs 2 workers (split + replay: ",
-        "| replay --jobs 2 vs --jobs 1, 20 traces, the same, OTLP protobuf",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, one span per request",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, batches of 512 spans",
+        "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, batches of 512 spans",
     ],
     "suggest vs replay on the same recording": [
         "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",
