@@ -11,7 +11,8 @@ trace keeps at most ``max_spans_per_trace`` spans: the rest are counted dropped.
 
 ``owns`` makes the buffer one share of a parallel replay: every trace is timed, but only those
 ``owns(trace_id)`` keep their spans and are counted; a span of no trace (unusable ids) is counted
-and told where ``owns(b"")``.
+and told where ``owns(b"")``. A share's requests may carry another share's span as its trace id
+alone (``bytes``): all it takes to time that trace.
 """
 
 from __future__ import annotations
@@ -119,17 +120,21 @@ class Assembler:
 
     def feed(
         self,
-        request: ExportTraceServiceRequest | Sequence[RecordedSpan],
+        request: ExportTraceServiceRequest | Sequence[RecordedSpan | bytes],
         location: str = "request",
     ) -> None:
         """One request's spans — an ``ExportTraceServiceRequest`` or the ``RecordedSpan``s a
-        reader made of it — found at ``location`` (a line or message of a recorded file); then
-        the traces idle for ``decision_wait`` are decided."""
+        reader made of it (another share's span: its trace id) — found at ``location`` (a line
+        or message of a recorded file); then the traces idle for ``decision_wait`` are
+        decided."""
         if isinstance(request, ExportTraceServiceRequest):
             request = proto_spans(request, self.resources)
         self.counts.requests += 1
         add = self._add
         for span in request:
+            if isinstance(span, bytes):  # another share's span (its ids were usable): timed
+                self._arrived(span)
+                continue
             problem = bad_ids(span)
             if problem is None:
                 add(span)
@@ -146,9 +151,10 @@ class Assembler:
         where = f"{location} span {span.index} {capped(span.name, 40)!r}"
         self.unreadable.append(BadInput(where, problem))
 
-    def _add(self, span: RecordedSpan) -> None:
+    def _arrived(self, trace_id: bytes) -> PendingTrace:
+        """A span of trace ``trace_id`` arrived: its buffered trace, timed now."""
         self._read += 1
-        buffer, trace_id = self._buffer, span.trace_id
+        buffer = self._buffer
         state = buffer.get(trace_id)
         if state is None:
             owned = self.owns is None or self.owns(trace_id)
@@ -159,6 +165,10 @@ class Assembler:
         else:
             buffer.move_to_end(trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._now()
+        return state
+
+    def _add(self, span: RecordedSpan) -> None:
+        state = self._arrived(span.trace_id)
         if not state.owned:
             return
         self.counts.spans += 1

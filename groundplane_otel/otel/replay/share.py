@@ -25,6 +25,7 @@ from groundplane_otel.otel.otlp_files import (
     located_requests,
 )
 from groundplane_otel.otel.replay import Replayer, split
+from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
 
 if TYPE_CHECKING:
@@ -136,16 +137,16 @@ def replay_share(
     read: ReadProgress | split.Spilled
     if spilled is None:
         read = ReadProgress(job.files)
-        requests: Iterator[tuple[str, Batch]] = located_requests(
+        requests: Iterator[tuple[str, Batch | list[RecordedSpan | bytes]]] = located_requests(
             job.files, bad, format=job.format, progress=read, max_line_bytes=job.max_line_bytes
         )
     else:
         read = split.Spilled(spilled, index, count)
         requests = read.requests(bad)
-    stats = replayer.stats
+    stats, feed = replayer.stats, replayer.assembler.feed  # a share's requests time others'
     try:
         for place, request in requests:
-            replayer.feed(request, place)
+            feed(request, place)
             fed[0] += 1
             if progress is not None:
                 progress(read.fraction, stats.spans, stats.traces)

@@ -29,8 +29,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from opentelemetry.trace import SpanKind, StatusCode
-
 from groundplane_otel.otel.otlp_files import (
     BadInput,
     ReadProgress,
@@ -45,12 +43,7 @@ __all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
 
 _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
-_NAMES = [field.name for field in dataclasses.fields(RecordedSpan)]
-_FIELDS = operator.attrgetter(*_NAMES)
-# Another worker's span: only its trace id matters (for timing); valid ids, nothing else.
-_TIMED_ONLY = _FIELDS(
-    RecordedSpan(b"", b"\x01" * 8, b"", "", SpanKind.INTERNAL, 0, 0, {}, (), StatusCode.UNSET, {})
-)[1:]
+_FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(RecordedSpan)))
 
 Record = tuple[str, list[Any]] | BadInput | None
 
@@ -193,10 +186,10 @@ class Spilled:
             return 0.0
         return min(1.0, sum(file.tell() for file in self._files) / self.total)
 
-    def requests(self, bad: BadSink) -> Iterator[tuple[str, list[RecordedSpan]]]:
-        """Each request's location and spans (another worker's as timed-only stand-ins); what
-        could not be read is appended to ``bad`` in its place. Raises ``InputChanged`` when the
-        writers framed different input."""
+    def requests(self, bad: BadSink) -> Iterator[tuple[str, list[RecordedSpan | bytes]]]:
+        """Each request's location and spans (another worker's: its trace id, all a share
+        needs to time its trace); what could not be read is appended to ``bad`` in its place.
+        Raises ``InputChanged`` when the writers framed different input."""
         count = len(self.paths)
         self._files = [path.open("rb") for path in self.paths]
         try:
@@ -216,12 +209,7 @@ class Spilled:
                 location, items = record
                 yield (
                     location,
-                    [
-                        RecordedSpan(item, *_TIMED_ONLY)
-                        if isinstance(item, bytes)
-                        else RecordedSpan(*item)
-                        for item in items
-                    ],
+                    [item if isinstance(item, bytes) else RecordedSpan(*item) for item in items],
                 )
         finally:
             for file in self._files:
