@@ -270,11 +270,9 @@ def _work(
     its share replayed; the result (or what went wrong) sent back."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which ends us
     gc.freeze()  # what the server imported lives as long as we do: no collection scans it
-    told = [0]
 
-    def alive() -> None:
-        told[0] += 1
-        if told[0] % 256 == 0 and _unread(send):
+    def alive() -> None:  # told a few times a second (``pacing``)
+        if _unread(send):
             _orphaned(spilled)
 
     def splitting(fraction: float) -> None:
@@ -297,7 +295,6 @@ def _work(
             split_done.value += 1
         while split_done.value < jobs:
             time.sleep(0.002)
-            told[0] = 255
             alive()
         started = time.process_time()
         result = replay_share(job, index, jobs, progress, spilled=spilled)

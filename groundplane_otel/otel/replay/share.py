@@ -25,6 +25,7 @@ from groundplane_otel.otel.otlp_files import (
     located_requests,
 )
 from groundplane_otel.otel.replay import Replayer, split
+from groundplane_otel.otel.replay.pacing import Pacer
 from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
 
@@ -102,8 +103,8 @@ def replay_share(
     """Worker ``index`` of ``count``: its share of the traces decided (``count == 1``:
     everything, reading the input in this process). ``spilled``: the folder every worker has
     split the input into (``split.split``); without it every worker's split is made here first,
-    in this process. ``progress`` is told after every request. ``config``: the policy already
-    loaded (else ``job.policy`` is read)."""
+    in this process. ``progress`` is told as requests are fed, a few times a second
+    (``pacing``). ``config``: the policy already loaded (else ``job.policy`` is read)."""
     if count > 1 and spilled is None:
         with tempfile.TemporaryDirectory(prefix="groundplane-replay-") as folder:
             for writer in range(count):
@@ -144,11 +145,12 @@ def replay_share(
         read = split.Spilled(spilled, index, count)
         requests = read.requests(bad)
     stats, feed = replayer.stats, replayer.assembler.feed  # a share's requests time others'
+    pacer = Pacer()
     try:
         for place, request in requests:
             feed(request, place)
             fed[0] += 1
-            if progress is not None:
+            if progress is not None and pacer.due():
                 progress(read.fraction, stats.spans, stats.traces)
         replayer.finish()
     finally:

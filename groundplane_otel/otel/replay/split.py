@@ -36,6 +36,7 @@ from groundplane_otel.otel.otlp_files import (
     decode_unit,
     located_units,
 )
+from groundplane_otel.otel.replay.pacing import Pacer
 from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadSink
 
@@ -87,7 +88,7 @@ def split(
 ) -> int:
     """Worker ``index`` of ``count``'s part of reading ``job``: every
     ``count``-th item decoded and written to the spill files in ``folder``; ``progress`` is told
-    the fraction of bytes framed. Returns the items framed."""
+    the fraction of bytes framed, a few times a second (``pacing``). Returns the items framed."""
     outs = [spill_name(folder, index, reader).open("wb") for reader in range(count)]
     try:
         chunks: list[list[Record]] = [[] for _ in range(count)]
@@ -95,7 +96,7 @@ def split(
         seq = 0
         problems = _Problems()
         resources: dict[bytes, Any] = {}  # protobuf resources read, shared (as replay shares)
-        read = ReadProgress(job.files)
+        read, pacer = ReadProgress(job.files), Pacer()
 
         def flush() -> None:
             for out, chunk in zip(outs, chunks, strict=True):
@@ -130,7 +131,7 @@ def split(
                 if len(chunks[0]) >= _CHUNK_ITEMS or spans >= _CHUNK_SPANS:
                     flush()
                     spans = 0
-                if progress is not None:
+                if progress is not None and pacer.due():
                     progress(read.fraction)
             seq += 1
         flush()
