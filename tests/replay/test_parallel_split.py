@@ -21,8 +21,9 @@ import zstandard
 from replay_recording import POLICY, live_and_recorded
 from shuffled_recording import GARBAGE, shuffled
 
-from groundplane_otel.otel.otlp_files import request_from_json
+from groundplane_otel.otel.otlp_files import located_requests, request_from_json
 from groundplane_otel.otel.replay import parallel, split
+from groundplane_otel.otel.replay.records import bad_ids
 from groundplane_otel.otel.replay.report import Gate, build_report, render_json
 
 
@@ -168,6 +169,30 @@ def test_a_spill_holds_bounded_chunks_and_ends_with_its_count(tmp_path: Path) ->
     assert len(chunks) > 1
     assert max(len(chunk) for chunk in chunks) <= split._CHUNK_ITEMS
     assert sum(len(chunk) for chunk in chunks) == framed // 2
+
+
+def test_a_share_reads_other_workers_spans_as_their_trace_ids(tmp_path: Path) -> None:
+    """Read back from the spill, worker 0's requests hold its own spans whole and every other
+    worker's span as its bare trace id (all it needs to time that trace), in input order: as
+    many items as one process reads spans, owned by exactly the workers ``owner`` names."""
+    policy, files = _recording(tmp_path, clones=3)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    for index in range(2):
+        split.split(job, index, 2, tmp_path)
+    alone = [span for _, batch in located_requests(files, []) for span in batch]
+    items = [item for _, request in split.Spilled(tmp_path, 0, 2).requests([]) for item in request]
+    assert len(items) == len(alone)
+    own = [item for item in items if not isinstance(item, bytes)]
+    others = [item for item in items if isinstance(item, bytes)]
+    assert others
+    assert own
+    assert {split.owner(trace_id, 2) for trace_id in others} == {1}
+    assert {split.owner(span.trace_id, 2) for span in own if bad_ids(span) is None} == {0}
+    assert [item if isinstance(item, bytes) else item.trace_id for item in items] == [
+        span.trace_id for span in alone
+    ]
+    bad = [span for span in alone if bad_ids(span) is not None]  # worker 0 tells them: whole
+    assert [span for span in own if bad_ids(span) is not None] == bad
 
 
 def test_input_that_changed_between_workers_fails_the_replay(tmp_path: Path) -> None:
