@@ -66,6 +66,10 @@ EXPECTED = {
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, one span per request",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, batches of 512 spans",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, batches of 512 spans",
+        "| the command end to end (interpreter and workers started, report printed), 20 traces, "
+        "OTLP/JSON lines, one span per request |",
+        "| the command end to end (interpreter and workers started, report printed), 20 traces, "
+        "OTLP/JSON lines, batches of 512 spans |",
     ],
     "suggest vs replay on the same recording": [
         "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",
