@@ -45,6 +45,8 @@ __all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "VerifierStats", "obse
 MODE_VERIFIER = "verifier"
 DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024  # gRPC's own default
 _SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+# Every export gets the same empty answer: one, never changed, rather than one made per request.
+_ACCEPTED = trace_service_pb2.ExportTraceServiceResponse()
 _log = logging.getLogger(__name__)
 
 
@@ -102,7 +104,7 @@ class _TraceBuffer(Replayer):
         for span in request:
             if not span.parent_span_id:
                 roots.setdefault(span.trace_id, due)
-        super().feed(request, location)
+        self.assembler.feed(request, location)  # what Replayer.feed does, a call less
 
     def decide_roots(self) -> int:
         """Decide the traces whose root arrived ``root_wait_s`` ago; how many were decided."""
@@ -229,7 +231,7 @@ class Verifier:
     ) -> trace_service_pb2.ExportTraceServiceResponse:
         if isinstance(request, _Refused):
             context.abort(request.code, request.message)  # raises: the call ends here
-            return trace_service_pb2.ExportTraceServiceResponse()
+            return _ACCEPTED
         with self.lock:
             try:
                 self.replayer.feed(request)
@@ -238,7 +240,7 @@ class Verifier:
                 _log.warning("groundplane-otel verifier: request not read: %r", exc)
                 if context is not None:
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unreadable request: {exc}")
-        return trace_service_pb2.ExportTraceServiceResponse()
+        return _ACCEPTED
 
     def tick(self) -> int:
         """Decide the traces that are due (root ended, or idle); how many were decided."""

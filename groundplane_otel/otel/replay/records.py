@@ -237,6 +237,7 @@ def proto_spans(
 
 def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> RecordedSpan:
     """One protobuf span as a ``RecordedSpan``."""
+    status, events = span.status, span.events  # each upb read makes a new wrapper: read once
     return recorded_span(
         span.trace_id,
         span.span_id,
@@ -246,12 +247,17 @@ def proto_span(span: ProtoSpan, resource: Mapping[str, Any], index: int = 0) -> 
         span.start_time_unix_nano,
         span.end_time_unix_nano,
         attributes_of(span.attributes),
-        tuple((event.name, attributes_of(event.attributes)) for event in span.events),
-        span.status.code,
-        span.status.message,
+        _events(events) if events else (),  # most spans have none: no generator for them
+        status.code,
+        status.message,
         resource,
         index,
     )
+
+
+def _events(events: Sequence[ProtoSpan.Event]) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """A protobuf span's events as (name, attributes) pairs."""
+    return tuple((event.name, attributes_of(event.attributes)) for event in events)
 
 
 # A status holds no state of its own beyond its code: one shared per code (``set_status``
