@@ -20,7 +20,9 @@ from operator import itemgetter
 from typing import Any
 
 from groundplane_otel._copy import copy_in
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_equal
+from groundplane_otel._provenance import new_provenance
 from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table
@@ -54,6 +56,28 @@ class ToolCall:
     retrieval: bool = False
 
 
+_ToolCallDraft = draft_class(ToolCall)
+
+
+def _tool_call(
+    source: str,
+    tool: str,
+    call_id: str | None,
+    arguments: Any,
+    result: Any,
+    retrieval: bool = False,
+) -> ToolCall:
+    """``ToolCall(...)``, built cheaply (``_frozen``)."""
+    draft = _ToolCallDraft()
+    draft.source = source
+    draft.tool = tool
+    draft.call_id = call_id
+    draft.arguments = arguments
+    draft.result = result
+    draft.retrieval = retrieval
+    return finish(draft, ToolCall)
+
+
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -72,7 +96,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
     if tool is not None or attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_EXECUTE_TOOL:
         if tool is None:
             tool = span_name.partition(" ")[2] or span_name
-        return ToolCall(
+        return _tool_call(
             "genai",
             tool,
             _str(attributes.get(sc.GEN_AI_TOOL_CALL_ID)),
@@ -80,7 +104,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
         )
     if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_TOOL:
-        return ToolCall(
+        return _tool_call(
             "openinference",
             _str(attributes.get(sc.OI_TOOL_NAME)) or span_name,
             _str(attributes.get(sc.OI_TOOL_ID)),
@@ -88,7 +112,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             _shown(attributes.get(sc.OI_OUTPUT_VALUE)),
         )
     if sc.TRACELOOP_ENTITY_OUTPUT in attributes or attributes.get(sc.TRACELOOP_SPAN_KIND) == "tool":
-        return ToolCall(
+        return _tool_call(
             "traceloop",
             _str(attributes.get(sc.TRACELOOP_ENTITY_NAME)) or span_name,
             None,
@@ -107,7 +131,7 @@ def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall |
         if sc.GEN_AI_RETRIEVAL_TOP_K in attributes:
             arguments["top_k"] = attributes[sc.GEN_AI_RETRIEVAL_TOP_K]
         tool = _str(attributes.get(sc.GEN_AI_DATA_SOURCE_ID))
-        return ToolCall(
+        return _tool_call(
             "genai",
             tool or span_name.partition(" ")[2] or span_name,
             None,
@@ -117,7 +141,7 @@ def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall |
         )
     if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_RETRIEVER:
         query = attributes.get(sc.OI_INPUT_VALUE)
-        return ToolCall(
+        return _tool_call(
             "openinference",
             span_name,
             None,
@@ -338,7 +362,7 @@ class FactCapture:
             result, limits, length_limit=self.length_limit, max_retained=self._max_retained
         )
         call_id = message_call_id or call.call_id
-        provenance = Provenance(
+        provenance = new_provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
         )
         self.record_parsed(
