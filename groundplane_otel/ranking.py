@@ -17,6 +17,7 @@ from operator import eq, ge, itemgetter, le
 from typing import TYPE_CHECKING, Any, Literal
 
 from groundplane_otel._arithmetic import is_number
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_key
 
 __all__ = ["OnMissing", "Ranking", "ranking_from_columns", "ranking_from_scores"]
@@ -184,17 +185,16 @@ class Ranking:
         row whose position is ``inverse[row]`` (-1 when that row is not ranked). ``ranks``
         (None: computed when first needed) are the competition ranks.
         """
-        ranking = object.__new__(cls)
-        setattr_ = object.__setattr__
-        setattr_(ranking, "key", key)
-        setattr_(ranking, "higher_is_better", higher_is_better)
-        setattr_(ranking, "_names", names)
-        setattr_(ranking, "_scores", scores)
-        setattr_(ranking, "_index", index)
-        setattr_(ranking, "_inverse", inverse)
-        setattr_(ranking, "_ranks", ranks)
-        setattr_(ranking, "_derived", {})
-        return ranking
+        ranking = _RankingDraft()  # built cheaply (``_frozen``); ``items`` stays unset
+        ranking.key = key
+        ranking.higher_is_better = higher_is_better
+        ranking._names = names
+        ranking._scores = scores
+        ranking._index = index
+        ranking._inverse = inverse
+        ranking._ranks = ranks
+        ranking._derived = {}
+        return finish(ranking, cls)
 
     @classmethod
     def _sorted(
@@ -326,6 +326,9 @@ class Ranking:
         while end < len(ranks) and ranks[end] == rank:
             end += 1
         return rank - 1, end
+
+
+_RankingDraft = draft_class(Ranking)
 
 
 def ranking_from_scores(

@@ -17,11 +17,16 @@ import pytest
 from groundplane_otel._frozen import draft_class
 from groundplane_otel._provenance import new_provenance
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.facts import Provenance
+from groundplane_otel.facts import Fact, Provenance, Ranking
 from groundplane_otel.otel._engine.capture import ToolCall, _tool_call
 from groundplane_otel.otel._engine.evaluate import _finding
 from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
+from groundplane_otel.otel._engine.output import OutputRead, parse_answer
+from groundplane_otel.otel._engine.payload import Parsed, parse_payload
+from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.result import Evaluation, Finding
+from groundplane_otel.ranking import ranking_from_columns
+from groundplane_otel.registry import FactRegistry
 
 PROVENANCE = Provenance("search", {"q": 1}, "ab" * 16, "cd" * 8, "call_1")
 CLAIM = UnsupportedClaim("winner", "a", "b", fact="scores", reason="not the leader")
@@ -85,3 +90,27 @@ def test_a_draft_has_the_frozen_layout() -> None:
         setattr(draft, field.name, getattr(Evaluation("b", "observe", "passed"), field.name))
     draft.__class__ = Evaluation
     _same(draft, Evaluation("b", "observe", "passed"))
+
+
+def test_a_ranked_column_is_the_validated_ranking() -> None:
+    built = ranking_from_columns("score", ["a", "b", "c"], [3, 2, 2])
+    expected = Ranking("score", (("a", 3), ("b", 2), ("c", 2)))
+    assert type(built) is Ranking
+    assert built == expected
+    assert repr(built) == repr(expected)
+    assert pickle.loads(pickle.dumps(built)) == expected
+    assert copy.deepcopy(built) == expected
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.key = "other"  # type: ignore[misc]
+
+
+def test_a_recorded_fact_is_a_fact() -> None:
+    registry = FactRegistry()
+    registry.record("n", 3, tool="t")
+    _same(registry.peek("n"), Fact("n", 3, Provenance("t")))
+
+
+def test_parsed_and_output_reads_are_theirs() -> None:
+    _same(parse_payload('{"a": 1}', max_bytes=100, max_depth=8), Parsed("ok", {"a": 1}, 8))
+    read = parse_answer('{"a": 1}', Limits())
+    _same(read, OutputRead("output", {"a": 1}, text='{"a": 1}'))
