@@ -14,7 +14,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import eq, ge, itemgetter, le
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from groundplane_otel._arithmetic import is_number
 from groundplane_otel._frozen import draft_class, finish
@@ -155,18 +155,6 @@ class Ranking:
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_ranks", tuple(ranks))
         object.__setattr__(self, "_derived", {})
-
-    if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt attribute stays an error
-
-        def __getattr__(self, attribute: str) -> Any:
-            # Called only when normal lookup fails: ``items`` of a derived Ranking, first read.
-            if attribute != "items":
-                raise AttributeError(
-                    f"{type(self).__name__!r} object has no attribute {attribute!r}"
-                )
-            items = tuple(zip(self._names, self._scores, strict=True))
-            object.__setattr__(self, "items", items)
-            return items
 
     @classmethod
     def _trusted(
@@ -328,6 +316,32 @@ class Ranking:
         return rank - 1, end
 
 
+class _LazyItems:
+    """``Ranking.items``: its slot, filled from the names and scores on first read when unset
+    (a derived Ranking). A descriptor, not ``__getattr__``: a class with ``__getattr__`` has
+    every attribute read go through it, never CPython's fast slot read."""
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot  # the slot's own member descriptor
+
+    def __get__(self, ranking: Ranking | None, owner: type | None = None) -> Any:
+        if ranking is None:
+            return self
+        try:
+            return self.slot.__get__(ranking, owner)
+        except AttributeError:  # unset: built now, once
+            items = tuple(zip(ranking._names, ranking._scores, strict=True))
+            self.slot.__set__(ranking, items)
+            return items
+
+    def __set__(self, ranking: Ranking, items: Any) -> None:
+        self.slot.__set__(ranking, items)
+
+    def __delete__(self, ranking: Ranking) -> None:
+        self.slot.__delete__(ranking)
+
+
+setattr(Ranking, "items", _LazyItems(Ranking.__dict__["items"]))  # noqa: B010 - typed a field
 _RankingDraft = draft_class(Ranking)
 
 
