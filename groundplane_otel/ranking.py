@@ -12,8 +12,7 @@ import math
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from operator import eq, ge, itemgetter, le
+from operator import eq, itemgetter
 from typing import Any, Literal
 
 from groundplane_otel._arithmetic import is_number
@@ -191,9 +190,10 @@ class Ranking:
         """Rank validated (name, score) pairs stably best-first; a repeated name is a ValueError.
 
         Scores already in order (tool results often come ranked) are taken as they are: a
-        stable sort would keep them so. C-speed passes either way.
+        stable sort would keep them so. C-speed passes either way (validated scores have no
+        NaN: sorted equals them exactly when they are in order, a cheaper test than pairwise).
         """
-        if all(map(ge if higher_is_better else le, scores, islice(scores, 1, None))):
+        if sorted(scores, reverse=higher_is_better) == scores:
             ordered_names, ordered_scores = tuple(names), tuple(scores)
         else:
             order = sorted(
