@@ -187,10 +187,19 @@ def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
     return row[column]
 
 
-def _cells(data: Any, columns: tuple[str, ...], name: str) -> list[list[Any]]:
+def _cells(
+    data: Any, columns: tuple[str, ...], name: str, from_text: bool = False
+) -> list[list[Any]]:
     """Each of ``columns`` of the rows ``data`` holds, as a list: one C-speed pass a column for
     plain dict rows; a row lacking a column is a ValueError naming the first such cell, in row
-    order."""
+    order. ``from_text``: ``data`` was parsed from text, so its values are builtin (JSON or
+    Python literal) types, of which only a dict reads a str column (any other raises
+    TypeError): a read that succeeds is the plain-dict read, without the type pass."""
+    if from_text and type(data) is list:
+        try:
+            return [list(map(itemgetter(column), data)) for column in columns]
+        except (KeyError, TypeError):
+            pass  # not every row is a dict with every column: located below
     rows, plain = _rows(data, name)
     if plain:
         try:
@@ -201,9 +210,10 @@ def _cells(data: Any, columns: tuple[str, ...], name: str) -> list[list[Any]]:
     return [[cells[at] for cells in located] for at in range(len(columns))]
 
 
-def build_fact(spec: FactSpec, payload: Any) -> Any:
+def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
     """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
-    hands it over); ValueError/TypeError when the result does not have the declared shape."""
+    hands it over); ValueError/TypeError when the result does not have the declared shape.
+    ``from_text``: the payload was parsed from text (``_cells``)."""
     found, data = walk_path(payload, spec.path)
     if not found:
         raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
@@ -213,7 +223,7 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
         if spec.key and spec.score:
-            names, scores = _cells(data, (spec.key, spec.score), spec.name)
+            names, scores = _cells(data, (spec.key, spec.score), spec.name, from_text)
         elif isinstance(data, Mapping):
             names, scores = list(data), list(data.values())
         else:
@@ -228,7 +238,7 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         # they are (a Table never mutates them), other mappings become dicts.
         table_rows: list[Any] = rows if plain else [dict(row) for row in rows]
         return Table(spec.key, tuple(table_rows), _columns(table_rows), spec.exhaustive)
-    names = _cells(data, (spec.key,), spec.name)[0] if spec.key else data
+    names = _cells(data, (spec.key,), spec.name, from_text)[0] if spec.key else data
     if isinstance(names, (str, Mapping)) or not isinstance(names, list):
         raise ValueError(f"fact {spec.name!r}: expected a list of names")
     return Domain(frozenset(names), spec.label)
@@ -453,7 +463,7 @@ class FactCapture:
         if spec.restricted:  # before the value becomes readable: never visible unrestricted
             self.store.registry(request).restrict(spec.name)
         try:
-            value = build_fact(spec, payload)
+            value = build_fact(spec, payload, from_text=text_bytes > 0)  # structured: size 0
         except (ValueError, TypeError):
             self.store.problem(
                 request,
