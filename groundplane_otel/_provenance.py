@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundplane_otel._copy import copy_out
+from groundplane_otel._frozen import draft_class, finish
 
-__all__ = ["Provenance"]
+__all__ = ["Provenance", "new_provenance"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,22 @@ class Provenance:
 
 
 Provenance.__module__ = "groundplane_otel.facts"  # its public home
+
+_ProvenanceDraft = draft_class(Provenance)
+
+
+def new_provenance(
+    tool: str | None,
+    args: Mapping[str, Any],
+    trace_id: str | None,
+    span_id: str | None,
+    tool_call_id: str | None,
+) -> Provenance:
+    """``Provenance(tool, args, trace_id, span_id, tool_call_id)``, built cheaply (``_frozen``)."""
+    draft = _ProvenanceDraft()
+    draft.tool = tool
+    draft.args = args
+    draft.trace_id = trace_id
+    draft.span_id = span_id
+    draft.tool_call_id = tool_call_id
+    return finish(draft, Provenance)

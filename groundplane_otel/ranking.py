@@ -12,11 +12,11 @@ import math
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
-from operator import eq, ge, itemgetter, le
-from typing import TYPE_CHECKING, Any, Literal
+from operator import eq, itemgetter
+from typing import Any, Literal
 
 from groundplane_otel._arithmetic import is_number
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_key
 
 __all__ = ["OnMissing", "Ranking", "ranking_from_columns", "ranking_from_scores"]
@@ -155,18 +155,6 @@ class Ranking:
         object.__setattr__(self, "_ranks", tuple(ranks))
         object.__setattr__(self, "_derived", {})
 
-    if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt attribute stays an error
-
-        def __getattr__(self, attribute: str) -> Any:
-            # Called only when normal lookup fails: ``items`` of a derived Ranking, first read.
-            if attribute != "items":
-                raise AttributeError(
-                    f"{type(self).__name__!r} object has no attribute {attribute!r}"
-                )
-            items = tuple(zip(self._names, self._scores, strict=True))
-            object.__setattr__(self, "items", items)
-            return items
-
     @classmethod
     def _trusted(
         cls,
@@ -184,17 +172,16 @@ class Ranking:
         row whose position is ``inverse[row]`` (-1 when that row is not ranked). ``ranks``
         (None: computed when first needed) are the competition ranks.
         """
-        ranking = object.__new__(cls)
-        setattr_ = object.__setattr__
-        setattr_(ranking, "key", key)
-        setattr_(ranking, "higher_is_better", higher_is_better)
-        setattr_(ranking, "_names", names)
-        setattr_(ranking, "_scores", scores)
-        setattr_(ranking, "_index", index)
-        setattr_(ranking, "_inverse", inverse)
-        setattr_(ranking, "_ranks", ranks)
-        setattr_(ranking, "_derived", {})
-        return ranking
+        ranking = _RankingDraft()  # built cheaply (``_frozen``); ``items`` stays unset
+        ranking.key = key
+        ranking.higher_is_better = higher_is_better
+        ranking._names = names
+        ranking._scores = scores
+        ranking._index = index
+        ranking._inverse = inverse
+        ranking._ranks = ranks
+        ranking._derived = {}
+        return finish(ranking, cls)
 
     @classmethod
     def _sorted(
@@ -203,9 +190,10 @@ class Ranking:
         """Rank validated (name, score) pairs stably best-first; a repeated name is a ValueError.
 
         Scores already in order (tool results often come ranked) are taken as they are: a
-        stable sort would keep them so. C-speed passes either way.
+        stable sort would keep them so. C-speed passes either way (validated scores have no
+        NaN: sorted equals them exactly when they are in order, a cheaper test than pairwise).
         """
-        if all(map(ge if higher_is_better else le, scores, islice(scores, 1, None))):
+        if sorted(scores, reverse=higher_is_better) == scores:
             ordered_names, ordered_scores = tuple(names), tuple(scores)
         else:
             order = sorted(
@@ -326,6 +314,35 @@ class Ranking:
         while end < len(ranks) and ranks[end] == rank:
             end += 1
         return rank - 1, end
+
+
+class _LazyItems:
+    """``Ranking.items``: its slot, filled from the names and scores on first read when unset
+    (a derived Ranking). A descriptor, not ``__getattr__``: a class with ``__getattr__`` has
+    every attribute read go through it, never CPython's fast slot read."""
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot  # the slot's own member descriptor
+
+    def __get__(self, ranking: Ranking | None, owner: type | None = None) -> Any:
+        if ranking is None:
+            return self
+        try:
+            return self.slot.__get__(ranking, owner)
+        except AttributeError:  # unset: built now, once
+            items = tuple(zip(ranking._names, ranking._scores, strict=True))
+            self.slot.__set__(ranking, items)
+            return items
+
+    def __set__(self, ranking: Ranking, items: Any) -> None:
+        self.slot.__set__(ranking, items)
+
+    def __delete__(self, ranking: Ranking) -> None:
+        self.slot.__delete__(ranking)
+
+
+setattr(Ranking, "items", _LazyItems(Ranking.__dict__["items"]))  # noqa: B010 - typed a field
+_RankingDraft = draft_class(Ranking)
 
 
 def ranking_from_scores(

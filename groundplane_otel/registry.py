@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Any, TypeVar, cast
 
 from groundplane_otel._copy import copy_in, copy_rows
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel.documents import Document, Documents, documents_from
 from groundplane_otel.errors import FactBoundaryError, SparseColumnWarning, UnregisteredFact
 from groundplane_otel.facts import (
@@ -30,6 +31,8 @@ _RECORDERS: dict[type, str] = {
     Domain: "record_domain()",
     Documents: "record_documents()",
 }
+
+_FactDraft = draft_class(Fact)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,7 +91,11 @@ class FactRegistry:
         if name in self._facts:
             first = self._facts[name].provenance
             raise ValueError(f"fact {name!r} is write-once and was already recorded from {first}")
-        fact = Fact(name, value, provenance)
+        draft = _FactDraft()  # Fact(name, value, provenance), built cheaply (``_frozen``)
+        draft.name = name
+        draft.value = value
+        draft.provenance = provenance
+        fact = finish(draft, Fact)
         self._facts[name] = fact
         return fact
 

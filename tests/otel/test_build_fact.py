@@ -133,3 +133,36 @@ def test_walk_path_through_dicts_mapping_subclasses_and_list_indices() -> None:
     assert walk_path(payload, "") == (True, payload)
     assert walk_path(payload, None) == (True, payload)
     assert walk_path([1], "x") == (False, None)
+
+
+json_cells = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text("ab", max_size=2)),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("kst"), inner),
+    max_leaves=4,
+)
+json_rows = st.lists(
+    st.one_of(
+        st.dictionaries(st.sampled_from(["k", "s", "x"]), json_cells, max_size=3),
+        json_cells,  # a row that is no object
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.one_of(json_rows, json_cells), kind=st.sampled_from(["ranking", "domain"]))
+def test_rows_parsed_from_text_read_as_the_typed_rows(data: Any, kind: str) -> None:
+    """A payload parsed from text skips the row type pass: the same fact, or the same error."""
+    score = "s" if kind == "ranking" else None
+    spec = FactSpec("f", "t", kind=kind, key="k", score=score)  # type: ignore[arg-type]
+    parsed = _outcome_of(lambda: build_fact(spec, data, from_text=True))
+    assert parsed == _outcome_of(lambda: build_fact(spec, data))
+
+
+def _outcome_of(build: Any) -> Any:
+    """The fact built (a ranking as its names, scores and index), or the error."""
+    try:
+        built = build()
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
+    return _outcome(lambda: built) if isinstance(built, Ranking) else built

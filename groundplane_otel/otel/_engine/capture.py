@@ -20,7 +20,9 @@ from operator import itemgetter
 from typing import Any
 
 from groundplane_otel._copy import copy_in
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_equal
+from groundplane_otel._provenance import new_provenance
 from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table
@@ -54,6 +56,28 @@ class ToolCall:
     retrieval: bool = False
 
 
+_ToolCallDraft = draft_class(ToolCall)
+
+
+def _tool_call(
+    source: str,
+    tool: str,
+    call_id: str | None,
+    arguments: Any,
+    result: Any,
+    retrieval: bool = False,
+) -> ToolCall:
+    """``ToolCall(...)``, built cheaply (``_frozen``)."""
+    draft = _ToolCallDraft()
+    draft.source = source
+    draft.tool = tool
+    draft.call_id = call_id
+    draft.arguments = arguments
+    draft.result = result
+    draft.retrieval = retrieval
+    return finish(draft, ToolCall)
+
+
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -72,7 +96,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
     if tool is not None or attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_EXECUTE_TOOL:
         if tool is None:
             tool = span_name.partition(" ")[2] or span_name
-        return ToolCall(
+        return _tool_call(
             "genai",
             tool,
             _str(attributes.get(sc.GEN_AI_TOOL_CALL_ID)),
@@ -80,7 +104,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
         )
     if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_TOOL:
-        return ToolCall(
+        return _tool_call(
             "openinference",
             _str(attributes.get(sc.OI_TOOL_NAME)) or span_name,
             _str(attributes.get(sc.OI_TOOL_ID)),
@@ -88,7 +112,7 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             _shown(attributes.get(sc.OI_OUTPUT_VALUE)),
         )
     if sc.TRACELOOP_ENTITY_OUTPUT in attributes or attributes.get(sc.TRACELOOP_SPAN_KIND) == "tool":
-        return ToolCall(
+        return _tool_call(
             "traceloop",
             _str(attributes.get(sc.TRACELOOP_ENTITY_NAME)) or span_name,
             None,
@@ -107,7 +131,7 @@ def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall |
         if sc.GEN_AI_RETRIEVAL_TOP_K in attributes:
             arguments["top_k"] = attributes[sc.GEN_AI_RETRIEVAL_TOP_K]
         tool = _str(attributes.get(sc.GEN_AI_DATA_SOURCE_ID))
-        return ToolCall(
+        return _tool_call(
             "genai",
             tool or span_name.partition(" ")[2] or span_name,
             None,
@@ -117,7 +141,7 @@ def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall |
         )
     if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_RETRIEVER:
         query = attributes.get(sc.OI_INPUT_VALUE)
-        return ToolCall(
+        return _tool_call(
             "openinference",
             span_name,
             None,
@@ -163,10 +187,19 @@ def _cell(row: Mapping[str, Any], column: str, name: str) -> Any:
     return row[column]
 
 
-def _cells(data: Any, columns: tuple[str, ...], name: str) -> list[list[Any]]:
+def _cells(
+    data: Any, columns: tuple[str, ...], name: str, from_text: bool = False
+) -> list[list[Any]]:
     """Each of ``columns`` of the rows ``data`` holds, as a list: one C-speed pass a column for
     plain dict rows; a row lacking a column is a ValueError naming the first such cell, in row
-    order."""
+    order. ``from_text``: ``data`` was parsed from text, so its values are builtin (JSON or
+    Python literal) types, of which only a dict reads a str column (any other raises
+    TypeError): a read that succeeds is the plain-dict read, without the type pass."""
+    if from_text and type(data) is list:
+        try:
+            return [list(map(itemgetter(column), data)) for column in columns]
+        except (KeyError, TypeError):
+            pass  # not every row is a dict with every column: located below
     rows, plain = _rows(data, name)
     if plain:
         try:
@@ -177,9 +210,10 @@ def _cells(data: Any, columns: tuple[str, ...], name: str) -> list[list[Any]]:
     return [[cells[at] for cells in located] for at in range(len(columns))]
 
 
-def build_fact(spec: FactSpec, payload: Any) -> Any:
+def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
     """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
-    hands it over); ValueError/TypeError when the result does not have the declared shape."""
+    hands it over); ValueError/TypeError when the result does not have the declared shape.
+    ``from_text``: the payload was parsed from text (``_cells``)."""
     found, data = walk_path(payload, spec.path)
     if not found:
         raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
@@ -189,7 +223,7 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
         if spec.key and spec.score:
-            names, scores = _cells(data, (spec.key, spec.score), spec.name)
+            names, scores = _cells(data, (spec.key, spec.score), spec.name, from_text)
         elif isinstance(data, Mapping):
             names, scores = list(data), list(data.values())
         else:
@@ -204,7 +238,7 @@ def build_fact(spec: FactSpec, payload: Any) -> Any:
         # they are (a Table never mutates them), other mappings become dicts.
         table_rows: list[Any] = rows if plain else [dict(row) for row in rows]
         return Table(spec.key, tuple(table_rows), _columns(table_rows), spec.exhaustive)
-    names = _cells(data, (spec.key,), spec.name)[0] if spec.key else data
+    names = _cells(data, (spec.key,), spec.name, from_text)[0] if spec.key else data
     if isinstance(names, (str, Mapping)) or not isinstance(names, list):
         raise ValueError(f"fact {spec.name!r}: expected a list of names")
     return Domain(frozenset(names), spec.label)
@@ -338,7 +372,7 @@ class FactCapture:
             result, limits, length_limit=self.length_limit, max_retained=self._max_retained
         )
         call_id = message_call_id or call.call_id
-        provenance = Provenance(
+        provenance = new_provenance(
             call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
         )
         self.record_parsed(
@@ -429,7 +463,7 @@ class FactCapture:
         if spec.restricted:  # before the value becomes readable: never visible unrestricted
             self.store.registry(request).restrict(spec.name)
         try:
-            value = build_fact(spec, payload)
+            value = build_fact(spec, payload, from_text=text_bytes > 0)  # structured: size 0
         except (ValueError, TypeError):
             self.store.problem(
                 request,

@@ -15,6 +15,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._runner import CheckFn, ReportMode, check_each
 from groundplane_otel.checks._base import NamedCheck, check_name
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
@@ -44,6 +45,31 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+_FindingDraft = draft_class(Finding)
+_EvaluationDraft = draft_class(Evaluation)
+
+
+def _finding(
+    result: str,
+    reason: str,
+    claim: UnsupportedClaim,
+    check: str,
+    family: str,
+    fact: str | None = None,
+    provenance: Provenance | None = None,
+) -> Finding:
+    """``Finding(...)`` of a check, built cheaply (``_frozen``)."""
+    draft = _FindingDraft()
+    draft.result = result
+    draft.reason = reason
+    draft.claim = claim
+    draft.check = check
+    draft.family = family
+    draft.fact = fact
+    draft.provenance = provenance
+    return finish(draft, Finding)
 
 
 def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
@@ -175,14 +201,14 @@ def run_of(
             passed.append(name)
         elif index in blocked and isinstance(failure, UnsupportedClaim):
             verdicts.append((family, "error"))  # a fact it needs cannot be read
-            findings.append(Finding("error", failure.code, failure, name, family, failure.fact))
+            findings.append(_finding("error", failure.code, failure, name, family, failure.fact))
         elif isinstance(failure, UnsupportedClaim):
             verdicts.append((family, "unsupported"))
             needs = step.needs
             fact = failure.fact or (needs[0] if len(needs) == 1 else None)
             provenance = failure.provenance or _provenance(view, fact)
             findings.append(
-                Finding("unsupported", failure.code, failure, name, family, fact, provenance)
+                _finding("unsupported", failure.code, failure, name, family, fact, provenance)
             )
         else:  # a developer/data error inside the check: fail closed
             logger.warning("groundplane: check %s raised %s", name, type(failure).__name__)
@@ -190,7 +216,7 @@ def run_of(
                 boundary, sc.REASON_CHECK_ERROR, f"check {name} raised {type(failure).__name__}"
             )
             claim.check_error = claim.__cause__ = failure
-            findings.append(Finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
+            findings.append(_finding("error", sc.REASON_CHECK_ERROR, claim, name, family))
             verdicts.append((family, "error"))
     return verdicts, findings, passed
 
@@ -230,17 +256,18 @@ def decide(
         withheld.withhold_restricted(boundary, findings, error, registry)  # any mode, capture
     peek = registry.peek
     links = tuple([(fact, peek(fact).provenance) for fact in facts if fact in registry])
-    return Evaluation(
-        boundary,
-        mode,
-        outcome,
-        verdicts=tuple(verdicts),
-        findings=tuple(findings),
-        facts=facts,
-        links=links,
-        duration=duration,
-        error=error,
-    )
+    draft = _EvaluationDraft()  # Evaluation(...), built cheaply (``_frozen``)
+    draft.boundary = boundary
+    draft.mode = mode
+    draft.outcome = outcome
+    draft.skip_reason = None
+    draft.verdicts = tuple(verdicts)
+    draft.findings = tuple(findings)
+    draft.facts = facts
+    draft.links = links
+    draft.duration = duration
+    draft.error = error
+    return finish(draft, Evaluation)
 
 
 def _refusal(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel.otel import semconv as sc
 
 __all__ = ["SeenFinding", "counter_totals", "seen_finding"]
@@ -50,6 +51,9 @@ _OPTIONAL = (  # SeenFinding's optional texts, in field order
 )
 
 
+_SeenFindingDraft = draft_class(SeenFinding)
+
+
 def seen_finding(
     attributes: Mapping[str, Any],
     trace_id: int,
@@ -59,24 +63,18 @@ def seen_finding(
 ) -> SeenFinding:
     """The finding a guardrail event's attributes describe, on the span ``span_id``."""
     get = attributes.get
-    check, field, fact, claimed, supported, message = [
+    draft = _SeenFindingDraft()  # SeenFinding(...), built cheaply (``_frozen``)
+    draft.boundary = str(get(sc.GUARDRAIL_POLICY_ID, "?"))
+    draft.result = str(get(sc.GUARDRAIL_RESULT_VALUE, "?"))
+    draft.reason = str(get(sc.GUARDRAIL_RESULT_REASON, "?"))
+    draft.trace_id = f"{trace_id:032x}"
+    draft.span_id = f"{span_id:016x}"
+    draft.span_name = span_name
+    draft.check, draft.field, draft.fact, draft.claimed, draft.supported, draft.message = [
         None if value is None else str(value) for value in map(get, _OPTIONAL)
     ]
-    return SeenFinding(  # in field order
-        str(get(sc.GUARDRAIL_POLICY_ID, "?")),
-        str(get(sc.GUARDRAIL_RESULT_VALUE, "?")),
-        str(get(sc.GUARDRAIL_RESULT_REASON, "?")),
-        f"{trace_id:032x}",
-        f"{span_id:016x}",
-        span_name,
-        check,
-        field,
-        fact,
-        claimed,
-        supported,
-        message,
-        outcome,
-    )
+    draft.outcome = outcome
+    return finish(draft, SeenFinding)
 
 
 def counter_totals(reader: Any, metric: str, *labels: str) -> dict[tuple[str, ...], int]:

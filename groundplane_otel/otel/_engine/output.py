@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.payload import Parsed, decode_payload
 from groundplane_otel.otel.config import Limits
@@ -54,6 +55,7 @@ class OutputRead:
         return self.value if self.value is not None else self.text
 
 
+_OutputReadDraft = draft_class(OutputRead)
 _NO_JSON = "no JSON object in the answer text"
 _ABSENT = OutputRead("absent")
 _NOT_OUTPUT = OutputRead("not_output")
@@ -94,7 +96,13 @@ def _parse(
     if isinstance(decoded, Parsed):
         return _failed(decoded)
     if type(decoded[0]) is dict:  # parsed text: its objects are plain dicts
-        return OutputRead("output", decoded[0], "", False, keep)
+        read = _OutputReadDraft()  # OutputRead("output", ...), built cheaply (``_frozen``)
+        read.status = "output"
+        read.value = decoded[0]
+        read.problem = ""
+        read.missing_content = False
+        read.text = keep
+        return finish(read, OutputRead)
     return _NO_OBJECT
 
 

@@ -19,6 +19,8 @@ from typing import Any, Literal, NoReturn
 
 import orjson
 
+from groundplane_otel._frozen import draft_class, finish
+
 __all__ = ["Decoded", "Parsed", "ParseStatus", "decode_payload", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
@@ -71,6 +73,7 @@ Decoded = tuple[Any, int]
 """A payload parsed: its value and its size in bytes (``decode_payload``)."""
 
 
+_ParsedDraft = draft_class(Parsed)
 _CONTAINERS = (dict, list, tuple)
 _DICT_BYTES = sys.getsizeof({})  # the least a parsed object or array retains
 _LIST_BYTES = sys.getsizeof([])
@@ -220,7 +223,13 @@ def parse_payload(
     ``rejected`` before parsing, so 8 MiB of ``[{},{},…]`` never becomes 200 MiB, even briefly.
     """
     decoded = decode_payload(raw, max_bytes, max_depth, length_limit, max_retained)
-    return decoded if isinstance(decoded, Parsed) else Parsed("ok", decoded[0], decoded[1])
+    if isinstance(decoded, Parsed):
+        return decoded
+    parsed = _ParsedDraft()  # Parsed("ok", value, size), built cheaply (``_frozen``)
+    parsed.status = "ok"
+    parsed.value, parsed.size = decoded
+    parsed.problem = ""
+    return finish(parsed, Parsed)
 
 
 def decode_payload(
