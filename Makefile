@@ -25,7 +25,7 @@ unit: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check groundplane_otel tests examples bench dashboards
-	$(VENV)/bin/ruff format --check groundplane_otel
+	$(VENV)/bin/ruff format --check groundplane_otel tests examples bench dashboards
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict groundplane_otel

@@ -145,7 +145,7 @@ def test_a_clause_after_the_first_reads_its_own_subject() -> None:
 
 
 def test_followed_by_claims_the_next_ranks_in_order() -> None:
-    """ "South led, followed by North and East" is right; "followed by East and North" gives
+    """Prose "South led, followed by North and East" is right; "followed by East and North" gives
     North rank 3 and East rank 2, both wrong."""
     check_numbers_recorded(registry(), "South led with 150, followed by North (120) and East.",
                            ["regions", "detail"])  # fmt: skip
@@ -185,7 +185,7 @@ def test_a_claim_naming_another_measure_or_period_is_not_read(text: str) -> None
 
 
 def test_with_two_rankings_a_claim_reads_the_one_its_measure_names() -> None:
-    """ "the highest growth" reads the growth ranking; a bare ordinal passes when any ranking
+    """Prose "the highest growth" reads the growth ranking; a bare ordinal passes when any ranking
     in scope holds it; "ranked 2" is a rank like "ranked #2"."""
     found = gp.FactRegistry()
     found.record_ranking("by_revenue", {"North": 150, "South": 120, "East": 90}, key="revenue")
@@ -203,7 +203,7 @@ def test_with_two_rankings_a_claim_reads_the_one_its_measure_names() -> None:
 
 
 def test_a_short_capitalised_name_must_be_written_as_recorded() -> None:
-    """"US" is read only as written: "Ask us: we came in first" names no entity, while "US
+    """The name "US" is read only as written: "Ask us: we came in first" names no entity, while "US
     came in first" for a second-ranked US is refused."""
     found = gp.FactRegistry()
     found.record_ranking("markets", {"UK": 90, "US": 80}, key="revenue")
@@ -214,14 +214,14 @@ def test_a_short_capitalised_name_must_be_written_as_recorded() -> None:
 
 
 def test_ranked_one_of_is_no_rank() -> None:
-    """"ranked one of the best" is praise, not rank 1; "ranked 1" with a digit is a rank."""
+    """Prose "ranked one of the best" is praise, not rank 1; "ranked 1" with a digit is a rank."""
     check_numbers_recorded(registry(), "North was ranked one of the best regions.", "regions")
     (receipt,) = refused("North ranked 1 by revenue.").receipts
     assert (receipt.text, receipt.nearest) == ("1", 2)
 
 
 def test_first_to_do_something_is_no_rank() -> None:
-    """"the first to report" is about time; "second to South" is a rank."""
+    """Prose "the first to report" is about time; "second to South" is a rank."""
     check_numbers_recorded(registry(), "Central was the first to report results.", "regions")
     check_numbers_recorded(registry(), "North came second to South.", "regions")
     (receipt,) = refused("East came second to South.").receipts
@@ -234,13 +234,13 @@ def test_first_to_do_something_is_no_rank() -> None:
      "North won this week with 120.", "North came out on top."],
 )  # fmt: skip
 def test_winning_words_claim_the_first_rank(text: str) -> None:
-    """"performed best", "winner", "won this week", "came out on top" claim rank 1 (the seed's
+    """Prose "performed best", "winner", "won this week", "came out on top" claim rank 1 (the seed's
     "north performed best this week" when North was second)."""
     (receipt,) = refused(text).receipts
     assert (receipt.row, int(receipt.value), receipt.nearest) == ("North", 1, 2)
 
 
 def test_winning_words_about_something_else_are_not_read() -> None:
-    """"won the contract", "on top of that" are no rank claims."""
+    """Prose "won the contract", "on top of that" are no rank claims."""
     check_numbers_recorded(registry(), "North won the contract. On top of that, East grew.",
                            "regions")  # fmt: skip

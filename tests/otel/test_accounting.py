@@ -254,6 +254,7 @@ class TestReaderFailuresFailClosed:
         """Reading the output runs inside the fail-closed path: a reader bug is counted as an
         unreadable output and refused, never a pass."""
         from groundplane_otel.otel._engine import accounting as _accounting
+
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise TypeError("unhashable type: 'list'")
 
@@ -274,6 +275,7 @@ class TestReaderFailuresFailClosed:
         """With raise_internal_errors (GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS=1) a reader bug
         surfaces as itself, after the span was exported, like a bug in the checks."""
         from groundplane_otel.otel._engine import accounting as _accounting
+
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise TypeError("unhashable type: 'list'")
 
