@@ -19,7 +19,7 @@ from groundplane_otel._provenance import new_provenance
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Fact, Provenance, Ranking
 from groundplane_otel.otel._engine.capture import ToolCall, _tool_call
-from groundplane_otel.otel._engine.evaluate import _finding
+from groundplane_otel.otel._engine.evaluate import _evaluation, _finding
 from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer
 from groundplane_otel.otel._engine.payload import Parsed, parse_payload
@@ -82,6 +82,28 @@ def test_seen_finding_is_seen_finding() -> None:
         "b", "unsupported", "?", f"{1:032x}", f"{2:016x}", "chat", outcome="flagged"
     )
     _same(built, expected)
+
+
+def test_a_checked_outputs_evaluation_is_an_evaluation() -> None:
+    """Every field of ``Evaluation`` is set by ``_evaluation`` (a field added to the class and
+    not to it would leave the slot empty: reading it raises, which this catches)."""
+    finding = Finding("unsupported", "wrong_winner", CLAIM, "superlative", "sup", "s", PROVENANCE)
+    fields = (("sup", "unsupported"),), (finding,), ("s",), (("s", PROVENANCE),)
+    built = _evaluation("b", "enforce", "blocked", *fields, 0.25, None)
+    expected = Evaluation(
+        "b",
+        "enforce",
+        "blocked",
+        verdicts=fields[0],
+        findings=fields[1],
+        facts=fields[2],
+        links=fields[3],
+        duration=0.25,
+    )
+    _same(built, expected)
+    assert {f.name: getattr(built, f.name) for f in dataclasses.fields(Evaluation)} == {
+        f.name: getattr(expected, f.name) for f in dataclasses.fields(Evaluation)
+    }
 
 
 def test_a_draft_has_the_frozen_layout() -> None:

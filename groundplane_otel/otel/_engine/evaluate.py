@@ -72,6 +72,32 @@ def _finding(
     return finish(draft, Finding)
 
 
+def _evaluation(
+    boundary: str,
+    mode: Mode,
+    outcome: Outcome,
+    verdicts: tuple[tuple[str, Verdict], ...],
+    findings: tuple[Finding, ...],
+    facts: tuple[str, ...],
+    links: tuple[tuple[str, Provenance], ...],
+    duration: float,
+    error: BaseException | None,
+) -> Evaluation:
+    """``Evaluation(...)`` of a checked output (no skip reason), built cheaply (``_frozen``)."""
+    draft = _EvaluationDraft()
+    draft.boundary = boundary
+    draft.mode = mode
+    draft.outcome = outcome
+    draft.skip_reason = None
+    draft.verdicts = verdicts
+    draft.findings = findings
+    draft.facts = facts
+    draft.links = links
+    draft.duration = duration
+    draft.error = error
+    return finish(draft, Evaluation)
+
+
 def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
     return Evaluation(boundary.name, mode, "skipped", skip_reason=reason, facts=boundary.facts)
 
@@ -256,18 +282,9 @@ def decide(
         withheld.withhold_restricted(boundary, findings, error, registry)  # any mode, capture
     peek = registry.peek
     links = tuple([(fact, peek(fact).provenance) for fact in facts if fact in registry])
-    draft = _EvaluationDraft()  # Evaluation(...), built cheaply (``_frozen``)
-    draft.boundary = boundary
-    draft.mode = mode
-    draft.outcome = outcome
-    draft.skip_reason = None
-    draft.verdicts = tuple(verdicts)
-    draft.findings = tuple(findings)
-    draft.facts = facts
-    draft.links = links
-    draft.duration = duration
-    draft.error = error
-    return finish(draft, Evaluation)
+    return _evaluation(
+        boundary, mode, outcome, tuple(verdicts), tuple(findings), facts, links, duration, error
+    )
 
 
 def _refusal(
