@@ -11,6 +11,8 @@ SDK and the Collector-format exporter. Compared side by side:
   would send (parse + assemble + decide when the root span arrives), vs the floor:
   ``ParseFromString`` of the same bytes.
   Goal: at most 8x.
+* deciding alone — the replay above with its reading done beforehand (untimed): what the
+  engine costs, as a ratio to either floor (a lower bound for both ratios above).
 * memory per live trace — traced memory held by the replay buffer with every trace waiting for
   its decision, divided by the number of traces.
 * ``replay --jobs 2`` vs ``--jobs 1`` — the whole replay (``otel.replay.parallel.replay``, as the
@@ -20,10 +22,15 @@ SDK and the Collector-format exporter. Compared side by side:
   shapes: one span per request (the SDK's ``SimpleSpanProcessor``: the most requests per span,
   the split's worst case) and batches of up to 512 spans (the ``BatchSpanProcessor``'s default,
   as services export them and a Collector's file exporter writes them); with each process's CPU
-  time and the ratio two idle cores would show (``--jobs 1``'s CPU time over the workers'
-  critical path: the slower split, then the slower replay); and over the JSON lines, the
+  time while both ran (``--jobs 1``'s CPU time over the workers' critical path: the slower
+  split, then the slower replay); and over the JSON lines, the
   command itself (``groundplane-otel replay`` in a new interpreter: in-process runs reuse the
-  fork server that starts the workers, the command starts its own).
+  fork server that starts the workers, the command starts its own). Beside each, the workers'
+  parts measured one at a time in this process (every worker's split, then every worker's
+  share, CPU seconds: the slower split plus the slower share) — what two independent idle cores
+  would show — and, once, this machine's own ceiling: the same CPU-bound work (``--jobs 1``
+  replays) in two processes started together vs one alone (2.0x where the two cores are
+  independent; virtual cores that share a physical one, or a busy host, give less).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +223,12 @@ def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
         for path in (lines, proto):
             jobs[f"{shape} {path.suffix}"] = parallel.ReplayJob((str(path),), str(policy))
     alone: dict[str, list[float]] = {key: [] for key in jobs}  # --jobs 1: CPU seconds
-    workers: dict[str, list[list[tuple[float, float]]]] = {key: [] for key in jobs}
+    paths: dict[str, list[float]] = {key: [] for key in jobs}  # the workers one at a time
+    during: dict[str, list[list[tuple[float, float]]]] = {key: [] for key in jobs}
+    busy = parallel.ReplayJob((str(folder / "busy.jsonl"),), str(policy))
+    _record(recorded // 4, Path(busy.files[0]))
+    ceiling: dict[int, list[float]] = {1: [], 2: []}
+    rounds = 1 if smoke else 8
 
     def timed(key: str, count: int) -> None:
         if count == 1:
@@ -229,20 +242,39 @@ def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
             return
         cpu: list[tuple[float, float]] = []
         parallel.replay(jobs[key], count, cpu=cpu)
-        workers[key].append(cpu)
+        during[key].append(cpu)
 
-    variants = {
+    variants: dict[str, Callable[[], Any]] = {
         f"{key} {count}": (lambda key=key, count=count: timed(key, count))
         for key in jobs
         for count in (1, 2)
     }
+    for key, job in jobs.items():
+        variants[f"{key} one at a time"] = lambda key=key, job=job: paths[key].append(
+            _one_at_a_time(job)
+        )
+    for count in (1, 2):
+        variants[f"ceiling {count}"] = lambda count=count: ceiling[count].append(
+            _at_once(busy, count, rounds)
+        )
     for shape, _ in _SHAPES:
         for count in (1, 2):
             variants[f"{shape} command {count}"] = lambda shape=shape, count=count: _command(
                 jobs[f"{shape} .jsonl"], count
             )
     timings = compare(variants, repeats=1 if smoke else 3, warmup=0)
-    rows = []
+    one, two = statistics.median(ceiling[1]), statistics.median(ceiling[2])
+    rows: list[tuple[str, ...]] = [
+        (
+            "this machine's ceiling: the same CPU-bound work (a --jobs 1 replay of "
+            f"{recorded // 4} traces, {rounds}x) in 2 processes at once vs in 1 alone "
+            "(2.0x on two independent idle cores)",
+            f"{fmt_time(one)} (1 process)",
+            f"{fmt_time(two)} (2 at once, the slower)",
+            f"{fmt_ratio(2 * one / two)} the work done",
+            "—",
+        )
+    ]
     for shape, _ in _SHAPES:
         one, two = timings[f"{shape} command 1"].median, timings[f"{shape} command 2"].median
         rows.append(
@@ -269,7 +301,8 @@ def _jobs_rows(smoke: bool, folder: Path) -> list[tuple[str, ...]]:
                     f"{3 * traces / two:,.0f}",
                 )
             )
-            rows.append(_cpu_row(statistics.median(alone[key]), workers[key]))
+            rows.append(_cpu_row(statistics.median(alone[key]), during[key]))
+            rows.append(_alone_row(statistics.median(alone[key]), paths[key]))
     return rows
 
 
@@ -299,6 +332,72 @@ def _command(job: Any, count: int) -> None:
         raise RuntimeError(f"replay exited {done.returncode}: {done.stderr[-500:]}")
 
 
+def _one_at_a_time(job: Any, count: int = 2) -> float:
+    """``job``'s critical path on ``count`` idle cores, in CPU seconds: every worker's split,
+    then every worker's share, run in this process one after another (nothing else running),
+    the slower split plus the slower share."""
+    from groundplane_otel.otel.replay import split
+    from groundplane_otel.otel.replay.share import replay_share
+
+    splits, shares = [], []
+    gc.enable()  # as a worker runs
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-split-") as spill:
+            for index in range(count):
+                started = time.process_time()
+                split.split(job, index, count, Path(spill))
+                splits.append(time.process_time() - started)
+            for index in range(count):
+                started = time.process_time()
+                replay_share(job, index, count, spilled=Path(spill))
+                shares.append(time.process_time() - started)
+    finally:
+        gc.disable()
+    return max(splits) + max(shares)
+
+
+def _alone_row(single: float, paths: list[float]) -> tuple[str, ...]:
+    """``--jobs 1``'s CPU time ``single`` over the workers' critical path measured one at a
+    time (``_one_at_a_time``), the median of ``paths``."""
+    path = statistics.median(paths)
+    return (
+        "  the --jobs 2 workers one at a time here (split, then replay; what 2 independent idle "
+        "cores would show)",
+        f"{single:.2f} s",
+        f"{path:.2f} s (critical path)",
+        f"{fmt_ratio(single / path)} on idle cores",
+        "—",
+    )
+
+
+def _busy(job: Any, rounds: int, start: Any, done: Any) -> None:
+    """A process of ``_at_once``: ``rounds`` replays of ``job`` once every process is ready;
+    their wall time put on ``done``."""
+    from groundplane_otel.otel.replay.share import replay_share
+
+    start.wait()
+    started = time.perf_counter()
+    for _ in range(rounds):
+        replay_share(job, 0, 1)
+    done.put(time.perf_counter() - started)
+
+
+def _at_once(job: Any, count: int, rounds: int) -> float:
+    """The wall time of the slowest of ``count`` processes started together (as ``--jobs``
+    starts its workers), each doing the same ``rounds`` replays of ``job``."""
+    from groundplane_otel.otel.replay import parallel
+
+    context = parallel.start_context()
+    start, done = context.Barrier(count), context.Queue()
+    workers = [context.Process(target=_busy, args=(job, rounds, start, done)) for _ in range(count)]
+    for worker in workers:
+        worker.start()
+    times = [done.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    return float(max(times))
+
+
 def _cpu_row(single: float, runs: list[list[tuple[float, float]]]) -> tuple[str, ...]:
     """What two idle cores would show: ``--jobs 1``'s CPU time ``single`` over the workers'
     critical path (the slower split, then the slower replay; start-up left out), the median
@@ -308,7 +407,7 @@ def _cpu_row(single: float, runs: list[list[tuple[float, float]]]) -> tuple[str,
     )
     per_worker = ", ".join(f"{split:.2f} + {replayed:.2f} s" for split, replayed in runs[-1])
     return (
-        f"  CPU: --jobs 1 vs the --jobs 2 workers (split + replay: {per_worker})",
+        f"  CPU: --jobs 1 vs the --jobs 2 workers while both ran (split + replay: {per_worker})",
         f"{single:.2f} s",
         f"{path:.2f} s (critical path)",
         f"{fmt_ratio(single / path)} on idle cores",
@@ -365,9 +464,27 @@ def run(smoke: bool) -> list[Section]:
             verifier.drain()
             verifier.replayer.close()
 
+        def read() -> list[Any]:
+            return list(read_requests([path], []))
+
+        def decide(requests: list[Any]) -> None:
+            # Replay with its reading done beforehand (untimed): the engine deciding alone.
+            replayer = Replayer(config)
+            for request in requests:
+                replayer.feed(request)
+            replayer.finish()
+            replayer.close()
+
         timings = compare(
-            {"decode": decode, "replay": replay, "parse": parse_only, "intake": intake},
+            {
+                "decode": decode,
+                "replay": replay,
+                "parse": parse_only,
+                "intake": intake,
+                "decide": decide,  # type: ignore[dict-item]
+            },
             repeats=repeats,
+            setup={"decide": read},
         )
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
@@ -408,6 +525,17 @@ def run(smoke: bool) -> list[Section]:
             fmt_time(intake_t),
             fmt_ratio(intake_t / parse_t),
             f"{spans / intake_t:,.0f}",
+        )
+    )
+    decide_t = timings["decide"].median
+    section.rows.append(
+        (
+            "  of either: deciding alone (the spans already read; assembling, deciding and "
+            "counting), vs each floor",
+            f"{fmt_time(decode_t)} / {fmt_time(parse_t)}",
+            fmt_time(decide_t),
+            f"{fmt_ratio(decide_t / decode_t)} / {fmt_ratio(decide_t / parse_t)}",
+            f"{spans / decide_t:,.0f}",
         )
     )
     section.rows.append(

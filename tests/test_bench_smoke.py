@@ -60,9 +60,15 @@ EXPECTED = {
     "Replay and the fleet verifier": [
         "| replay of 20 recorded traces (OTLP/JSON lines) |",
         "| verifier intake of 20 traces (OTLP protobuf) |",
+        "|   of either: deciding alone (the spans already read; assembling, deciding and "
+        "counting), vs each floor |",
         "| memory per buffered trace (3 spans, 20-row result) |",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, one span per request",
-        "|   CPU: --jobs 1 vs the --jobs 2 workers (split + replay: ",
+        "|   CPU: --jobs 1 vs the --jobs 2 workers while both ran (split + replay: ",
+        "|   the --jobs 2 workers one at a time here (split, then replay; what 2 independent idle "
+        "cores would show) |",
+        "| this machine's ceiling: the same CPU-bound work (a --jobs 1 replay of 5 traces, 1x) "
+        "in 2 processes at once vs in 1 alone (2.0x on two independent idle cores) |",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, one span per request",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, batches of 512 spans",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP protobuf, batches of 512 spans",

@@ -69,6 +69,7 @@ __all__ = [
     "merge",
     "replay",
     "replay_share",
+    "start_context",
 ]
 
 _STOP_WAIT_S = 5.0
@@ -129,7 +130,7 @@ def replay(
     each worker's CPU seconds splitting and replaying, in worker order."""
     if jobs == 1:
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
-    context = _context()
+    context = start_context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
     split_done = context.Value("i", 0)  # workers whose split is written
     spilled = Path(tempfile.mkdtemp(prefix="groundplane-replay-"))
@@ -190,7 +191,7 @@ def _told(
     return merged
 
 
-def _context() -> Any:
+def start_context() -> Any:
     """``forkserver`` (a fresh server process imports replay once, then forks each worker from
     that clean, single-threaded state), where it exists; else ``spawn``."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
