@@ -20,6 +20,7 @@ MODULES = (
     "guard",
     "instructions",
     "replay",
+    "jobs_instructions",
     "suggest",
     "plugin_import",
     "error_rates",

@@ -55,12 +55,14 @@ for _ in range(traces):
 """
 
 
-_ROOT = os.pathsep.join(
+ROOT_PATH = os.pathsep.join(
     [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
 )
 
 
-def _instructions(script: Path, *args: str) -> int:
+def count_instructions(script: Path, *args: str) -> int:
+    """The instructions ``python script args`` executes under callgrind (``PYTHONHASHSEED=0``,
+    ``bench`` importable)."""
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
             [
@@ -74,7 +76,7 @@ def _instructions(script: Path, *args: str) -> int:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT},  # finds bench
+            env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": ROOT_PATH},  # finds bench
         )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -83,8 +85,8 @@ def _instructions(script: Path, *args: str) -> int:
 
 
 def _marginal(script: Path, scenario: str, variant: str, traces: int) -> float:
-    many = _instructions(script, scenario, variant, str(traces))
-    few = _instructions(script, scenario, variant, str(traces // 6))
+    many = count_instructions(script, scenario, variant, str(traces))
+    few = count_instructions(script, scenario, variant, str(traces // 6))
     return (many - few) / (traces - traces // 6)
 
 
@@ -125,7 +127,11 @@ def run_once() -> None:
                     [sys.executable, str(script), scenario, variant, "2"],
                     check=True,
                     capture_output=True,
-                    env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT},  # finds bench
+                    env={
+                        **os.environ,
+                        "PYTHONHASHSEED": "0",
+                        "PYTHONPATH": ROOT_PATH,
+                    },  # finds bench
                 )
 
 

@@ -77,6 +77,10 @@ EXPECTED = {
         "| the command end to end (interpreter and workers started, report printed), 20 traces, "
         "OTLP/JSON lines, batches of 512 spans |",
     ],
+    "replay --jobs 2 vs --jobs 1 in instructions": [
+        "| 4 traces, OTLP/JSON lines, one span per request | — | — | — | n/a (smoke) |",
+        "| 4 traces, OTLP protobuf, batches of 512 spans | — | — | — | n/a (smoke) |",
+    ],
     "suggest vs replay on the same recording": [
         "| 50 recorded runs (OTLP/JSON lines, 150 spans) |",
     ],
