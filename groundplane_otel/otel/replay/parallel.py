@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
 
 __all__ = [
+    "PRELOADED",
     "Interrupted",
     "ReplayJob",
     "Share",
@@ -73,6 +74,9 @@ __all__ = [
 ]
 
 _STOP_WAIT_S = 5.0
+
+# What the fork server imports once, before it forks any worker.
+PRELOADED = (__name__, "groundplane_otel.otel.policy")
 
 
 # Below this much input (bytes on disk, all files) one process is faster than starting workers
@@ -197,7 +201,7 @@ def start_context() -> Any:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, "groundplane_otel.otel.policy"])
+    context.set_forkserver_preload(list(PRELOADED))
     return context
 
 
