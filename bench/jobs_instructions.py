@@ -16,7 +16,6 @@ services export and a Collector writes). The smoke run executes every part once 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from bench import Section, fmt_ratio
-from bench.span_instructions import ROOT_PATH, count_instructions
+from bench.span_instructions import count_instructions, counted_env
 
 __all__ = ["run"]
 
@@ -80,7 +79,7 @@ def _counts(script: Path, args: tuple[str, str, str], counted: bool) -> dict[str
                 [sys.executable, str(script), *args, part],
                 check=True,
                 capture_output=True,
-                env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": ROOT_PATH},
+                env=counted_env(),
             )
         return {}
     total = {part: count_instructions(script, *args, part) for part in _PARTS}

@@ -55,9 +55,14 @@ for _ in range(traces):
 """
 
 
-ROOT_PATH = os.pathsep.join(
+_ROOT = os.pathsep.join(
     [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
 )
+
+
+def counted_env() -> dict[str, str]:
+    """The environment a measured script runs in: a fixed hash seed, ``bench`` importable."""
+    return {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT}
 
 
 def count_instructions(script: Path, *args: str) -> int:
@@ -76,7 +81,7 @@ def count_instructions(script: Path, *args: str) -> int:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": ROOT_PATH},  # finds bench
+            env=counted_env(),
         )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
@@ -127,11 +132,7 @@ def run_once() -> None:
                     [sys.executable, str(script), scenario, variant, "2"],
                     check=True,
                     capture_output=True,
-                    env={
-                        **os.environ,
-                        "PYTHONHASHSEED": "0",
-                        "PYTHONPATH": ROOT_PATH,
-                    },  # finds bench
+                    env=counted_env(),
                 )
 
 
