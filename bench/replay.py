@@ -370,6 +370,9 @@ def _alone_row(single: float, paths: list[float]) -> tuple[str, ...]:
     )
 
 
+_BUSY_TIMEOUT_S = 600.0  # a ceiling process that died raises queue.Empty here, not a hang
+
+
 def _busy(job: Any, rounds: int, start: Any, done: Any) -> None:
     """A process of ``_at_once``: ``rounds`` replays of ``job`` once every process is ready;
     their wall time put on ``done``."""
@@ -392,7 +395,7 @@ def _at_once(job: Any, count: int, rounds: int) -> float:
     workers = [context.Process(target=_busy, args=(job, rounds, start, done)) for _ in range(count)]
     for worker in workers:
         worker.start()
-    times = [done.get() for _ in workers]
+    times = [done.get(timeout=_BUSY_TIMEOUT_S) for _ in workers]
     for worker in workers:
         worker.join()
     return float(max(times))
