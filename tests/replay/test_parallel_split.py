@@ -195,14 +195,34 @@ def test_a_share_reads_other_workers_spans_as_their_trace_ids(tmp_path: Path) ->
     assert [span for span in own if bad_ids(span) is not None] == bad
 
 
-def test_input_that_changed_between_workers_fails_the_replay(tmp_path: Path) -> None:
-    """When one worker framed more lines than another (the file grew while it was read),
-    reading the spill back raises ``InputChanged``: no report from mismatched shares."""
+def test_a_spilled_request_carries_its_location_only_to_tell_a_bad_span(tmp_path: Path) -> None:
+    """Worker 0 reads back the location of each request that has a span with bad ids (it tells
+    that span, located); no other request's location is spilled (nothing reads it)."""
     policy, files = _recording(tmp_path, clones=2)
     job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
-    split.split(job, 0, 2, tmp_path)
+    for index in range(2):
+        split.split(job, index, 2, tmp_path)
+    requests = list(located_requests(files, []))
+    told = [where for where, batch in requests if any(bad_ids(span) for span in batch)]
+    assert len(told) == 3  # the recording's three bad spans, each in its own request
+    first = [where for where, _ in split.Spilled(tmp_path, 0, 2).requests([])]
+    assert len(first) == len(requests)
+    assert [where for where in first if where] == told
+    assert {where for where, _ in split.Spilled(tmp_path, 1, 2).requests([])} == {""}
+
+
+@pytest.mark.parametrize("grown_before", [0, 1])
+def test_input_that_changed_between_workers_fails_the_replay(
+    tmp_path: Path, grown_before: int
+) -> None:
+    """When one worker framed more lines than another (the file grew while it was read; the
+    worker that framed more comes first or last), reading the spill back raises
+    ``InputChanged``: no report from mismatched shares."""
+    policy, files = _recording(tmp_path, clones=2)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    split.split(job, 1 - grown_before, 2, tmp_path)
     files[-1].write_text(files[-1].read_text() + files[0].read_text())
-    split.split(job, 1, 2, tmp_path)
+    split.split(job, grown_before, 2, tmp_path)
     with pytest.raises(split.InputChanged) as raised:
         list(split.Spilled(tmp_path, 0, 2).requests([]))
     assert str(raised.value) == (

@@ -130,17 +130,19 @@ class Assembler:
         if isinstance(request, ExportTraceServiceRequest):
             request = proto_spans(request, self.resources)
         self.counts.requests += 1
-        add = self._add
+        arrived = self._arrived
         for span in request:
             if isinstance(span, bytes):  # another share's span (its ids were usable): timed
-                self._arrived(span)
+                arrived(span, False)
                 continue
             problem = bad_ids(span)
             if problem is None:
-                add(span)
+                self._add(span)
             else:
                 self._bad(span, problem, location)
-        self.decide_ready()
+        buffer = self._buffer
+        if buffer and self._now() - next(iter(buffer.values())).last_seen >= self.decision_wait:
+            self.decide_ready()
 
     def _bad(self, span: RecordedSpan, problem: str, location: str) -> None:
         """A span that cannot be used: counted and told (by one share of a parallel replay)."""
@@ -151,20 +153,22 @@ class Assembler:
         where = f"{location} span {span.index} {capped(span.name, 40)!r}"
         self.unreadable.append(BadInput(where, problem))
 
-    def _arrived(self, trace_id: bytes) -> PendingTrace:
-        """A span of trace ``trace_id`` arrived: its buffered trace, timed now."""
+    def _arrived(self, trace_id: bytes, owned: bool | None = None) -> PendingTrace:
+        """A span of trace ``trace_id`` arrived: its buffered trace, timed now. ``owned``:
+        whether this share keeps the trace, when known (else ``owns`` tells)."""
         self._read += 1
         buffer = self._buffer
         state = buffer.get(trace_id)
         if state is None:
-            owned = self.owns is None or self.owns(trace_id)
+            if owned is None:
+                owned = self.owns is None or self.owns(trace_id)
             state = buffer[trace_id] = PendingTrace(owned)
             while len(buffer) > self.max_traces:  # full: the longest idle goes, early
                 oldest = next(iter(buffer))
                 self._decide(oldest, buffer.pop(oldest), True)
         else:
             buffer.move_to_end(trace_id)  # the buffer stays ordered by last arrival
-        state.last_seen = self._now()
+        state.last_seen = self._read if self._clock is None else self._clock()
         return state
 
     def _add(self, span: RecordedSpan) -> None:

@@ -7,9 +7,10 @@ and messages by every worker (cheap: compressed files are decompressed by each),
 message, a corrupt compressed stream) — is handled by worker ``i % N`` alone: it decodes it
 and writes, for every worker ``d``, to its spill file ``<k>-<d>`` (``k = i % N``) one record:
 
-- a request: its location and its spans in order — whole for the spans ``d`` owns
-  (``crc32(trace id) % N``; spans with bad ids go whole to worker 0, which tells them), just the
-  trace id for every other span (what ``d`` needs to time that trace exactly as one process);
+- a request: its spans in order — whole for the spans ``d`` owns (``crc32(trace id) % N``;
+  spans with bad ids go whole to worker 0, which tells them), just the trace id for every other
+  span (what ``d`` needs to time that trace exactly as one process) — and its location, for
+  worker 0 when it has a span with bad ids to tell (nothing else reads it), else ``""``;
 - ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``.
 
 ``Spilled`` (every worker, once all have split): the records for ``d`` read back in item order,
@@ -155,19 +156,22 @@ def _with_problems(units: Iterator[Unit], problems: _Problems) -> Iterator[Unit 
 
 
 def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]]) -> None:
-    """One decoded request's record for every worker: its own spans whole, others' trace ids."""
+    """One decoded request's record for every worker: its own spans whole, others' trace ids;
+    the location goes to worker 0 when it has a span with bad ids to tell, else to none."""
     count = len(chunks)
     shares: list[list[Any]] = [[] for _ in range(count)]
+    told = ""
+    crc32 = zlib.crc32
     for span in request:
-        fields = _FIELDS(span)
         if bad_ids(span) is not None:
-            shares[0].append(fields)  # worker 0 tells it
+            shares[0].append(_FIELDS(span))  # worker 0 tells it
+            told = location
             continue
         trace_id = span.trace_id
         for share in shares:
             share.append(trace_id)
-        shares[owner(trace_id, count)][-1] = fields
-    chunks[0].append((location, shares[0]))
+        shares[crc32(trace_id) % count][-1] = _FIELDS(span)  # ``owner``, inline
+    chunks[0].append((told, shares[0]))
     for reader in range(1, count):
         chunks[reader].append(("", shares[reader]))
 
@@ -194,13 +198,19 @@ class Spilled:
         count = len(self.paths)
         self._files = [path.open("rb") for path in self.paths]
         try:
-            readers = [_chunks(file) for file in self._files]
+            current: list[Iterator[Record]] = [iter(()) for _ in self._files]  # each's chunk
+            made = RecordedSpan
             seq = 0
             while True:
-                record = next(readers[seq % count])
-                if isinstance(record, int):
-                    _check_ends(seq, readers)
-                    return
+                writer = seq % count
+                record = next(current[writer], _END)
+                if record is _END:  # its chunk is read: the next one, or its end
+                    chunk = pickle.load(self._files[writer])  # our own files, this replay's
+                    if isinstance(chunk, int):
+                        _check_ends(seq, chunk, writer, current, self._files)
+                        return
+                    current[writer] = iter(chunk)
+                    continue
                 seq += 1
                 if record is None:
                     continue
@@ -210,30 +220,40 @@ class Spilled:
                 location, items = record
                 yield (
                     location,
-                    [item if isinstance(item, bytes) else RecordedSpan(*item) for item in items],
+                    [item if item.__class__ is bytes else made(*item) for item in items],
                 )
         finally:
             for file in self._files:
                 file.close()
 
 
-def _chunks(file: IO[bytes]) -> Iterator[Record | int]:
-    """A spill file's records in order, then its writer's count of items framed."""
-    while True:
-        chunk = pickle.load(file)  # our own files, written by this replay's workers
-        if isinstance(chunk, int):
-            yield chunk
-            return
-        yield from chunk
+_END: Any = object()  # a chunk read to its end
 
 
-def _check_ends(seq: int, readers: list[Iterator[Record | int]]) -> None:
-    """At item ``seq`` a spill file ended: every one must end here, counting ``seq`` items
-    framed (the one that ended has already been read)."""
-    for reader in readers:
-        end = next(reader, seq)
-        if not isinstance(end, int) or end != seq:
+def _check_ends(
+    seq: int, framed: int, ended: int, current: list[Iterator[Record]], files: list[IO[bytes]]
+) -> None:
+    """At item ``seq`` the spill file of writer ``ended`` ended, counting ``framed`` items:
+    every one must end here, with no record left in its ``current`` chunk, and that count."""
+    for writer, file in enumerate(files):
+        if writer == ended:
+            end: int | None = framed
+        elif next(current[writer], _END) is not _END:
+            end = None  # its writer framed more
+        else:
+            end = _rest(file)
+        if end != seq:
             raise InputChanged(
                 "the input changed while it was read (the workers read different lines or "
                 "messages): no report"
             )
+
+
+def _rest(file: IO[bytes]) -> int | None:
+    """What follows in a spill file whose chunks before it are all read: its count, or None
+    (more records: its writer framed more)."""
+    try:
+        end = pickle.load(file)
+    except EOFError:
+        return None
+    return end if isinstance(end, int) else None
