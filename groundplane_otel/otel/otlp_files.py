@@ -23,11 +23,12 @@ import base64
 import gzip
 import io
 import json
+import os
 import re
 import struct
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -54,7 +55,9 @@ __all__ = [
     "Unreadable",
     "decode_unit",
     "located_requests",
+    "JsonPart",
     "located_units",
+    "plain_json_size",
     "read_requests",
     "request_from_json",
     "request_to_json",
@@ -149,26 +152,38 @@ def request_from_json(line: str) -> ExportTraceServiceRequest:
     return request
 
 
-def _json_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
+def _json_units(
+    path: Path,
+    stream: IO[bytes],
+    bad: BadSink,
+    limit: int,
+    *,
+    number: int = 0,
+    at: int = 0,
+    stop: int | None = None,
+) -> Generator[Unit, None, int]:
     """Each non-blank line; a line over ``limit`` bytes is told and skipped in chunks (never
-    held whole)."""
+    held whole). ``number``: the lines before it; ``at``: its byte offset; ``stop``: where
+    lines no longer start (None: the end). Returns the number of the last line read."""
     name = str(path)  # formatted once: every line's location starts with it
-    number = 0
     resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
-    while True:
+    while stop is None or at < stop:
         raw = stream.readline(limit + 1)
         if not raw:
-            return
+            return number
+        at += len(raw)
         number += 1
         if len(raw) > limit and not raw.endswith(b"\n"):
             while raw and not raw.endswith(b"\n"):
                 raw = stream.readline(_SKIP)
+                at += len(raw)
             problem = f"line over the size limit of {limit} bytes (--max-line-bytes): skipped"
             bad.append(BadInput(f"{path}:{number}", problem))
             continue
         line = raw.strip()
         if line:
             yield Unit(f"{name}:{number}", line, resources)
+    return number
 
 
 def _proto_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
@@ -368,14 +383,75 @@ def located_units(
 def _file_units(
     path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int
 ) -> Iterator[Unit]:
-    kind = format
-    if kind == "auto":
-        first = stream.peek(1)[:1]
-        kind = "json" if first in (b"{", b" ", b"\n", b"\r", b"\t", b"") else "proto"
-    if kind == "json":
+    if _kind(stream.peek(1)[:1], format) == "json":
         yield from _json_units(path, stream, bad, limit)
     else:
         yield from _proto_units(path, stream, bad, limit)
+
+
+def _kind(first: bytes, format: str) -> str:
+    """``json`` or ``proto``: ``format``, or for ``auto`` by the (decompressed) first byte."""
+    if format != "auto":
+        return format
+    return "json" if first in (b"{", b" ", b"\n", b"\r", b"\t", b"") else "proto"
+
+
+def plain_json_size(path: Path, format: str = "auto") -> int | None:
+    """The size of ``path`` when ``located_units`` reads it as uncompressed OTLP/JSON lines
+    (the file a parallel replay splits by byte ranges, ``json_part``); None for any other
+    (compressed, protobuf, missing: ``located_units`` tells)."""
+    try:
+        with path.open("rb") as raw:
+            head = raw.read(4)
+            size = os.fstat(raw.fileno()).st_size
+    except OSError:
+        return None
+    if head[:2] == _GZIP or head == _ZSTD or _kind(head[:1], format) != "json":
+        return None
+    return size
+
+
+class JsonPart:
+    """The lines of the uncompressed OTLP/JSON lines file ``path`` (``size`` bytes: as
+    ``plain_json_size`` found it) that start in its ``part``-th of ``parts`` equal byte
+    ranges (over the parts, every line once), refused as ``located_units`` does, but numbered
+    from the part's first line (the lines before it are not counted: read, the part tells
+    ``lines``, how many it had, for the parts after it to add)."""
+
+    def __init__(
+        self,
+        path: Path,
+        size: int,
+        part: int,
+        parts: int,
+        bad: BadSink,
+        *,
+        progress: ReadProgress | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.path, self.size, self.bad = path, size, bad
+        self.start, self.stop = size * part // parts, size * (part + 1) // parts
+        self.progress, self.limit = progress, max_line_bytes
+        self.lines = 0
+
+    def __iter__(self) -> Iterator[Unit]:
+        progress = self.progress
+        with self.path.open("rb") as raw:
+            if progress is not None:
+                progress._stream = raw
+            if self.start:
+                raw.seek(self.start - 1)
+                if raw.read(1) != b"\n":  # inside a line begun in an earlier part: its
+                    while (rest := raw.readline(_SKIP)) and not rest.endswith(b"\n"):
+                        pass
+            at = raw.tell()
+            if at < self.stop:
+                self.lines = yield from _json_units(
+                    self.path, raw, self.bad, self.limit, at=at, stop=self.stop
+                )
+            if progress is not None:
+                progress._before += self.size
+                progress._stream = None
 
 
 def read_requests(

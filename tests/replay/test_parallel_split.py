@@ -12,8 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ import zstandard
 from replay_recording import POLICY, live_and_recorded
 from shuffled_recording import GARBAGE, shuffled
 
-from groundplane_otel.otel.otlp_files import located_requests, request_from_json
+from groundplane_otel.otel import otlp_files
+from groundplane_otel.otel.otlp_files import BadInput, located_requests, request_from_json
 from groundplane_otel.otel.replay import parallel, split
 from groundplane_otel.otel.replay.records import bad_ids
 from groundplane_otel.otel.replay.report import Gate, build_report, render_json
@@ -127,48 +127,106 @@ def test_protobuf_and_compressed_files_merge_into_the_single_replay(
         )
 
 
+def _parts(path: Path, parts: int) -> list[list[bytes]]:
+    """``path``'s non-blank lines, by the byte range (of ``parts`` equal ones) each starts in."""
+    data = path.read_bytes()
+    lines: list[list[bytes]] = [[] for _ in range(parts)]
+    at = 0
+    for line in data.splitlines(keepends=True):
+        if line.strip():
+            part = next(p for p in range(parts) if at < len(data) * (p + 1) // parts)
+            lines[part].append(line.strip())
+        at += len(line)
+    return lines
+
+
 def test_every_line_is_decoded_by_exactly_one_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Splitting for 3 workers decodes each readable or unreadable line once over all three
-    (worker ``k`` the ``k``-th of every three items), never twice."""
+    """Splitting for 3 workers decodes each readable or unreadable line once over all three:
+    worker ``k`` the lines that start in the ``k``-th third of each file's bytes (it frames no
+    other), in order."""
     policy, files = _recording(tmp_path, clones=2)
     job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
-    lines = sum(len([t for t in path.read_text().splitlines() if t.strip()]) for path in files)
-    decoded: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    decoded: dict[int, list[bytes]] = {0: [], 1: [], 2: []}
     worker = [0]
     real = split.decode_unit
 
     def counted(unit: split.Unit, bad: object, limit: int) -> object:
-        decoded[worker[0]].append(unit.location)
+        decoded[worker[0]].append(unit.body)
         return real(unit, bad, limit)  # type: ignore[arg-type]
 
     monkeypatch.setattr(split, "decode_unit", counted)
     for index in range(3):
         worker[0] = index
-        split.split(job, index, 3, tmp_path)
-    every = [location for share in decoded.values() for location in share]
-    assert len(every) == lines
-    assert Counter(every).most_common(1)[0][1] == 1
-    assert [len(decoded[index]) for index in range(3)] == [
-        len(range(index, lines, 3)) for index in range(3)
-    ]
+        assert split.split(job, index, 3, tmp_path) == 0  # nothing framed round robin
+    thirds = [_parts(path, 3) for path in files]
+    assert all(third for parts in thirds for third in parts)  # every worker has lines of each
+    for index in range(3):
+        assert decoded[index] == [where for parts in thirds for where in parts[index]]
+
+
+@pytest.mark.parametrize("parts", [2, 3, 7, 0])
+def test_the_byte_ranges_of_a_file_frame_every_line_once(tmp_path: Path, parts: int) -> None:
+    """A JSON lines file cut into byte ranges yields every line once, as one reading of the
+    whole file locates and refuses it, numbered from each part's first line (the parts before
+    it tell how many lines they had); 0: as many ranges as bytes, so that a range starts at
+    every byte (a line's start, inside one, between the ``\\r`` and ``\\n`` of one, in blank
+    lines, inside an oversize line)."""
+    recording = tmp_path / "cut.jsonl"
+    lines = [b'{"a":1}', b"", b'{"bb":2}\r', b"  ", b"x" * 300, b'{"c":3}', b'{"d":4}']
+    recording.write_bytes(b"\n".join(lines) + b"\n")
+    size = otlp_files.plain_json_size(recording)
+    assert size == recording.stat().st_size
+    parts = parts or size
+
+    def framed(units: Iterable[otlp_files.Unit], bad: list[BadInput], before: int) -> list[str]:
+        """Each line's location (its number moved on by ``before``) and body; then what was
+        told, alike."""
+        path = f"{recording}:"
+        return [f"{path}{int(u.location[len(path) :]) + before} {u.body!r}" for u in units] + [
+            f"{path}{int(b.location[len(path) :]) + before} {b.problem}" for b in bad
+        ]
+
+    alone: list[BadInput] = []
+    whole = framed(otlp_files.located_units([recording], alone, max_line_bytes=200), alone, 0)
+    cut: list[str] = []
+    before = 0  # the lines of the parts before
+    for index in range(parts):
+        told: list[BadInput] = []
+        part = otlp_files.JsonPart(recording, size, index, parts, told, max_line_bytes=200)
+        cut += framed(part, told, before)
+        before += part.lines
+    assert before == len(lines)
+    assert sorted(cut) == sorted(whole)
+    assert len(cut) == 5  # four lines to decode and the oversize one, told
 
 
 def test_a_spill_holds_bounded_chunks_and_ends_with_its_count(tmp_path: Path) -> None:
     """A worker's spill file is a stream of chunks of at most ``_CHUNK_ITEMS`` records (never
-    the whole input as one list), one record per item of its own, then the items framed."""
+    the whole input as one list): for each file split by bytes, its start, one record per line
+    of the worker's part, its end; then the count of items framed round robin (none here)."""
     policy, files = _recording(tmp_path, clones=150)
     job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
-    framed = split.split(job, 1, 2, tmp_path)
+    assert split.split(job, 1, 2, tmp_path) == 0
     chunks = []
     with split.spill_name(tmp_path, 1, 0).open("rb") as spill:
         while not isinstance(chunk := pickle.load(spill), int):
             chunks.append(chunk)
-    assert chunk == framed
+    assert chunk == 0
     assert len(chunks) > 1
     assert max(len(chunk) for chunk in chunks) <= split._CHUNK_ITEMS
-    assert sum(len(chunk) for chunk in chunks) == framed // 2
+    records = [record for chunk in chunks for record in chunk]
+    starts = [record for record in records if isinstance(record, split.Part) and record.size >= 0]
+    assert starts == [split.Part(path.stat().st_size) for path in files]
+    ends = [record for record in records if isinstance(record, split.PartEnd)]
+    second = []  # the lines (blank ones too) that start in each file's second half
+    for path in files:
+        data = path.read_bytes()
+        starts = [0] + [at + 1 for at in range(len(data) - 1) if data[at] == ord("\n")]
+        second.append(sum(start >= len(data) // 2 for start in starts))
+    assert ends == [split.PartEnd(lines) for lines in second]
+    assert len(records) == sum(len(_parts(path, 2)[1]) + 2 for path in files)
 
 
 def test_a_share_reads_other_workers_spans_as_their_trace_ids(tmp_path: Path) -> None:
@@ -193,6 +251,30 @@ def test_a_share_reads_other_workers_spans_as_their_trace_ids(tmp_path: Path) ->
     ]
     bad = [span for span in alone if bad_ids(span) is not None]  # worker 0 tells them: whole
     assert [span for span in own if bad_ids(span) is not None] == bad
+
+
+def test_a_file_that_grows_while_a_worker_splits_it_fails_the_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file split by bytes that is not the size it was when its split began (a recorder
+    still appending) fails the split with ``InputChanged``: one process would read more."""
+    policy, files = _recording(tmp_path, clones=1)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    sized = split.plain_json_size
+
+    def grown_after(path: Path, format: str = "auto") -> int | None:
+        size = sized(path, format)
+        with path.open("ab") as out:
+            out.write(path.read_bytes().splitlines(keepends=True)[0])
+        return size
+
+    monkeypatch.setattr(split, "plain_json_size", grown_after)
+    with pytest.raises(split.InputChanged) as raised:
+        split.split(job, 1, 2, tmp_path)
+    assert str(raised.value) == (
+        "the input changed while it was read (the workers read different lines or messages): "
+        "no report"
+    )
 
 
 def test_a_spilled_request_carries_its_location_only_to_tell_a_bad_span(tmp_path: Path) -> None:

@@ -1,23 +1,31 @@
 """The reading of a parallel replay, split: each line or message is decoded by exactly one
 worker, and every worker still sees every request in input order.
 
-Reading happens in two steps. ``split`` (every worker, at once): the input is framed into lines
-and messages by every worker (cheap: compressed files are decompressed by each), and item
-``i`` — a line or message, or input that could not be framed (an oversize line, a truncated
-message, a corrupt compressed stream) — is handled by worker ``i % N`` alone: it decodes it
-and writes, for every worker ``d``, to its spill file ``<k>-<d>`` (``k = i % N``) one record:
+Reading happens in two steps. ``split`` (every worker, at once): an uncompressed JSON lines
+file is cut into ``N`` equal byte ranges, and worker ``k`` frames and decodes the lines that
+start in its ``k``-th (``otlp_files.json_part``: it seeks there, and reads no other line);
+any other file (protobuf, compressed: decompressed by each) is framed by every worker, and its
+item ``i`` — a line or message, or input that could not be framed (an oversize line, a
+truncated message, a corrupt compressed stream) — is decoded by worker ``i % N`` alone. Each
+item decoded by worker ``k`` becomes, in its spill file ``<k>-<d>`` for every worker ``d``,
+one record:
 
 - a request: its spans in order — whole for the spans ``d`` owns (``crc32(trace id) % N``;
   spans with bad ids go whole to worker 0, which tells them), just the trace id for every other
   span (what ``d`` needs to time that trace exactly as one process) — and its location, for
   worker 0 when it has a span with bad ids to tell (nothing else reads it), else ``""``;
-- ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``.
+- ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``;
 
-``Spilled`` (every worker, once all have split): the records for ``d`` read back in item order,
-round robin over the spill files, as the requests one process would feed its replayer, with
-what could not be read told at the same moment. Nothing is held but one chunk per spill file;
-each file ends with the number of items its writer framed, and the readers fail the replay if
-two workers framed different input (a file that changed while it was read).
+and a file cut in byte ranges starts with a ``Part`` (its size as that worker found it) and
+ends with ``PART_END`` in every spill file.
+
+``Spilled`` (every worker, once all have split): the records for ``d`` read back in input
+order — round robin over the spill files, but each cut file part after part, writer after
+writer — as the requests one process would feed its replayer, with what could not be read told
+at the same moment. Nothing is held but one chunk per spill file; each file ends with the
+number of items its writer framed round robin. The replay fails (``InputChanged``) when the
+workers framed different input: a file that changed while it was read (a different size or
+number of items, or a cut file's size when its split ended not the one it began with).
 """
 
 from __future__ import annotations
@@ -28,14 +36,16 @@ import pickle
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from groundplane_otel.otel.otlp_files import (
     BadInput,
+    JsonPart,
     ReadProgress,
     Unit,
     decode_unit,
     located_units,
+    plain_json_size,
 )
 from groundplane_otel.otel.replay.pacing import Pacer
 from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
@@ -47,7 +57,22 @@ _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
 _FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(RecordedSpan)))
 
-Record = tuple[str, list[Any]] | BadInput | None
+
+class Part(NamedTuple):
+    """The start of a file cut in byte ranges, in every spill file (its size: every writer
+    must have cut the same bytes)."""
+
+    size: int
+
+
+class PartEnd(NamedTuple):
+    """The end of one writer's part of a cut file: how many lines it had (a part numbers its
+    lines from its first: the reader adds the lines of the parts before it)."""
+
+    lines: int
+
+
+Record = tuple[str, list[Any]] | BadInput | Part | PartEnd | None
 
 
 class Reading(Protocol):
@@ -87,61 +112,115 @@ def split(
     folder: Path,
     progress: Callable[[float], None] | None = None,
 ) -> int:
-    """Worker ``index`` of ``count``'s part of reading ``job``: every
-    ``count``-th item decoded and written to the spill files in ``folder``; ``progress`` is told
-    the fraction of bytes framed, a few times a second (``pacing``). Returns the items framed."""
-    outs = [spill_name(folder, index, reader).open("wb") for reader in range(count)]
+    """Worker ``index`` of ``count``'s part of reading ``job``, decoded and written to the spill
+    files in ``folder``: its byte range of each uncompressed JSON lines file, every
+    ``count``-th item of any other; ``progress`` is told the fraction of bytes framed, a few
+    times a second (``pacing``). Returns the items framed round robin (by every worker)."""
+    writer = _Writer(folder, index, count, job.max_line_bytes)
     try:
-        chunks: list[list[Record]] = [[] for _ in range(count)]
-        spans = 0
-        seq = 0
+        seq = 0  # items framed round robin
         problems = _Problems()
-        resources: dict[bytes, Any] = {}  # protobuf resources read, shared (as replay shares)
         read, pacer = ReadProgress(job.files), Pacer()
-
-        def flush() -> None:
-            for out, chunk in zip(outs, chunks, strict=True):
-                pickle.dump(chunk, out, protocol=pickle.HIGHEST_PROTOCOL)
-                chunk.clear()
-
-        def problem(item: BadInput) -> None:
-            chunks[0].append(item)
-            for chunk in chunks[1:]:
-                chunk.append(None)
-
-        units = located_units(
-            job.files, problems, format=job.format, progress=read, max_line_bytes=job.max_line_bytes
-        )
-        for unit in _with_problems(units, problems):
-            if seq % count == index:
-                if isinstance(unit, BadInput):
-                    problem(unit)
-                else:
-                    decoded = _Problems()
-                    batch = decode_unit(unit, decoded, job.max_line_bytes)
-                    if batch is None:
-                        problem(decoded[0])
-                    else:
-                        # One resource mapping per distinct resource (the JSON reader shares
-                        # them too): pickled once per chunk.
-                        request = (
-                            batch if isinstance(batch, list) else proto_spans(batch, resources)
-                        )
-                        _share(unit.location, request, chunks)
-                        spans += len(request)
-                if len(chunks[0]) >= _CHUNK_ITEMS or spans >= _CHUNK_SPANS:
-                    flush()
-                    spans = 0
-                if progress is not None and pacer.due():
-                    progress(read.fraction)
-            seq += 1
-        flush()
-        for out in outs:
-            pickle.dump(seq, out, protocol=pickle.HIGHEST_PROTOCOL)
+        for name in job.files:
+            path = Path(name)
+            size = plain_json_size(path, job.format)
+            if size is not None:  # this worker's part alone, framed and decoded, marked
+                part = JsonPart(
+                    path,
+                    size,
+                    index,
+                    count,
+                    problems,
+                    progress=read,
+                    max_line_bytes=job.max_line_bytes,
+                )
+                writer.mark(Part(size))
+                for unit in _with_problems(iter(part), problems):
+                    writer.item(unit)
+                    if progress is not None and pacer.due():
+                        progress(read.fraction)
+                writer.mark(PartEnd(part.lines))
+                if path.stat().st_size != size:
+                    raise InputChanged(_CHANGED)
+                continue
+            units = located_units(
+                [path],
+                problems,
+                format=job.format,
+                progress=read,
+                max_line_bytes=job.max_line_bytes,
+            )
+            for unit in _with_problems(units, problems):
+                if seq % count == index:
+                    writer.item(unit)
+                    if progress is not None and pacer.due():
+                        progress(read.fraction)
+                seq += 1
+        writer.end(seq)
     finally:
-        for out in outs:
-            out.close()
+        writer.close()
     return seq
+
+
+class _Writer:
+    """One worker's spill files, one for each worker: its items' records in chunks."""
+
+    def __init__(self, folder: Path, index: int, count: int, limit: int) -> None:
+        self.outs = [spill_name(folder, index, reader).open("wb") for reader in range(count)]
+        self.chunks: list[list[Record]] = [[] for _ in range(count)]
+        self.spans = 0
+        self.limit = limit
+        self.resources: dict[bytes, Any] = {}  # protobuf resources read, shared (as replay)
+
+    def item(self, unit: Unit | BadInput) -> None:
+        """One line or message (or input that could not be framed) decoded and recorded for
+        every worker."""
+        chunks = self.chunks
+        if isinstance(unit, BadInput):
+            self._problem(unit)
+        else:
+            decoded = _Problems()
+            batch = decode_unit(unit, decoded, self.limit)
+            if batch is None:
+                self._problem(decoded[0])
+            else:
+                # One resource mapping per distinct resource (the JSON reader shares them
+                # too): pickled once per chunk.
+                request = batch if isinstance(batch, list) else proto_spans(batch, self.resources)
+                _share(unit.location, request, chunks)
+                self.spans += len(request)
+        self._flush_full()
+
+    def _problem(self, item: BadInput) -> None:
+        self.chunks[0].append(item)  # worker 0 tells it
+        for chunk in self.chunks[1:]:
+            chunk.append(None)
+
+    def mark(self, marker: Part | PartEnd) -> None:
+        """A part's start or end, for every worker."""
+        for chunk in self.chunks:
+            chunk.append(marker)
+        self._flush_full()
+
+    def _flush_full(self) -> None:
+        if len(self.chunks[0]) >= _CHUNK_ITEMS or self.spans >= _CHUNK_SPANS:
+            self.flush()
+
+    def flush(self) -> None:
+        for out, chunk in zip(self.outs, self.chunks, strict=True):
+            pickle.dump(chunk, out, protocol=pickle.HIGHEST_PROTOCOL)
+            chunk.clear()
+        self.spans = 0
+
+    def end(self, framed: int) -> None:
+        """The last chunk, then the count of items framed round robin."""
+        self.flush()
+        for out in self.outs:
+            pickle.dump(framed, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def close(self) -> None:
+        for out in self.outs:
+            out.close()
 
 
 def _with_problems(units: Iterator[Unit], problems: _Problems) -> Iterator[Unit | BadInput]:
@@ -193,67 +272,85 @@ class Spilled:
 
     def requests(self, bad: BadSink) -> Iterator[tuple[str, list[RecordedSpan | bytes]]]:
         """Each request's location and spans (another worker's: its trace id, all a share
-        needs to time its trace); what could not be read is appended to ``bad`` in its place.
-        Raises ``InputChanged`` when the writers framed different input."""
+        needs to time its trace), in input order: round robin over the spill files, but each
+        part of a cut file whole, writer after writer; what could not be read is appended to
+        ``bad`` in its place. Raises ``InputChanged`` when the writers framed different
+        input."""
         count = len(self.paths)
-        self._files = [path.open("rb") for path in self.paths]
-        try:
-            current: list[Iterator[Record]] = [iter(()) for _ in self._files]  # each's chunk
-            made = RecordedSpan
-            seq = 0
-            while True:
-                writer = seq % count
+        files: list[IO[bytes]] = [path.open("rb") for path in self.paths]
+        self._files = files
+        current: list[Iterator[Record]] = [iter(()) for _ in files]  # each file's chunk
+
+        def take(writer: int) -> Record | int:
+            """The writer's next record, or the count its spill file ends with."""
+            record = next(current[writer], _END)
+            while record is _END:
+                chunk = pickle.load(files[writer])  # our own files, this replay's
+                if isinstance(chunk, int):
+                    return chunk
+                current[writer] = iter(chunk)
                 record = next(current[writer], _END)
-                if record is _END:  # its chunk is read: the next one, or its end
-                    chunk = pickle.load(self._files[writer])  # our own files, this replay's
-                    if isinstance(chunk, int):
-                        _check_ends(seq, chunk, writer, current, self._files)
-                        return
-                    current[writer] = iter(chunk)
-                    continue
-                seq += 1
-                if record is None:
-                    continue
-                if isinstance(record, BadInput):
-                    bad.append(record)
-                    continue
-                location, items = record
-                yield (
-                    location,
-                    [item if item.__class__ is bytes else made(*item) for item in items],
-                )
+            return record
+
+        made = RecordedSpan
+        seq = 0  # items read round robin
+        part = -1  # the writer whose part of a cut file is read (-1: none, round robin)
+        before = 0  # the lines of the cut file's parts read
+        try:
+            while True:
+                writer = seq % count if part < 0 else part
+                record = next(current[writer], _END)
+                if record is _END:  # its chunk is read
+                    record = take(writer)
+                if record.__class__ is tuple:  # a request: the common case first
+                    location, items = record  # a request (its class)
+                    if before and location:
+                        location = _moved(location, before)
+                    if part < 0:
+                        seq += 1
+                    yield (
+                        location,
+                        [item if item.__class__ is bytes else made(*item) for item in items],
+                    )
+                elif isinstance(record, int):  # its end: every file ends here, this count
+                    others = (take(other) for other in range(count) if other != writer)
+                    if part >= 0 or record != seq or any(end != seq for end in others):
+                        raise InputChanged(_CHANGED)
+                    return
+                elif isinstance(record, Part):  # a cut file: every writer starts it alike
+                    others = (take(other) for other in range(count) if other != writer)
+                    if part >= 0 or any(start != record for start in others):
+                        raise InputChanged(_CHANGED)
+                    part, before = 0, 0
+                elif isinstance(record, PartEnd):  # the next writer's part, or round robin
+                    if part < 0:
+                        raise InputChanged(_CHANGED)
+                    part, before = part + 1, before + record.lines
+                    if part == count:
+                        part, before = -1, 0
+                else:  # what could not be read (worker 0's), or nothing
+                    if part < 0:
+                        seq += 1
+                    if isinstance(record, BadInput):
+                        bad.append(
+                            BadInput(_moved(record.location, before), record.problem)
+                            if before
+                            else record
+                        )
         finally:
-            for file in self._files:
+            for file in files:
                 file.close()
 
 
 _END: Any = object()  # a chunk read to its end
 
 
-def _check_ends(
-    seq: int, framed: int, ended: int, current: list[Iterator[Record]], files: list[IO[bytes]]
-) -> None:
-    """At item ``seq`` the spill file of writer ``ended`` ended, counting ``framed`` items:
-    every one must end here, with no record left in its ``current`` chunk, and that count."""
-    for writer, file in enumerate(files):
-        if writer == ended:
-            end: int | None = framed
-        elif next(current[writer], _END) is not _END:
-            end = None  # its writer framed more
-        else:
-            end = _rest(file)
-        if end != seq:
-            raise InputChanged(
-                "the input changed while it was read (the workers read different lines or "
-                "messages): no report"
-            )
+def _moved(location: str, before: int) -> str:
+    """``path:number`` as ``path:(number + before)``."""
+    path, number = location.rsplit(":", 1)
+    return f"{path}:{int(number) + before}"
 
 
-def _rest(file: IO[bytes]) -> int | None:
-    """What follows in a spill file whose chunks before it are all read: its count, or None
-    (more records: its writer framed more)."""
-    try:
-        end = pickle.load(file)
-    except EOFError:
-        return None
-    return end if isinstance(end, int) else None
+_CHANGED = (
+    "the input changed while it was read (the workers read different lines or messages): no report"
+)
