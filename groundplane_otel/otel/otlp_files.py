@@ -57,7 +57,7 @@ __all__ = [
     "located_requests",
     "JsonPart",
     "located_units",
-    "plain_json_size",
+    "plain_file",
     "read_requests",
     "request_from_json",
     "request_to_json",
@@ -313,6 +313,10 @@ class ReadProgress:
         self._stream: IO[bytes] | None = None
         self._before = 0
 
+    def skip(self, size: int) -> None:
+        """A file of ``size`` bytes read by another reader: passed over as read."""
+        self._before += size
+
     @property
     def fraction(self) -> float:
         position = self._stream.tell() if self._stream is not None else 0
@@ -396,24 +400,25 @@ def _kind(first: bytes, format: str) -> str:
     return "json" if first in (b"{", b" ", b"\n", b"\r", b"\t", b"") else "proto"
 
 
-def plain_json_size(path: Path, format: str = "auto") -> int | None:
-    """The size of ``path`` when ``located_units`` reads it as uncompressed OTLP/JSON lines
-    (the file a parallel replay splits by byte ranges, ``json_part``); None for any other
-    (compressed, protobuf, missing: ``located_units`` tells)."""
+def plain_file(path: Path, format: str = "auto") -> tuple[str, int] | None:
+    """How ``located_units`` reads ``path`` when it is not compressed, ``json`` (lines) or
+    ``proto`` (messages), and its size; None for a compressed or missing file
+    (``located_units`` tells). A parallel replay splits such a file without framing it all in
+    every worker."""
     try:
         with path.open("rb") as raw:
             head = raw.read(4)
             size = os.fstat(raw.fileno()).st_size
     except OSError:
         return None
-    if head[:2] == _GZIP or head == _ZSTD or _kind(head[:1], format) != "json":
+    if head[:2] == _GZIP or head == _ZSTD:
         return None
-    return size
+    return _kind(head[:1], format), size
 
 
 class JsonPart:
     """The lines of the uncompressed OTLP/JSON lines file ``path`` (``size`` bytes: as
-    ``plain_json_size`` found it) that start in its ``part``-th of ``parts`` equal byte
+    ``plain_file`` found it) that start in its ``part``-th of ``parts`` equal byte
     ranges (over the parts, every line once), refused as ``located_units`` does, but numbered
     from the part's first line (the lines before it are not counted: read, the part tells
     ``lines``, how many it had, for the parts after it to add)."""

@@ -22,8 +22,8 @@ from shuffled_recording import GARBAGE, shuffled
 
 from groundplane_otel.otel import otlp_files
 from groundplane_otel.otel.otlp_files import BadInput, located_requests, request_from_json
-from groundplane_otel.otel.replay import parallel, split
-from groundplane_otel.otel.replay.records import bad_ids
+from groundplane_otel.otel.replay import parallel, records, split
+from groundplane_otel.otel.replay.records import bad_ids, proto_spans
 from groundplane_otel.otel.replay.report import Gate, build_report, render_json
 
 
@@ -140,6 +140,72 @@ def _parts(path: Path, parts: int) -> list[list[bytes]]:
     return lines
 
 
+def test_mixed_files_replay_the_same_for_any_jobs(tmp_path: Path) -> None:
+    """Through the real command, gzip and zstd JSON lines and a protobuf file that every share
+    reads itself, under an evicting buffer: 1, 2 and 3 jobs print the same report."""
+    policy, files = _recording(tmp_path, clones=3)
+    report = _same(_runs(policy, _mixed(files), "--max-traces", "3"))
+    data = report["input"]
+    assert isinstance(data, dict)
+    assert data["unreadable"] > 0  # the garbage messages and the cut one, told once
+
+
+def test_a_protobuf_file_is_read_by_every_share_not_spilled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An uncompressed protobuf file is only marked in the spill (``Direct``); each share
+    parses its messages and reads whole just the spans it keeps (worker 0 also those with bad
+    ids), every other span as its trace id: over the shares, each span read whole once."""
+    policy, files = _recording(tmp_path, clones=2)
+    proto = tmp_path / "all.pb"  # every file's requests (the bad spans among them)
+    lines = [line for path in files for line in path.read_text().splitlines()]
+    bodies = [request_from_json(line).SerializeToString() for line in lines if line not in GARBAGE]
+    proto.write_bytes(b"".join(struct.pack(">I", len(body)) + body for body in bodies))
+    job = parallel.ReplayJob((str(proto),), str(policy))
+    for index in range(2):
+        split.split(job, index, 2, tmp_path)
+    with split.spill_name(tmp_path, 1, 0).open("rb") as spill:
+        assert pickle.load(spill) == [split.Direct(0, proto.stat().st_size)]
+        assert pickle.load(spill) == 0  # nothing framed round robin
+    alone = [span for _, batch in located_requests([proto], []) for span in proto_spans(batch)]  # type: ignore[arg-type]
+    read = [0]
+    real = records.proto_span
+
+    def counted(*args: object) -> object:
+        read[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(records, "proto_span", counted)
+    whole = []
+    for index in range(2):
+        read[0] = 0
+        items = [
+            item
+            for _, request in split.Spilled(job, tmp_path, index, 2).requests([])
+            for item in request
+        ]
+        kept = [item for item in items if not isinstance(item, bytes)]
+        assert read[0] == len(kept)  # no other span read whole
+        assert all(split.owner(span.trace_id, 2) == index for span in kept if not bad_ids(span))
+        assert {split.owner(item, 2) for item in items if isinstance(item, bytes)} == {1 - index}
+        whole += kept
+    assert sorted(map(repr, whole)) == sorted(map(repr, alone))
+    assert any(bad_ids(span) for span in alone)
+
+
+def test_a_protobuf_file_that_changed_after_the_split_fails_the_replay(tmp_path: Path) -> None:
+    """A protobuf file every share reads itself that is not the size it was when split fails
+    the share's reading with ``InputChanged``."""
+    policy, files = _recording(tmp_path, clones=1)
+    proto = _mixed(files)[1]
+    job = parallel.ReplayJob((str(proto),), str(policy))
+    for index in range(2):
+        split.split(job, index, 2, tmp_path)
+    proto.write_bytes(proto.read_bytes()[:-7])  # the cut message at its end, cut shorter
+    with pytest.raises(split.InputChanged):
+        list(split.Spilled(job, tmp_path, 1, 2).requests([]))
+
+
 def test_every_line_is_decoded_by_exactly_one_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,8 +242,8 @@ def test_the_byte_ranges_of_a_file_frame_every_line_once(tmp_path: Path, parts: 
     recording = tmp_path / "cut.jsonl"
     lines = [b'{"a":1}', b"", b'{"bb":2}\r', b"  ", b"x" * 300, b'{"c":3}', b'{"d":4}']
     recording.write_bytes(b"\n".join(lines) + b"\n")
-    size = otlp_files.plain_json_size(recording)
-    assert size == recording.stat().st_size
+    assert otlp_files.plain_file(recording) == ("json", recording.stat().st_size)
+    size = recording.stat().st_size
     parts = parts or size
 
     def framed(units: Iterable[otlp_files.Unit], bad: list[BadInput], before: int) -> list[str]:
@@ -238,7 +304,9 @@ def test_a_share_reads_other_workers_spans_as_their_trace_ids(tmp_path: Path) ->
     for index in range(2):
         split.split(job, index, 2, tmp_path)
     alone = [span for _, batch in located_requests(files, []) for span in batch]
-    items = [item for _, request in split.Spilled(tmp_path, 0, 2).requests([]) for item in request]
+    items = [
+        item for _, request in split.Spilled(job, tmp_path, 0, 2).requests([]) for item in request
+    ]
     assert len(items) == len(alone)
     own = [item for item in items if not isinstance(item, bytes)]
     others = [item for item in items if isinstance(item, bytes)]
@@ -260,15 +328,15 @@ def test_a_file_that_grows_while_a_worker_splits_it_fails_the_replay(
     still appending) fails the split with ``InputChanged``: one process would read more."""
     policy, files = _recording(tmp_path, clones=1)
     job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
-    sized = split.plain_json_size
+    sized = split.plain_file
 
-    def grown_after(path: Path, format: str = "auto") -> int | None:
+    def grown_after(path: Path, format: str = "auto") -> tuple[str, int] | None:
         size = sized(path, format)
         with path.open("ab") as out:
             out.write(path.read_bytes().splitlines(keepends=True)[0])
         return size
 
-    monkeypatch.setattr(split, "plain_json_size", grown_after)
+    monkeypatch.setattr(split, "plain_file", grown_after)
     with pytest.raises(split.InputChanged) as raised:
         split.split(job, 1, 2, tmp_path)
     assert str(raised.value) == (
@@ -287,10 +355,10 @@ def test_a_spilled_request_carries_its_location_only_to_tell_a_bad_span(tmp_path
     requests = list(located_requests(files, []))
     told = [where for where, batch in requests if any(bad_ids(span) for span in batch)]
     assert len(told) == 3  # the recording's three bad spans, each in its own request
-    first = [where for where, _ in split.Spilled(tmp_path, 0, 2).requests([])]
+    first = [where for where, _ in split.Spilled(job, tmp_path, 0, 2).requests([])]
     assert len(first) == len(requests)
     assert [where for where in first if where] == told
-    assert {where for where, _ in split.Spilled(tmp_path, 1, 2).requests([])} == {""}
+    assert {where for where, _ in split.Spilled(job, tmp_path, 1, 2).requests([])} == {""}
 
 
 @pytest.mark.parametrize("grown_before", [0, 1])
@@ -306,7 +374,7 @@ def test_input_that_changed_between_workers_fails_the_replay(
     files[-1].write_text(files[-1].read_text() + files[0].read_text())
     split.split(job, grown_before, 2, tmp_path)
     with pytest.raises(split.InputChanged) as raised:
-        list(split.Spilled(tmp_path, 0, 2).requests([]))
+        list(split.Spilled(job, tmp_path, 0, 2).requests([]))
     assert str(raised.value) == (
         "the input changed while it was read (the workers read different lines or messages): "
         "no report"

@@ -15,7 +15,7 @@ record to the processor's ``on_end``, as the SDK does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,9 @@ __all__ = [
     "attribute_value",
     "attributes_of",
     "bad_ids",
+    "ids_problem",
     "keep_resource",
+    "proto_share",
     "proto_spans",
     "recorded_span",
     "replayable_attributes",
@@ -154,21 +156,25 @@ def recorded_span(
 def bad_ids(span: RecordedSpan) -> str | None:
     """Why ``span``'s ids make it unreplayable (a trace id not 16 bytes, a span id not 8, zero
     ids, a parent id neither empty nor 8 bytes), or None: replay and suggest judge alike."""
-    trace_id, span_id = span.trace_id, span.span_id
+    return ids_problem(span.trace_id, span.span_id, span.parent_span_id)
+
+
+def ids_problem(trace_id: bytes, span_id: bytes, parent_span_id: bytes) -> str | None:
+    """``bad_ids`` of a span with these ids."""
     if (
         len(trace_id) == 16
         and len(span_id) == 8
-        and len(span.parent_span_id) in (0, 8)
+        and len(parent_span_id) in (0, 8)
         and trace_id != _ZERO_TRACE_ID
         and span_id != _ZERO_SPAN_ID
     ):
         return None  # the common case, in one test
-    if len(span.trace_id) != 16 or not any(span.trace_id):
-        return f"invalid trace id ({len(span.trace_id)} bytes, need 16, not all zero)"
-    if len(span.span_id) != 8 or not any(span.span_id):
-        return f"invalid span id ({len(span.span_id)} bytes, need 8, not all zero)"
-    if len(span.parent_span_id) not in (0, 8):
-        return f"invalid parent span id ({len(span.parent_span_id)} bytes, need 0 or 8)"
+    if len(trace_id) != 16 or not any(trace_id):
+        return f"invalid trace id ({len(trace_id)} bytes, need 16, not all zero)"
+    if len(span_id) != 8 or not any(span_id):
+        return f"invalid span id ({len(span_id)} bytes, need 8, not all zero)"
+    if len(parent_span_id) not in (0, 8):
+        return f"invalid parent span id ({len(parent_span_id)} bytes, need 0 or 8)"
     return None
 
 
@@ -231,6 +237,34 @@ def proto_spans(
         resource = _resource(resource_spans.resource, resources)
         for scope_spans in resource_spans.scope_spans:
             for index, span in enumerate(scope_spans.spans):
+                spans.append(proto_span(span, resource, index))
+    return spans
+
+
+def proto_share(
+    request: ExportTraceServiceRequest,
+    resources: dict[bytes, Any],
+    owned: Callable[[bytes], bool],
+    tells_bad: bool,
+) -> list[RecordedSpan | bytes]:
+    """A protobuf request's spans as one share of a parallel replay is fed them: the spans
+    of the traces it keeps (``owned(trace id)``) read whole, every other span's trace id alone
+    (all it needs to time that trace: nothing else of it is read), a span with bad ids read
+    whole where ``tells_bad`` (it is told there) and left out elsewhere."""
+    spans: list[RecordedSpan | bytes] = []
+    for resource_spans in request.resource_spans:
+        resource: Mapping[str, Any] | None = None  # read once a span of it is
+        for scope_spans in resource_spans.scope_spans:
+            for index, span in enumerate(scope_spans.spans):
+                trace_id = span.trace_id
+                if ids_problem(trace_id, span.span_id, span.parent_span_id) is None:
+                    if not owned(trace_id):
+                        spans.append(trace_id)
+                        continue
+                elif not tells_bad:
+                    continue
+                if resource is None:
+                    resource = _resource(resource_spans.resource, resources)
                 spans.append(proto_span(span, resource, index))
     return spans
 

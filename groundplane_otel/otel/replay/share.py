@@ -142,7 +142,7 @@ def replay_share(
             job.files, bad, format=job.format, progress=read, max_line_bytes=job.max_line_bytes
         )
     else:
-        read = split.Spilled(spilled, index, count)
+        read = split.Spilled(job, spilled, index, count)
         requests = read.requests(bad)
     stats, feed = replayer.stats, replayer.assembler.feed  # a share's requests time others'
     pacer = Pacer()

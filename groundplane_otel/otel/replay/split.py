@@ -45,10 +45,10 @@ from groundplane_otel.otel.otlp_files import (
     Unit,
     decode_unit,
     located_units,
-    plain_json_size,
+    plain_file,
 )
 from groundplane_otel.otel.replay.pacing import Pacer
-from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_share, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadSink
 
 __all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
@@ -72,7 +72,17 @@ class PartEnd(NamedTuple):
     lines: int
 
 
-Record = tuple[str, list[Any]] | BadInput | Part | PartEnd | None
+class Direct(NamedTuple):
+    """An uncompressed protobuf file, read by every share itself (``job.files[file]``, of
+    ``size`` bytes when split): its messages are parsed by each (protobuf's parser, in C), and
+    each share reads whole only the spans it keeps (``records.proto_share``), so none is
+    spilled."""
+
+    file: int
+    size: int
+
+
+Record = tuple[str, list[Any]] | BadInput | Part | PartEnd | Direct | None
 
 
 class Reading(Protocol):
@@ -121,10 +131,15 @@ def split(
         seq = 0  # items framed round robin
         problems = _Problems()
         read, pacer = ReadProgress(job.files), Pacer()
-        for name in job.files:
+        for number, name in enumerate(job.files):
             path = Path(name)
-            size = plain_json_size(path, job.format)
-            if size is not None:  # this worker's part alone, framed and decoded, marked
+            plain = plain_file(path, job.format)
+            if plain is not None and plain[0] == "proto":  # every share reads it: marked
+                writer.mark(Direct(number, plain[1]))
+                read.skip(plain[1])
+                continue
+            if plain is not None:  # this worker's part alone, framed and decoded, marked
+                size = plain[1]
                 part = JsonPart(
                     path,
                     size,
@@ -196,8 +211,9 @@ class _Writer:
         for chunk in self.chunks[1:]:
             chunk.append(None)
 
-    def mark(self, marker: Part | PartEnd) -> None:
-        """A part's start or end, for every worker."""
+    def mark(self, marker: Part | PartEnd | Direct) -> None:
+        """A cut file's start or a part's end, or a file every share reads, for every
+        worker."""
         for chunk in self.chunks:
             chunk.append(marker)
         self._flush_full()
@@ -257,18 +273,27 @@ def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]
 
 class Spilled:
     """Worker ``index``'s requests, read back from every spill file for it in input order
-    (``requests``); ``fraction``: how much of them is read."""
+    (``requests``), with the files every share reads itself (``Direct``) in their place;
+    ``fraction``: how much of them is read."""
 
-    def __init__(self, folder: Path, index: int, count: int) -> None:
+    def __init__(self, job: Reading, folder: Path, index: int, count: int) -> None:
+        self.job, self.index, self.count = job, index, count
         self.paths = [spill_name(folder, writer, index) for writer in range(count)]
-        self.total = sum(path.stat().st_size for path in self.paths)
+        direct = [plain_file(Path(name), job.format) for name in job.files]
+        self.total = sum(path.stat().st_size for path in self.paths) + sum(
+            plain[1] for plain in direct if plain is not None and plain[0] == "proto"
+        )
         self._files: list[IO[bytes]] = []
+        self._direct = ReadProgress(())  # the files read directly, as read so far
+        self._resources: dict[bytes, Any] = {}  # their resources, shared
 
     @property
     def fraction(self) -> float:
         if not self._files or not self.total:
             return 0.0
-        return min(1.0, sum(file.tell() for file in self._files) / self.total)
+        direct = self._direct
+        read = direct._before + (direct._stream.tell() if direct._stream is not None else 0)
+        return min(1.0, (sum(file.tell() for file in self._files) + read) / self.total)
 
     def requests(self, bad: BadSink) -> Iterator[tuple[str, list[RecordedSpan | bytes]]]:
         """Each request's location and spans (another worker's: its trace id, all a share
@@ -322,6 +347,11 @@ class Spilled:
                     if part >= 0 or any(start != record for start in others):
                         raise InputChanged(_CHANGED)
                     part, before = 0, 0
+                elif isinstance(record, Direct):  # read here: every writer marks it alike
+                    others = (take(other) for other in range(count) if other != writer)
+                    if part >= 0 or any(mark != record for mark in others):
+                        raise InputChanged(_CHANGED)
+                    yield from self._read_direct(record, bad)
                 elif isinstance(record, PartEnd):  # the next writer's part, or round robin
                     if part < 0:
                         raise InputChanged(_CHANGED)
@@ -340,6 +370,55 @@ class Spilled:
         finally:
             for file in files:
                 file.close()
+
+    def _read_direct(
+        self, marker: Direct, bad: BadSink
+    ) -> Iterator[tuple[str, list[RecordedSpan | bytes]]]:
+        """A protobuf file every share reads: each message parsed, this share's spans read
+        whole, every other's trace id alone; what could not be read told by worker 0 alone
+        (as split spills it). Raises ``InputChanged`` when the file is not the size it was
+        when split."""
+        path, limit = Path(self.job.files[marker.file]), self.job.max_line_bytes
+        count, index, tells = self.count, self.index, self.index == 0
+        crc32 = zlib.crc32
+
+        def owned(trace_id: bytes) -> bool:
+            return crc32(trace_id) % count == index  # ``owner``, for ids known good
+
+        problems = _Problems()
+        units = located_units(
+            [path], problems, format="proto", progress=self._direct, max_line_bytes=limit
+        )
+        for unit in _with_problems(units, problems):
+            if isinstance(unit, BadInput):
+                if tells:
+                    bad.append(unit)
+                continue
+            decoded = _Problems()
+            batch = decode_unit(unit, decoded, limit)
+            if batch is None:
+                if tells:
+                    bad.append(decoded[0])
+                continue
+            if isinstance(batch, list):  # a compressed message of OTLP/JSON: read whole
+                yield unit.location, _kept(batch, owned, tells)
+            else:
+                yield unit.location, proto_share(batch, self._resources, owned, tells)
+        if path.stat().st_size != marker.size:
+            raise InputChanged(_CHANGED)
+
+
+def _kept(
+    spans: list[RecordedSpan], owned: Callable[[bytes], bool], tells_bad: bool
+) -> list[RecordedSpan | bytes]:
+    """``records.proto_share`` of spans already read."""
+    kept: list[RecordedSpan | bytes] = []
+    for span in spans:
+        if bad_ids(span) is None:
+            kept.append(span if owned(span.trace_id) else span.trace_id)
+        elif tells_bad:
+            kept.append(span)
+    return kept
 
 
 _END: Any = object()  # a chunk read to its end
