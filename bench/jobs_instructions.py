@@ -11,7 +11,10 @@ fork server imports before it forks a worker (``replay.parallel.PRELOADED``), an
 share (the shares start when every split is written); ``--jobs 1`` over it is what two
 independent idle cores would give, start-up left out. Two shapes of the same spans: one per
 request as JSON lines (the split's worst case), and batches of up to 512 in protobuf (what
-services export and a Collector writes). The smoke run executes every part once without valgrind.
+services export and a Collector writes; every share reads such a file itself, so its split only
+marks it). The traces each worker keeps are shown: ids are random, and the worker that keeps
+more decides more (its share is the slower one). The smoke run executes every part once
+without valgrind.
 """
 
 from __future__ import annotations
@@ -71,6 +74,22 @@ def _prepare(folder: Path, recorded: int, batch: int, suffix: str) -> tuple[str,
     return str(recording), str(policy), str(spill)
 
 
+def _kept(recording: str, count: int) -> list[int]:
+    """How many of the recording's traces each of ``count`` workers keeps (``split.owner``)."""
+    from groundplane_otel.otel.otlp_files import located_requests
+    from groundplane_otel.otel.replay import split
+    from groundplane_otel.otel.replay.records import proto_spans
+
+    traces = set()
+    for _, batch in located_requests([recording], []):
+        spans = batch if isinstance(batch, list) else proto_spans(batch)
+        traces.update(span.trace_id for span in spans)
+    kept = [0] * count
+    for trace_id in traces:
+        kept[split.owner(trace_id, count)] += 1
+    return kept
+
+
 def _counts(script: Path, args: tuple[str, str, str], counted: bool) -> dict[str, int]:
     """Each part's instructions beyond importing (``counted`` False: run once, uncounted)."""
     if not counted:
@@ -96,6 +115,7 @@ def run(smoke: bool) -> list[Section]:
             "--jobs 2 workers: split + share (each)",
             "critical path",
             "--jobs 1 / critical path",
+            "traces kept by each worker",
         ),
     )
     counted = not smoke and shutil.which("valgrind") is not None
@@ -107,9 +127,10 @@ def run(smoke: bool) -> list[Section]:
             args = _prepare(Path(folder), recorded, batch, suffix)
             counts = _counts(script, args, counted)
             name = f"{2 * recorded} traces, {label}"
+            kept = " / ".join(map(str, _kept(args[0], 2)))
             if not counts:
                 why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
-                section.rows.append((name, "—", "—", "—", why))
+                section.rows.append((name, "—", "—", "—", why, kept))
                 continue
             path = max(counts["split0"], counts["split1"]) + max(counts["share0"], counts["share1"])
             parts = ", ".join(
@@ -123,6 +144,7 @@ def run(smoke: bool) -> list[Section]:
                     parts,
                     f"{path / 1e6:,.0f} M",
                     fmt_ratio(counts["jobs1"] / path),
+                    kept,
                 )
             )
     section.notes.append(

@@ -2,11 +2,12 @@
 trace id over ``N`` worker processes, and their reports merged into the one a single process
 would print.
 
-The reading is split (``replay.split``): each line or message is decoded by one worker, which
-spills its spans to the workers that own them — a trace belongs to worker
-``crc32(trace id) % N`` (``Share``), so the spans of one trace meet in one worker whatever file
-or line they are in — and only their trace ids to the others. Once every worker has split its
-part, each is fed every request in input order from the spill, so each still times every trace
+The reading is split (``replay.split``): each JSON line is decoded by one worker, which spills
+its spans to the workers that own them — a trace belongs to worker ``crc32(trace id) % N``
+(``Share``), so the spans of one trace meet in one worker whatever file or line they are in —
+and only their trace ids to the others; a protobuf file is parsed by every worker, each reading
+whole only its own spans. Once every worker has split its part, each is fed every request in
+input order from the spill (and its protobuf files), so each still times every trace
 (``Replayer(owns=…)``) and a trace is decided at exactly the moment a single replay would decide
 it — the same spans, the same early decisions when the buffer is full. Input that belongs to no
 trace (unreadable lines, messages, files and spans) is counted and told by worker 0 alone. Each
