@@ -1,11 +1,12 @@
 """Reading a policy file as plain YAML data, safely.
 
-``yaml.safe_load`` only: no tag constructs an object or runs code (``!!python/...`` is refused).
-The file is also composed into a node tree, which gives error messages their line numbers and
-catches what ``safe_load`` lets through silently: a duplicate key (YAML keeps the last one, so a
-second boundary of the same name would make the first vanish), an alias into itself, and
-aliases that expand the document past ``MAX_EXPANDED_NODES`` (an alias bomb: a few lines that
-``safe_load`` turns into a billion-item structure, whose description alone would take gigabytes).
+``yaml.safe_load``'s constructor only: no tag constructs an object or runs code (``!!python/...``
+is refused). The file is composed once into a node tree, which gives error messages their line
+numbers and catches what ``safe_load`` lets through silently: a duplicate key (YAML keeps the
+last one, so a second boundary of the same name would make the first vanish), an alias into
+itself, and aliases that expand the document past ``MAX_EXPANDED_NODES`` (an alias bomb: a few
+lines that ``safe_load`` turns into a billion-item structure, whose description alone would take
+gigabytes); the data is then constructed from that tree.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def read_yaml(source: str) -> tuple[Any, yaml.Node | None]:
         ) from exc
     root = _compose(source, text)
     try:
-        data = yaml.safe_load(text)
+        data = None if root is None else _construct(root)
     except yaml.YAMLError as exc:
         line = _mark_line(exc)
         raise PolicyError(
@@ -56,6 +57,16 @@ def read_yaml(source: str) -> tuple[Any, yaml.Node | None]:
             line,
         ) from exc
     return data, root
+
+
+def _construct(root: yaml.Node) -> Any:
+    """The data of a composed document, as ``yaml.safe_load`` builds it (the text is not parsed
+    a second time)."""
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_document(root)
+    finally:
+        loader.dispose()
 
 
 def _mark_line(exc: yaml.YAMLError) -> int | None:

@@ -15,6 +15,8 @@ record to the processor's ``on_end``, as the SDK does.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +100,13 @@ class RecordedSpan:
     status: StatusCode
     resource: Mapping[str, Any]
     index: int = field(default=0, compare=False)
+
+    def __reduce__(self) -> tuple[type[RecordedSpan], tuple[Any, ...]]:
+        # Pickled as its fields (a parallel replay's spill): unpickled by one call.
+        return RecordedSpan, _FIELDS(self)
+
+
+_FIELDS = operator.attrgetter(*(item.name for item in dataclasses.fields(RecordedSpan)))
 
 
 def replayable_attributes(attributes: dict[str, Any]) -> dict[str, Any]:

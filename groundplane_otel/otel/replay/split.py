@@ -10,10 +10,11 @@ truncated message, a corrupt compressed stream) — is decoded by worker ``i % N
 item decoded by worker ``k`` becomes, in its spill file ``<k>-<d>`` for every worker ``d``,
 one record:
 
-- a request: its spans in order — whole for the spans ``d`` owns (``crc32(trace id) % N``;
-  spans with bad ids go whole to worker 0, which tells them), just the trace id for every other
-  span (what ``d`` needs to time that trace exactly as one process) — and its location, for
-  worker 0 when it has a span with bad ids to tell (nothing else reads it), else ``""``;
+- a request: the list of its spans in order — whole (pickled as their fields) for the spans
+  ``d`` owns (``crc32(trace id) % N``; spans with bad ids go whole to worker 0, which tells
+  them), just the trace id for every other span (what ``d`` needs to time that trace exactly as
+  one process) — paired with its location, ``(location, spans)``, only for worker 0 when it has
+  a span with bad ids to tell (nothing else reads it);
 - ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``;
 
 and a file cut in byte ranges starts with a ``Part`` (its size as that worker found it) and
@@ -30,8 +31,6 @@ number of items, or a cut file's size when its split ended not the one it began 
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 import pickle
 import zlib
 from collections.abc import Callable, Iterator
@@ -55,7 +54,6 @@ __all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
 
 _CHUNK_ITEMS = 512  # items per pickled chunk, at most
 _CHUNK_SPANS = 8192  # spans per pickled chunk (past it, the chunk is written early)
-_FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(RecordedSpan)))
 
 
 class Part(NamedTuple):
@@ -82,7 +80,7 @@ class Direct(NamedTuple):
     size: int
 
 
-Record = tuple[str, list[Any]] | BadInput | Part | PartEnd | Direct | None
+Record = list[Any] | tuple[str, list[Any]] | BadInput | Part | PartEnd | Direct | None
 
 
 class Reading(Protocol):
@@ -254,21 +252,28 @@ def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]
     """One decoded request's record for every worker: its own spans whole, others' trace ids;
     the location goes to worker 0 when it has a span with bad ids to tell, else to none."""
     count = len(chunks)
+    crc32 = zlib.crc32
+    if len(request) == 1 and bad_ids(request[0]) is None:  # one span (the common request)
+        span = request[0]
+        trace_id = span.trace_id
+        mine = crc32(trace_id) % count  # ``owner``, inline
+        for reader, chunk in enumerate(chunks):
+            chunk.append([span] if reader == mine else [trace_id])
+        return
     shares: list[list[Any]] = [[] for _ in range(count)]
     told = ""
-    crc32 = zlib.crc32
     for span in request:
         if bad_ids(span) is not None:
-            shares[0].append(_FIELDS(span))  # worker 0 tells it
+            shares[0].append(span)  # worker 0 tells it
             told = location
             continue
         trace_id = span.trace_id
         for share in shares:
             share.append(trace_id)
-        shares[crc32(trace_id) % count][-1] = _FIELDS(span)  # ``owner``, inline
-    chunks[0].append((told, shares[0]))
+        shares[crc32(trace_id) % count][-1] = span  # ``owner``, inline
+    chunks[0].append((told, shares[0]) if told else shares[0])
     for reader in range(1, count):
-        chunks[reader].append(("", shares[reader]))
+        chunks[reader].append(shares[reader])
 
 
 class Spilled:
@@ -317,7 +322,6 @@ class Spilled:
                 record = next(current[writer], _END)
             return record
 
-        made = RecordedSpan
         seq = 0  # items read round robin
         part = -1  # the writer whose part of a cut file is read (-1: none, round robin)
         before = 0  # the lines of the cut file's parts read
@@ -327,16 +331,17 @@ class Spilled:
                 record = next(current[writer], _END)
                 if record is _END:  # its chunk is read
                     record = take(writer)
-                if record.__class__ is tuple:  # a request: the common case first
-                    location, items = record  # a request (its class)
-                    if before and location:
+                if record.__class__ is list:  # a request: the common case first
+                    if part < 0:
+                        seq += 1
+                    yield "", record
+                elif record.__class__ is tuple:  # a request, and where it is (to tell)
+                    location, items = record
+                    if before:
                         location = _moved(location, before)
                     if part < 0:
                         seq += 1
-                    yield (
-                        location,
-                        [item if item.__class__ is bytes else made(*item) for item in items],
-                    )
+                    yield location, items
                 elif isinstance(record, int):  # its end: every file ends here, this count
                     others = (take(other) for other in range(count) if other != writer)
                     if part >= 0 or record != seq or any(end != seq for end in others):
