@@ -6,10 +6,12 @@ processes at once do 1.2x to 2.0x the work of one (``bench.replay``'s ceiling ro
 two parts — its split of the reading (``replay.split.split``) and its share of the deciding
 (``replay.share.replay_share`` from the spill) — are counted under callgrind
 (``PYTHONHASHSEED=0``), each in its own process, minus a process that only imports what the
-fork server imports before it forks a worker (``replay.parallel.PRELOADED``), and so is
-``--jobs 1`` over the same recording. The critical path is the slower split plus the slower
-share (the shares start when every split is written); ``--jobs 1`` over it is what two
-independent idle cores would give, start-up left out. Two shapes of the same spans: one per
+fork server imports before it forks a worker (``replay.parallel.PRELOADED``) and, as a worker
+does when it starts, freezes it (``gc.freeze``: no collection scans it, nor does the exit), and
+so is ``--jobs 1`` over the same recording (minus the imports alone: the command does not
+freeze). The critical path is the slower split plus the slower share (the shares start when
+every split is written); ``--jobs 1`` over it is what two independent idle cores would give,
+start-up left out. Two shapes of the same spans: one per
 request as JSON lines (the split's worst case), and batches of up to 512 in protobuf (what
 services export and a Collector writes; every share reads such a file itself, so its split only
 marks it). The traces each worker keeps are shown: ids are random, and the worker that keeps
@@ -31,12 +33,14 @@ from bench.span_instructions import count_instructions, counted_env
 __all__ = ["run"]
 
 _RUN = """
-import importlib, sys, tempfile
+import gc, importlib, sys, tempfile
 from pathlib import Path
 from groundplane_otel.otel.replay import parallel, share, split
 for preloaded in parallel.PRELOADED:  # as the fork server imports them before forking a worker
     importlib.import_module(preloaded)
 recording, policy, spill, part = sys.argv[1:5]
+if part != "jobs1" and part != "imports":  # a worker's parts: it freezes what it inherited
+    gc.freeze()
 job = share.ReplayJob((recording,), policy)
 if part == "jobs1":
     share.replay_share(job, 0, 1)
@@ -47,7 +51,7 @@ elif part.startswith("share"):
     share.replay_share(job, int(part[-1]), 2, spilled=Path(spill))
 """
 
-_PARTS = ("imports", "jobs1", "split0", "split1", "share0", "share1")
+_PARTS = ("imports", "imports_frozen", "jobs1", "split0", "split1", "share0", "share1")
 _SHAPES = (
     ("OTLP/JSON lines, one span per request", 1, ".jsonl"),
     ("OTLP protobuf, batches of 512 spans", 512, ".pb"),
@@ -102,7 +106,11 @@ def _counts(script: Path, args: tuple[str, str, str], counted: bool) -> dict[str
             )
         return {}
     total = {part: count_instructions(script, *args, part) for part in _PARTS}
-    return {part: count - total["imports"] for part, count in total.items() if part != "imports"}
+    return {
+        part: count - total["imports" if part == "jobs1" else "imports_frozen"]
+        for part, count in total.items()
+        if not part.startswith("imports")
+    }
 
 
 def run(smoke: bool) -> list[Section]:
@@ -149,7 +157,8 @@ def run(smoke: bool) -> list[Section]:
             )
     section.notes.append(
         "Each part in its own process under callgrind (PYTHONHASHSEED=0), minus a process that "
-        "only imports what the fork server imports before forking a worker; the spill the "
+        "only imports what the fork server imports before forking a worker (and, for a "
+        "worker's parts, freezes it with gc.freeze, as a worker does); the spill the "
         "shares read was written beforehand. Goal (issue 21): "
         "--jobs 2 >= 1.7x --jobs 1 on 2 cores; start-up (the fork server, ~0.2 s) left out."
     )
