@@ -127,7 +127,7 @@ class Assembler:
         reader made of it (another share's span: its trace id) — found at ``location`` (a line
         or message of a recorded file); then the traces idle for ``decision_wait`` are
         decided."""
-        if isinstance(request, ExportTraceServiceRequest):
+        if request.__class__ is not list and isinstance(request, ExportTraceServiceRequest):
             request = proto_spans(request, self.resources)
         self.counts.requests += 1
         arrived = self._arrived
@@ -141,8 +141,10 @@ class Assembler:
             else:
                 self._bad(span, problem, location)
         buffer = self._buffer
-        if buffer and self._now() - next(iter(buffer.values())).last_seen >= self.decision_wait:
-            self.decide_ready()
+        if buffer:
+            now = self._read if self._clock is None else self._clock()  # ``_now``, inline
+            if now - next(iter(buffer.values())).last_seen >= self.decision_wait:
+                self.decide_ready()
 
     def _bad(self, span: RecordedSpan, problem: str, location: str) -> None:
         """A span that cannot be used: counted and told (by one share of a parallel replay)."""
