@@ -21,6 +21,7 @@ without valgrind.
 
 from __future__ import annotations
 
+import pickle
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from bench.span_instructions import count_instructions, counted_env
 __all__ = ["run"]
 
 _RUN = """
-import gc, importlib, sys, tempfile
+import gc, importlib, pickle, sys, tempfile
 from pathlib import Path
 from groundplane_otel.otel.replay import parallel, share, split
 for preloaded in parallel.PRELOADED:  # as the fork server imports them before forking a worker
@@ -47,8 +48,9 @@ if part == "jobs1":
 elif part.startswith("split"):
     with tempfile.TemporaryDirectory() as folder:
         split.split(job, int(part[-1]), 2, Path(folder))
-elif part.startswith("share"):
-    share.replay_share(job, int(part[-1]), 2, spilled=Path(spill))
+elif part.startswith("share"):  # the policy as a worker gets it: read by the command, sent
+    config = pickle.loads(Path(spill + ".config").read_bytes())
+    share.replay_share(job, int(part[-1]), 2, config=config, spilled=Path(spill))
 """
 
 _PARTS = ("imports", "imports_frozen", "jobs1", "split0", "split1", "share0", "share1")
@@ -60,7 +62,8 @@ _SHAPES = (
 
 def _prepare(folder: Path, recorded: int, batch: int, suffix: str) -> tuple[str, str, str]:
     """A recording of ``recorded`` x 2 traces in ``suffix``'s format, the policy, and the
-    spill both workers' splits write (made here, outside valgrind)."""
+    spill both workers' splits write, with the policy as the command sends it to a worker
+    (pickled; made here, outside valgrind)."""
     from bench.replay import POLICY, _copies, _record
     from groundplane_otel.otel.replay import share, split
 
@@ -75,6 +78,8 @@ def _prepare(folder: Path, recorded: int, batch: int, suffix: str) -> tuple[str,
     job = share.ReplayJob((str(recording),), str(policy))
     for index in range(2):
         split.split(job, index, 2, spill)
+    config = pickle.dumps(share.load_config(str(policy)), protocol=pickle.HIGHEST_PROTOCOL)
+    Path(f"{spill}.config").write_bytes(config)  # what the command sends every worker
     return str(recording), str(policy), str(spill)
 
 

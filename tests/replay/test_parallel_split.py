@@ -415,3 +415,23 @@ def test_a_parallel_replay_tells_each_workers_cpu_time(tmp_path: Path) -> None:
     assert stats.traces == 12
     assert len(cpu) == 2
     assert all(splitting > 0 and replaying > 0 for splitting, replaying in cpu)
+
+
+def test_every_worker_decides_by_the_policy_the_command_read(tmp_path: Path) -> None:
+    """The policy is read once, by the command, and sent to every worker: a policy file gone
+    (or rewritten) once the command has read it changes nothing; without a config, an invalid
+    policy fails the replay before any worker starts (a usage error, named)."""
+    policy, files = _recording(tmp_path, clones=2)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    alone, _ = parallel.replay(job, 1)
+    config = parallel.load_config(str(policy))
+    policy.unlink()
+    stats, _ = parallel.replay(job, 2, config=config)
+    assert (stats.traces, stats.findings) == (alone.traces, alone.findings)
+    assert stats.traces == 12
+    with pytest.raises(ValueError) as raised:
+        parallel.replay(job, 2)
+    assert str(raised.value) == (
+        f"invalid policy: {policy}: <top level>: cannot read the policy file (No such file or "
+        "directory). Fix: check the path (GROUNDPLANE_POLICY, if set from the environment)"
+    )

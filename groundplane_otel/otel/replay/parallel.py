@@ -51,6 +51,7 @@ from groundplane_otel.otel.replay.share import (
     ReplayJob,
     Share,
     ShareResult,
+    load_config,
     merge,
     replay_share,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "WorkerFailed",
     "cores",
     "default_jobs",
+    "load_config",
     "merge",
     "replay",
     "replay_share",
@@ -128,13 +130,16 @@ def replay(
     config: GuardConfig | None = None,
     cpu: list[tuple[float, float]] | None = None,
 ) -> tuple[ReplayStats, Unreadable]:
-    """Replay ``job`` over ``jobs`` worker processes (1: in this process, with ``config`` if
-    given) and merge. Raises ValueError for bad usage (a missing file, an invalid policy),
-    ``WorkerFailed`` when a worker raised or died, ``Interrupted`` on SIGTERM (Ctrl-C:
-    ``KeyboardInterrupt``); the workers are ended in every case. ``cpu`` (for measuring) gets
-    each worker's CPU seconds splitting and replaying, in worker order."""
+    """Replay ``job`` over ``jobs`` worker processes (1: in this process) and merge.
+    ``config``: the policy already loaded (else ``job.policy`` is read once, here: every worker
+    decides by the same policy, sent to it). Raises ValueError for bad usage (a missing file,
+    an invalid policy), ``WorkerFailed`` when a worker raised or died, ``Interrupted`` on
+    SIGTERM (Ctrl-C: ``KeyboardInterrupt``); the workers are ended in every case. ``cpu`` (for
+    measuring) gets each worker's CPU seconds splitting and replaying, in worker order."""
     if jobs == 1:
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
+    if config is None:
+        config = load_config(job.policy)  # once: every worker decides by the same policy
     context = start_context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
     split_done = context.Value("i", 0)  # workers whose split is written
@@ -148,7 +153,7 @@ def replay(
             receive, send = context.Pipe(duplex=False)
             worker = context.Process(
                 target=_work,
-                args=(job, index, jobs, send, board, spilled, split_done),
+                args=(job, config, index, jobs, send, board, spilled, split_done),
                 name=f"groundplane-replay-{index}",
                 daemon=True,
             )
@@ -266,6 +271,7 @@ def _unread(send: Connection) -> bool:
 
 def _work(
     job: ReplayJob,
+    config: GuardConfig,
     index: int,
     jobs: int,
     send: Connection,
@@ -304,7 +310,7 @@ def _work(
             time.sleep(0.002)
             alive()
         started = time.process_time()
-        result = replay_share(job, index, jobs, progress, spilled=spilled)
+        result = replay_share(job, index, jobs, progress, config=config, spilled=spilled)
         result.cpu = (splitting_cpu, time.process_time() - started)
         message: tuple[str, Any] = ("done", result)
     except ValueError as exc:

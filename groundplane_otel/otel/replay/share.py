@@ -32,7 +32,7 @@ from groundplane_otel.otel.replay.stats import Position, ReplayStats, in_order
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
 
-__all__ = ["Progress", "ReplayJob", "Share", "ShareResult", "merge", "replay_share"]
+__all__ = ["Progress", "ReplayJob", "Share", "ShareResult", "load_config", "merge", "replay_share"]
 
 Progress = Callable[[float, int, int], None]  # fraction of the input read, spans, traces decided
 _T = TypeVar("_T")
@@ -111,7 +111,7 @@ def replay_share(
                 split.split(job, writer, count, Path(folder))
             return replay_share(job, index, count, progress, config=config, spilled=Path(folder))
     if config is None:
-        config = _load(job.policy)
+        config = load_config(job.policy)
     if job.capture_content:
         config = dataclasses.replace(config, capture_content=True)
     bad = Unreadable(keep=job.max_unreadable_shown)
@@ -163,7 +163,8 @@ def replay_share(
     )
 
 
-def _load(policy: str) -> GuardConfig:
+def load_config(policy: str) -> GuardConfig:
+    """The policy file ``policy`` read (a ValueError says why it is not a valid one)."""
     from groundplane_otel.otel.policy import PolicyError, load_policy
 
     try:
