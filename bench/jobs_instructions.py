@@ -11,12 +11,11 @@ does when it starts, freezes it (``gc.freeze``: no collection scans it, nor does
 so is ``--jobs 1`` over the same recording (minus the imports alone: the command does not
 freeze). The critical path is the slower split plus the slower share (the shares start when
 every split is written); ``--jobs 1`` over it is what two independent idle cores would give,
-start-up left out. Two shapes of the same spans: one per
-request as JSON lines (the split's worst case), and batches of up to 512 in protobuf (what
-services export and a Collector writes; every share reads such a file itself, so its split only
-marks it). The traces each worker keeps are shown: ids are random, and the worker that keeps
-more decides more (its share is the slower one). The smoke run executes every part once
-without valgrind.
+start-up left out. Two shapes of the same spans: one per request as JSON lines (the split's
+worst case), and batches of up to 512 in protobuf (what services export and a Collector writes;
+every share reads such a file itself, so its split only marks it). The traces each worker
+keeps are shown: ids are random, and the worker that keeps more decides more (its share is the
+slower one). The smoke run executes every part once without valgrind.
 """
 
 from __future__ import annotations
