@@ -5,6 +5,7 @@ buffer evicts, when traces are decided after a short wait, over protobuf and com
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import pickle
@@ -435,3 +436,22 @@ def test_every_worker_decides_by_the_policy_the_command_read(tmp_path: Path) -> 
         f"invalid policy: {policy}: <top level>: cannot read the policy file (No such file or "
         "directory). Fix: check the path (GROUNDPLANE_POLICY, if set from the environment)"
     )
+
+
+def test_a_policy_that_cannot_reach_the_workers_is_a_usage_error(tmp_path: Path) -> None:
+    """A policy built in code that pickle cannot carry to a worker (a lambda in a fact's
+    arguments) fails a parallel replay before any worker starts, with a ValueError that says
+    so (capped) and what to do; one process replays it."""
+    policy, files = _recording(tmp_path, clones=1)
+    job = parallel.ReplayJob(tuple(map(str, files)), str(policy))
+    loaded = parallel.load_config(str(policy))
+    fact = dataclasses.replace(loaded.facts[0], arguments={"made": lambda: 0})
+    config = dataclasses.replace(loaded, facts=(fact,))
+    with pytest.raises(ValueError) as raised:
+        parallel.replay(job, 2, config=config)
+    message = str(raised.value)
+    assert message.startswith("the policy cannot be sent to the worker processes (Can't pickle ")
+    assert message.endswith("): replay it in one process (jobs 1)")
+    assert len(message) < 220
+    stats, _ = parallel.replay(job, 1, config=config)
+    assert stats.traces == 6

@@ -34,6 +34,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import pickle
 import select
 import shutil
 import signal
@@ -44,6 +45,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from groundplane_otel._echo import capped
 from groundplane_otel.otel.otlp_files import Unreadable
 from groundplane_otel.otel.replay import split
 from groundplane_otel.otel.replay.share import (
@@ -140,6 +142,7 @@ def replay(
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
     if config is None:
         config = load_config(job.policy)  # once: every worker decides by the same policy
+    _sendable(config)
     context = start_context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
     split_done = context.Value("i", 0)  # workers whose split is written
@@ -190,6 +193,18 @@ def replay(
     if cpu is not None:
         cpu.extend(results[index].cpu for index in range(jobs))
     return _told(merge([results[index] for index in range(jobs)], job), progress)
+
+
+def _sendable(config: GuardConfig) -> None:
+    """A ValueError when ``config`` cannot be sent to a worker (a policy built in code holding
+    something pickle cannot carry, such as a lambda)."""
+    try:
+        pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"the policy cannot be sent to the worker processes ({capped(str(exc), 120)}): "
+            "replay it in one process (jobs 1)"
+        ) from None
 
 
 def _told(
