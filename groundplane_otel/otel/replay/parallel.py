@@ -142,7 +142,7 @@ def replay(
         return _told(merge([replay_share(job, 0, 1, progress, config=config)], job), progress)
     if config is None:
         config = load_config(job.policy)  # once: every worker decides by the same policy
-    _sendable(config)
+    policy = _pickled(config)  # pickled once, here, for every worker
     context = start_context()
     board = context.Array("d", 3 * jobs, lock=False)  # per worker: fraction, spans, traces
     split_done = context.Value("i", 0)  # workers whose split is written
@@ -156,7 +156,7 @@ def replay(
             receive, send = context.Pipe(duplex=False)
             worker = context.Process(
                 target=_work,
-                args=(job, config, index, jobs, send, board, spilled, split_done),
+                args=(job, policy, index, jobs, send, board, spilled, split_done),
                 name=f"groundplane-replay-{index}",
                 daemon=True,
             )
@@ -195,11 +195,11 @@ def replay(
     return _told(merge([results[index] for index in range(jobs)], job), progress)
 
 
-def _sendable(config: GuardConfig) -> None:
-    """A ValueError when ``config`` cannot be sent to a worker (a policy built in code holding
-    something pickle cannot carry, such as a lambda)."""
+def _pickled(config: GuardConfig) -> bytes:
+    """``config`` as it is sent to every worker; a ValueError when it cannot be (a policy built
+    in code holding something pickle cannot carry, such as a lambda)."""
     try:
-        pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError) as exc:
         raise ValueError(
             f"the policy cannot be sent to the worker processes ({capped(str(exc), 120)}): "
@@ -286,7 +286,7 @@ def _unread(send: Connection) -> bool:
 
 def _work(
     job: ReplayJob,
-    config: GuardConfig,
+    policy: bytes,
     index: int,
     jobs: int,
     send: Connection,
@@ -316,6 +316,7 @@ def _work(
         alive()
 
     try:
+        config: GuardConfig = pickle.loads(policy)  # the command's, from ``_pickled``
         started = time.process_time()
         split.split(job, index, jobs, spilled, splitting)
         splitting_cpu = time.process_time() - started
