@@ -418,12 +418,73 @@ def _cpu_row(single: float, runs: list[list[tuple[float, float]]]) -> tuple[str,
     )
 
 
+GOAL = 8.0  # issue 21: replay and verifier intake at most 8x their floors
+_CHECK_INPUTS = ("gen_ai.tool.call.result", "gen_ai.output.messages")
+
+
+def _check_inputs(batches: list[Any]) -> list[str]:
+    """The JSON texts the guard parses to decide: every tool result and every answer."""
+    return [
+        span.attributes[key]
+        for batch in batches
+        for span in batch
+        for key in _CHECK_INPUTS
+        if key in span.attributes
+    ]
+
+
+def _bound_rows(timings: Any, decode_t: float, parse_t: float, spans: int) -> list[tuple[str, ...]]:
+    """What any reader of the input must pay before the engine, and what the goal leaves the
+    engine: ``GOAL`` minus reading the input into span records, minus parsing the texts the
+    checks read, against what deciding alone takes minus that parsing."""
+    json_t, proto_t = timings["json read"].median, timings["proto read"].median
+    inputs_t, decide_t = timings["inputs"].median, timings["decide"].median
+    floors = (decode_t, parse_t)
+    left = [
+        GOAL - read / floor - inputs_t / floor
+        for read, floor in zip((json_t, proto_t), floors, strict=True)
+    ]
+    engine = [(decide_t - inputs_t) / floor for floor in floors]
+    needed = " / ".join(
+        f"{spent / room:.1f}x faster" if room > 0 else "no room left"
+        for spent, room in zip(engine, left, strict=True)
+    )
+    return [
+        (
+            "  of each: reading alone (the input as the engine's span records: json_reader / "
+            "proto_spans; nothing assembled or decided), vs its floor",
+            f"{fmt_time(decode_t)} / {fmt_time(parse_t)}",
+            f"{fmt_time(json_t)} / {fmt_time(proto_t)}",
+            f"{fmt_ratio(json_t / decode_t)} / {fmt_ratio(proto_t / parse_t)}",
+            f"{spans / json_t:,.0f} / {spans / proto_t:,.0f}",
+        ),
+        (
+            "  of either: parsing the checks' inputs alone (orjson.loads of each tool result and "
+            "answer), vs each floor",
+            f"{fmt_time(decode_t)} / {fmt_time(parse_t)}",
+            fmt_time(inputs_t),
+            f"{fmt_ratio(inputs_t / decode_t)} / {fmt_ratio(inputs_t / parse_t)}",
+            "—",
+        ),
+        (
+            f"  what the {GOAL:.0f}x goal leaves the engine (assembling, deciding, counting; "
+            f"{GOAL:.0f}x minus the two rows above) vs what it takes (deciding alone minus its "
+            "inputs), as multiples of each floor",
+            "—",
+            f"{left[0]:.1f}x / {left[1]:.1f}x left; {engine[0]:.1f}x / {engine[1]:.1f}x taken",
+            needed,
+            "—",
+        ),
+    ]
+
+
 def run(smoke: bool) -> list[Section]:
     import orjson
     from opentelemetry.sdk.metrics import MeterProvider
 
     from groundplane_otel.otel.otlp_files import BadInput, read_requests, request_from_json
     from groundplane_otel.otel.replay import Replayer
+    from groundplane_otel.otel.replay.records import proto_spans
     from groundplane_otel.otel.verifier import Verifier
 
     traces = 20 if smoke else 500
@@ -470,6 +531,19 @@ def run(smoke: bool) -> list[Section]:
         def read() -> list[Any]:
             return list(read_requests([path], []))
 
+        resources: dict[bytes, Any] = {}  # shared across requests, as the verifier's are
+
+        def proto_read() -> None:
+            # What the verifier's intake must do before assembling: each request as records.
+            for body in payloads:
+                proto_spans(ExportTraceServiceRequest.FromString(body), resources)
+
+        inputs = _check_inputs(read())
+
+        def inputs_parse() -> None:
+            for text in inputs:
+                orjson.loads(text)
+
         def decide(requests: list[Any]) -> None:
             # Replay with its reading done beforehand (untimed): the engine deciding alone.
             replayer = Replayer(config)
@@ -485,6 +559,9 @@ def run(smoke: bool) -> list[Section]:
                 "parse": parse_only,
                 "intake": intake,
                 "decide": decide,  # type: ignore[dict-item]
+                "json read": read,
+                "proto read": proto_read,
+                "inputs": inputs_parse,
             },
             repeats=repeats,
             setup={"decide": read},
@@ -541,6 +618,7 @@ def run(smoke: bool) -> list[Section]:
             f"{spans / decide_t:,.0f}",
         )
     )
+    section.rows.extend(_bound_rows(timings, decode_t, parse_t, spans))
     section.rows.append(
         (
             "memory per buffered trace (3 spans, 20-row result)",

@@ -62,6 +62,13 @@ EXPECTED = {
         "| verifier intake of 20 traces (OTLP protobuf) |",
         "|   of either: deciding alone (the spans already read; assembling, deciding and "
         "counting), vs each floor |",
+        "|   of each: reading alone (the input as the engine's span records: json_reader / "
+        "proto_spans; nothing assembled or decided), vs its floor |",
+        "|   of either: parsing the checks' inputs alone (orjson.loads of each tool result and "
+        "answer), vs each floor |",
+        "|   what the 8x goal leaves the engine (assembling, deciding, counting; 8x minus the two "
+        "rows above) vs what it takes (deciding alone minus its inputs), as multiples of each "
+        "floor | — |",
         "| memory per buffered trace (3 spans, 20-row result) |",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, one span per request",
         "|   CPU: --jobs 1 vs the --jobs 2 workers while both ran (split + replay: ",
