@@ -13,6 +13,11 @@ SDK and the Collector-format exporter. Compared side by side:
   Goal: at most 8x.
 * deciding alone — the replay above with its reading done beforehand (untimed): what the
   engine costs, as a ratio to either floor (a lower bound for both ratios above).
+* reading alone — the input turned into the engine's span records (the JSON reader; the
+  protobuf parse and ``proto_spans``), nothing assembled or decided — and parsing alone the
+  texts the checks read (each tool result and answer), as ratios to each floor: what any
+  Python consumer pays before the engine; and what the 8x goal leaves the engine after both,
+  against what deciding alone takes.
 * memory per live trace — traced memory held by the replay buffer with every trace waiting for
   its decision, divided by the number of traces.
 * ``replay --jobs 2`` vs ``--jobs 1`` — the whole replay (``otel.replay.parallel.replay``, as the
