@@ -424,16 +424,18 @@ def _cpu_row(single: float, runs: list[list[tuple[float, float]]]) -> tuple[str,
 
 
 GOAL = 8.0  # issue 21: replay and verifier intake at most 8x their floors
-_CHECK_INPUTS = ("gen_ai.tool.call.result", "gen_ai.output.messages")
 
 
 def _check_inputs(batches: list[Any]) -> list[str]:
     """The JSON texts the guard parses to decide: every tool result and every answer."""
+    from groundplane_otel.otel import semconv as sc
+
+    keys = (sc.GEN_AI_TOOL_CALL_RESULT, sc.GEN_AI_OUTPUT_MESSAGES)
     return [
         span.attributes[key]
         for batch in batches
         for span in batch
-        for key in _CHECK_INPUTS
+        for key in keys
         if key in span.attributes
     ]
 
