@@ -274,7 +274,7 @@ def show_metrics(registry: CollectorRegistry) -> None:
     print(f"  tool results recorded as facts (groundplane_facts_total): {facts}")
     unsupported = sum(n for (_, verdict), n in claims.items() if verdict == "unsupported")
     checked = sum(claims.values())
-    print(f"  unsupported-claim rate: {unsupported} of {checked} claims, as the alert rules say:")
+    print(f"  unsupported claims: {unsupported} of {checked}; the alert rules compute that rate as")
     print('    sum(rate(groundplane_claims_total{groundplane_verdict="unsupported"}[5m]))')
     print("      / sum(rate(groundplane_claims_total[5m]))")
 

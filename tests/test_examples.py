@@ -85,7 +85,7 @@ def test_demo_sums_the_metrics_prometheus_scrapes(demo: tuple[Path, list[str]]) 
         "    ranking_prefix        supported 3",
         "    aggregate_reconciles  supported 3",
         "  tool results recorded as facts (groundplane_facts_total): 3",
-        "  unsupported-claim rate: 2 of 9 claims, as the alert rules say:",
+        "  unsupported claims: 2 of 9; the alert rules compute that rate as",
         '    sum(rate(groundplane_claims_total{groundplane_verdict="unsupported"}[5m]))',
     ]
     assert not any(line.lstrip().startswith(("# HELP", "# TYPE")) for line in lines)
