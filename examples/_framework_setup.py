@@ -8,7 +8,6 @@ guard wrote.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,6 @@ from groundplane_otel.otel.policy import load_policy
 from groundplane_otel.otel.sampling import GuardSampler
 
 HERE = Path(__file__).resolve().parent
-# The fake OpenAI server the integration tests use (a checkout has it; a real app does not).
-sys.path.insert(0, str(HERE.parent / "tests" / "integrations"))
 
 CTR = {"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}
 RIGHT = {"winner": "harbour", "ctr": 0.0455}

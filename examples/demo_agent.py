@@ -8,11 +8,12 @@ structured answer as the chat span ends.
 
 Seven scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
 read back from the exported file); the same mistake in observe mode (same telemetry, no
-exception); the metrics in Prometheus text format; and a backtest: the spans, also recorded in
-the Collector's file format, replayed through the same guard (`groundplane-otel replay`), with
-the same verdicts as the live run; a prose answer with a wrong number blocked, its receipt
-printed (examples/demo_prose.py); a restricted value and a fabricated citation refused
-(examples/demo_restricted.py).
+exception); the metrics, summed from what Prometheus scrapes; a backtest: the spans, also
+recorded in the Collector's file format, replayed through the same guard with the same verdicts
+as the live run, and the CI gate on that recording failing as it should (`groundplane-otel
+replay`); a prose answer with a wrong number blocked, its receipt printed
+(examples/demo_prose.py); a restricted value and a fabricated citation refused
+(examples/demo_restricted.py). Then the next steps.
 
     python examples/demo_agent.py [--spans FILE]
     GROUNDPLANE_CAPTURE_CONTENT=true python examples/demo_agent.py   # values on the events too
@@ -21,12 +22,14 @@ printed (examples/demo_prose.py); a restricted value and a fabricated citation r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import json
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +43,7 @@ from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from opentelemetry.trace import Tracer
 
 from groundplane_otel import ClaimsUnsupported, UnsupportedClaim
+from groundplane_otel.cli import main as groundplane_otel_cli
 from groundplane_otel.otel import GuardConfig, install
 from groundplane_otel.otel.environment import apply_environment
 from groundplane_otel.otel.otlp_files import BadInput, OtlpFileExporter, read_requests
@@ -49,7 +53,7 @@ from groundplane_otel.otel.sampling import GuardSampler
 
 try:
     from opentelemetry.exporter.prometheus import PrometheusMetricReader
-    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client import CollectorRegistry
 except ImportError:  # pragma: no cover - the hint is the point
     sys.exit("The demo prints Prometheus metrics: pip install 'groundplane-otel[prometheus]'")
 
@@ -208,9 +212,10 @@ def show_span(path: Path) -> None:
     status = span["status"]
     print(f"  exported span '{span['name']}' (read back from {path.name}):")
     print(f"    status      {status['status_code']} {status.get('description', '')}".rstrip())
-    for key, value in span["attributes"].items():
-        if key.startswith("groundplane."):
-            print(f"    {key:<24}{value}")
+    ours = {k: v for k, v in span["attributes"].items() if k.startswith("groundplane.")}
+    width = max(map(len, ours), default=0) + 2
+    for key, value in ours.items():
+        print(f"    {key:<{width}}{value}")
     for event in span["events"]:
         print(f"    event {event['name']}")
         for key, value in event["attributes"].items():
@@ -234,8 +239,92 @@ def backtest(config: GuardConfig, recording: Path) -> dict[str, int]:
     return dict(sorted(outcomes.items()))
 
 
-def scene(number: int, title: str) -> None:
-    print(f"\n== {number}. {title} ".ljust(96, "="))
+def scene(number: int | None, title: str) -> None:
+    print(f"\n== {'' if number is None else f'{number}. '}{title} ".ljust(96, "="))
+
+
+def totals(registry: CollectorRegistry, name: str, *labels: str) -> dict[tuple[str, ...], int]:
+    """The Prometheus series `name` summed by `labels`, in the registry's order."""
+    summed: dict[tuple[str, ...], int] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name == name:
+                key = tuple(sample.labels[label] for label in labels)
+                summed[key] = summed.get(key, 0) + int(sample.value)
+    return summed
+
+
+def show_metrics(registry: CollectorRegistry) -> None:
+    """A readable summary of the guard's metrics, read from the Prometheus registry."""
+    print("  answers checked (groundplane_outputs_total), by mode and outcome:")
+    outputs = totals(
+        registry, "groundplane_outputs_total", "groundplane_mode", "groundplane_outcome"
+    )
+    for mode in dict.fromkeys(mode for mode, _ in outputs):
+        counts = ", ".join(f"{o} {n}" for (m, o), n in outputs.items() if m == mode)
+        print(f"    {mode:<9}{counts}")
+    print("  claims checked (groundplane_claims_total), by check and verdict:")
+    claims = totals(
+        registry, "groundplane_claims_total", "groundplane_check", "groundplane_verdict"
+    )
+    for check in dict.fromkeys(check for check, _ in claims):
+        counts = ", ".join(f"{v} {n}" for (c, v), n in sorted(claims.items()) if c == check)
+        print(f"    {check:<22}{counts}")
+    facts = sum(totals(registry, "groundplane_facts_total").values())
+    print(f"  tool results recorded as facts (groundplane_facts_total): {facts}")
+    unsupported = sum(n for (_, verdict), n in claims.items() if verdict == "unsupported")
+    checked = sum(claims.values())
+    print(f"  unsupported claims: {unsupported} of {checked}; the alert rules compute that rate as")
+    print('    sum(rate(groundplane_claims_total{groundplane_verdict="unsupported"}[5m]))')
+    print("      / sum(rate(groundplane_claims_total[5m]))")
+
+
+def shown(path: Path) -> str:
+    """`path` as a reader types it: relative to the current directory when under it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def command(script: str, module: str) -> str:
+    """How to run this environment's `script` (it may not be on PATH outside the venv)."""
+    installed = Path(sys.executable).with_name(script)
+    if installed.exists():
+        return shown(installed)
+    return f"{shown(Path(sys.executable))} -m {module}"
+
+
+def gate(argv: Sequence[str]) -> tuple[int, str]:
+    """Run `groundplane-otel ARGV` in this process: its exit code and its `gate:` line."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = groundplane_otel_cli(list(argv))
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("gate:")]
+    return code, lines[-1] if lines else "(no gate line)"
+
+
+def next_steps() -> None:
+    """What to run and read next, as paths the reader can type from here."""
+    scene(None, "Next")
+    root = POLICY.parent.parent
+    make = "make" if Path.cwd().resolve() == root.resolve() else f"make -C {root}"
+    pytest = f"{command('pytest', 'pytest')} {shown(root / 'examples' / 'test_demo_agent.py')}"
+    print(f"  - the core alone, no OpenTelemetry: {make} quickstart")
+    print(f"  - this agent as a grounded test suite (one test fails on purpose): {pytest}")
+    pages = [
+        ("quickstart.md", "this demo, scene by scene"),
+        ("guard.md", "the guard in your app, in code"),
+        ("zero-code.md", "or with no code: opentelemetry-instrument and a policy file"),
+        ("start-from-traces.md", "a first policy inferred from your own recorded traces"),
+        ("beyond.md", "replay and the CI gate on recorded traces"),
+    ]
+    docs = {shown(root / "docs" / page): what for page, what in pages}
+    width = max(map(len, docs)) + 2
+    site = shown(root / "build" / "site" / "index.html")
+    print(f"  - read (or build the website: {make} docs, then open {site}):")
+    for page, what in docs.items():
+        print(f"      {page:<{width}}{what}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,13 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         if not config.capture_content:
             print("  (claimed values and the message stay off spans: capture_content is false)")
 
-    scene(4, "Metrics, Prometheus text format (what /metrics serves; buckets omitted)")
-    for line in generate_latest(registry).decode().splitlines():
-        if "groundplane" in line and "_bucket{" not in line:
-            print(f"  {line}")
-    print("\n  unsupported-claim rate, as the alert rules compute it:")
-    print('    sum(rate(groundplane_claims_total{groundplane_verdict="unsupported"}[5m]))')
-    print("      / sum(rate(groundplane_claims_total[5m]))")
+    scene(4, "Metrics: what Prometheus scrapes from the guard, summed")
+    show_metrics(registry)
     for pipeline in (enforce, observe):
         pipeline.provider.shutdown()
     meters.shutdown()
@@ -316,14 +400,26 @@ def main(argv: list[str] | None = None) -> int:
         same = same and replayed == live[mode]
         print(f"  {path.name}: live {live[mode]}, replayed {replayed}")
     print(f"  same verdicts as the live run: {'yes' if same else 'NO'}")
-    print(f"  reproduce: groundplane-otel replay --policy {POLICY} {recorded['enforce']}")
     if not same:
+        return 1
+    # The CI gate on the enforce recording: it holds a blocked answer, so a gate that allows
+    # no unsupported claim must fail (exit 1).
+    argv = ["replay", "--policy", shown(POLICY), "--max-unsupported-rate", "0"]
+    argv.append(shown(recorded["enforce"]))
+    code, verdict = gate(argv)
+    print("  the CI gate on the enforce recording, allowing no unsupported claim (it must fail:")
+    print("  the recording holds the blocked answer), as CI would run it:")
+    print(f"    {command('groundplane-otel', 'groundplane_otel.cli')} {' '.join(argv)}")
+    print(f"    {verdict}, exit {code}")
+    if code != 1:
         return 1
 
     scene(6, "Numbers in prose: every number in the answer must be a recorded one")
     demo_prose.main()
     scene(7, "Evidence: a restricted value and a fabricated citation refused")
-    return demo_restricted.main()
+    code = demo_restricted.main()
+    next_steps()
+    return code
 
 
 if __name__ == "__main__":

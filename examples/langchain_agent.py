@@ -17,7 +17,6 @@ import warnings
 from typing import Any
 
 from _framework_setup import CTR, RIGHT, WRONG, Setup
-from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
@@ -29,6 +28,7 @@ from groundplane_otel.adapters.langchain import (
     tool_call_wrapper,
 )
 from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 
 AGENT = "campaign-analyst"  # the boundary's match.agent_name
 

@@ -1,7 +1,7 @@
 """An OpenAI tool-calling agent behind the guard: the real ``openai`` client, instrumented by
 opentelemetry-instrumentation-genai-openai, against a loopback fake OpenAI server.
 
-No API key, no network: the fake server (tests/integrations/fake_openai.py) answers with a
+No API key, no network: the fake server (groundplane_otel.fake_openai) answers with a
 scripted tool call, then a final JSON answer. Point ``base_url`` at the real API and the code is
 unchanged. The tool runs under the guard's ``tool`` decorator (an ``execute_tool`` span whose
 result becomes the ranking ``campaign_ctr``); the final answer is checked as the instrumented
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -29,12 +27,9 @@ from opentelemetry.trace import Tracer
 
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
+from groundplane_otel.fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec, install, tool
 from groundplane_otel.otel.sampling import GuardSampler
-
-# The fake OpenAI server the integration tests use (a checkout has it; a real app does not).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integrations"))
-from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 
 CTR = {"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}
 AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign-analyst"}

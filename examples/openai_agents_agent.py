@@ -26,10 +26,10 @@ from agents import (
     function_tool,
 )
 from agents.tracing import set_trace_processors
-from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from pydantic import BaseModel
 
 from groundplane_otel.adapters.openai_agents import guard
+from groundplane_otel.fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 
 
 class Answer(BaseModel):

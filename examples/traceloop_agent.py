@@ -19,11 +19,11 @@ from typing import Any
 
 import openai
 from _framework_setup import CTR, RIGHT, WRONG, Setup
-from fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from openai.types.chat import ChatCompletionToolParam
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
 from groundplane_otel.errors import UnsupportedClaim
+from groundplane_otel.fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 from groundplane_otel.otel import enforce, tool
 
 AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "campaign-analyst"}

@@ -5,12 +5,19 @@ The conventions (also in docs/development.md, "The docs and their examples"):
 
 - Every fenced block names its language, one of ``LANGUAGES``. Only ``python`` blocks run;
   shell, YAML, JSON and text blocks are shown, not run.
-- A page's Python blocks run in order, in one fresh namespace, in their own subprocess, with the
-  repository root, ``examples/`` (the demo's helpers) and ``tests/integrations/`` (the loopback
-  fake OpenAI server) on ``PYTHONPATH`` and a fresh temporary directory as the working directory.
-- A block with a ``title="name"`` (Material shows it as the file name) is a file the page's
-  examples use: it is written into the working directory before the page runs (a Python one is
-  also compiled, so a syntax error fails), and is not run as a block itself.
+- A page's Python blocks run in order, in one fresh namespace, in their own subprocess, with a
+  fresh temporary directory as the working directory and only what a reader who followed the
+  page has: the package (this checkout's ``groundplane_otel``, alone on ``PYTHONPATH``, standing
+  in for ``pip install``) and its installed dependencies — not ``examples/`` or ``tests/``. The
+  loopback fake OpenAI server the examples use ships with the package
+  (``groundplane_otel.fake_openai``).
+- A page in ``FROM_A_CLONE`` runs from the root of a clone of the repository, and says so: its
+  working directory also holds a copy of ``examples/`` (the demo's agent, ``demo_agent``), which
+  its code puts on the path itself, as a reader in a clone would.
+- A block with a ``title="name"`` (Material shows it as the file name; it may name a directory,
+  ``examples/test_x.py``) is a file the page's examples use: it is written into the working
+  directory before the page runs (a Python one is also compiled, so a syntax error fails), and
+  is not run as a block itself.
 - A ``text`` block right after a Python block is what that block prints: the block's output (and,
   if it raises, ``ExceptionType: message``) must match it, whitespace runs compared as one space
   and ``…`` standing for any text (ids, timings, a message cut short on the page).
@@ -23,6 +30,7 @@ import inspect
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, replace
@@ -36,7 +44,10 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 README_MAX_LINES = 250
 LANGUAGES = frozenset({"python", "bash", "yaml", "json", "text"})
-PYTHONPATH = [ROOT, ROOT / "examples", ROOT / "tests" / "integrations"]
+PACKAGE = ROOT / "groundplane_otel"
+# Pages whose examples run from the root of a clone (they use the demo's agent in examples/).
+FROM_A_CLONE = frozenset({"docs/pytest-plugin.md", "docs/start-from-traces.md"})
+CLONE_SENTENCE = "from the root of a clone of the repository"
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<info>.*)$")
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
@@ -128,6 +139,7 @@ for block in blocks:
     if block["title"] is not None:
         if block["language"] == "python":
             compile(block["code"], block["title"], "exec")
+        Path(block["title"]).parent.mkdir(parents=True, exist_ok=True)
         Path(block["title"]).write_text(block["code"] + "\n")
 namespace = {"__name__": "__main__"}
 for block in blocks:
@@ -167,11 +179,13 @@ def test_every_python_block_of_the_page_runs(page: str, tmp_path: Path) -> None:
     spec.write_text(json.dumps([asdict(block) for block in blocks]))
     work = tmp_path / "cwd"
     work.mkdir()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(str(path) for path in PYTHONPATH),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
+    if page in FROM_A_CLONE:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(ROOT / "examples", work / "examples", ignore=ignore)
+    installed = tmp_path / "site"  # the package alone, as `pip install` puts it on the path
+    installed.mkdir()
+    (installed / PACKAGE.name).symlink_to(PACKAGE, target_is_directory=True)
+    env = {**os.environ, "PYTHONPATH": str(installed), "PYTHONDONTWRITEBYTECODE": "1"}
     for variable in ("GROUNDPLANE_POLICY", "GROUNDPLANE_MODE", "GROUNDPLANE_CAPTURE_CONTENT"):
         env.pop(variable, None)
     run = subprocess.run(
@@ -184,6 +198,26 @@ def test_every_python_block_of_the_page_runs(page: str, tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
+
+
+def test_pages_run_from_a_clone_say_so() -> None:
+    """A page whose examples need the clone's examples/ tells the reader to run them from the
+    root of a clone; no other page imports the demo's modules."""
+    for page in FROM_A_CLONE:
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        assert CLONE_SENTENCE in text, f"{page} does not say '{CLONE_SENTENCE}'"
+    helpers = re.compile(
+        r"^\s*(?:import|from) (?:demo_agent|demo_prose|demo_restricted|fake_openai)\b"
+    )
+    wrong = [
+        f"{block.page}:{block.line}"
+        for page, blocks in ALL_BLOCKS.items()
+        if page not in FROM_A_CLONE
+        for block in blocks
+        if block.language == "python"
+        and any(helpers.match(line) for line in block.code.splitlines())
+    ]
+    assert not wrong, f"examples importing modules a reader does not have: {wrong}"
 
 
 def test_every_block_names_a_known_language() -> None:
