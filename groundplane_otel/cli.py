@@ -195,9 +195,14 @@ def _replay(args: argparse.Namespace) -> int:
         args.max_errors,
         max_unreadable=args.max_unreadable,
         allow_empty=args.allow_empty,
+        max_error_rate=args.max_error_rate,
+        max_unsupported_claim_rate=args.max_unsupported_claim_rate,
+        allow_unmatched=args.allow_unmatched,
     )
     capture = config.capture_content or args.capture_content
-    report = replay_report.build_report(stats, bad, gate, capture_content=capture)
+    report = replay_report.build_report(
+        stats, bad, gate, capture_content=capture, config=config
+    )
     if args.json:
         print(replay_report.render_json(report))
     else:
@@ -446,14 +451,36 @@ def _parser() -> argparse.ArgumentParser:
         type=_number(float, 0, 1),
         default=None,
         metavar="R",
-        help="exit 1 when the unsupported-claim rate is above R (0 gates every claim)",
+        help="exit 1 when the share of checked answers refused (blocked or flagged) is above R "
+        "(0: any wrong answer fails; default: not gated)",
+    )
+    replay.add_argument(
+        "--max-unsupported-claim-rate",
+        type=_number(float, 0, 1),
+        default=None,
+        metavar="R",
+        help="exit 1 when the share of claims found unsupported is above R (default: not gated)",
     )
     replay.add_argument(
         "--max-errors",
         type=_number(int, 0),
-        default=None,
+        default=0,
         metavar="N",
-        help="exit 1 when more than N outputs could not be checked",
+        help="outputs that could not be checked (error) allowed: exit 1 when more than N, "
+        "unless --max-error-rate allows them (default: %(default)s, any error fails)",
+    )
+    replay.add_argument(
+        "--max-error-rate",
+        type=_number(float, 0, 1),
+        default=0.0,
+        metavar="R",
+        help="or allow error outputs up to this share of all outputs (default: %(default)s)",
+    )
+    replay.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="pass although a fact's tool never appeared in the input (or never with its "
+        "result) or a boundary matched no output (by default each fails the gate, named)",
     )
     _unreadable_arguments(replay, "in the report")
     replay.add_argument(

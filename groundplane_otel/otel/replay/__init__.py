@@ -46,6 +46,7 @@ from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
+from groundplane_otel.otel.replay.coverage import Seen
 from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace_records
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
@@ -136,6 +137,7 @@ class Replayer:
         self.resources = self.assembler.resources  # protobuf requests' resources, shared
         self.rematch = rematch
         self._around = around_decision
+        self.seen = Seen(config, self.stats)  # the names the input holds (``coverage``)
 
     @property
     def spans_read(self) -> int:
@@ -213,7 +215,9 @@ class Replayer:
             except Exception as refused:  # enforce raises, as to the app: noted
                 refused.__traceback__ = None  # its frames hold it (a cycle): dropped, as by an app
         self.tally.settle(records.values())  # its findings, in the order read
+        note = self.seen.note
         for record in records.values():
+            note(record.name, record.attributes)
             record.release()
 
     def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:
