@@ -200,9 +200,7 @@ def _replay(args: argparse.Namespace) -> int:
         allow_unmatched=args.allow_unmatched,
     )
     capture = config.capture_content or args.capture_content
-    report = replay_report.build_report(
-        stats, bad, gate, capture_content=capture, config=config
-    )
+    report = replay_report.build_report(stats, bad, gate, capture_content=capture, config=config)
     if args.json:
         print(replay_report.render_json(report))
     else:

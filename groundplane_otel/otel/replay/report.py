@@ -163,19 +163,18 @@ def _failures(
 ) -> list[str]:
     """Why the gate fails, most fundamental first; empty when it passes."""
     failures = []
-    if stats.spans == 0:
-        held = (
-            f"{stats.requests} requests read, none holding a span"
-            if stats.requests
-            else "nothing recognisable as OTLP trace data was read"
-        )
-        failures.append(
-            f"no span read from the input ({held}): replay reads the OpenTelemetry "
-            "Collector's file exporter output (one OTLP/JSON request per line with lowerCamelCase "
-            "keys, or length-prefixed protobuf)"
-        )
     if bad.count > gate.max_unreadable:
         failures.append(f"{bad.count} unreadable inputs > {gate.max_unreadable}")
+    if not stats.spans:  # never passes: nothing was read that could be checked
+        if stats.requests:
+            why = f"{stats.requests} requests read, none holding a span"
+        else:
+            why = "nothing in it is OTLP trace data" if bad.count else "the input is empty"
+        failures.append(
+            f"no span read from the input ({why}); replay reads the Collector's file exporter "
+            "output: one OTLP/JSON request per line (lowerCamelCase keys) or length-prefixed "
+            "OTLP protobuf"
+        )
     if stats.spans and not outputs and not gate.allow_empty:
         failures.append("no guarded output in the input (--allow-empty to pass)")
     uncaptured = coverage["facts_without_results"] if coverage is not None else []
@@ -204,11 +203,14 @@ def _failures(
             f"unsupported-claim rate {claim_rate:.4f} ({wrong} of {total} claims) > "
             f"{gate.max_unsupported_claim_rate:g} (--max-unsupported-claim-rate)"
         )
-    if coverage is not None and not (gate.allow_unmatched or (gate.allow_empty and not outputs)):
+    waived = gate.allow_unmatched or (gate.allow_empty and not outputs) or not stats.spans
+    if coverage is not None and not waived:
         for item in coverage["facts_unseen"]:
             failures.append(f"fact {item['fact']!r}: {item['problem']} (--allow-unmatched to pass)")
         for item in uncaptured:
-            failures.append(f"fact {item['fact']!r}: {item['problem']}{hint} (--allow-unmatched to pass)")
+            failures.append(
+                f"fact {item['fact']!r}: {item['problem']}{hint} (--allow-unmatched to pass)"
+            )
             hint = ""
         for item in coverage["boundaries_unmatched"]:
             failures.append(
