@@ -87,26 +87,28 @@ def test_a_typo_in_the_policys_tool_name_fails_the_gate_naming_the_tool_seen(
     _, path = live_and_recorded(tmp_path)
     typo = POLICY.replace("tool: top_sales", "tool: top_sale")
     args = (str(path), "--max-unsupported-rate", "0")
-    code, report = replay(tmp_path, capsys, *args, "--markdown", str(tmp_path / "g.md"), policy=typo)
+    code, report = replay(
+        tmp_path, capsys, *args, "--markdown", str(tmp_path / "g.md"), policy=typo
+    )
     unseen = (
         "fact 'sales': its tool 'top_sale' never appeared in the input; tools seen: top_sales; "
         "did you mean 'top_sales'? (--allow-unmatched to pass)"
     )
     assert code == 1
     assert report["gate"]["failures"] == [
-        "6 of 7 outputs could not be checked (error: fact_missing 5, no_output 1) > 0 allowed "
+        "7 of 7 outputs could not be checked (error: fact_missing 6, no_output 1) > 0 allowed "
         "(--max-errors 0, --max-error-rate 0)",
         unseen,
     ]
-    assert report["boundaries"]["answer"]["outcomes"] == {"skipped": 1, "error": 6}
+    assert report["boundaries"]["answer"]["outcomes"] == {"error": 7}
     assert report["coverage"]["tools_seen"] == ["top_sales"]
     assert "- fact 'sales': its tool 'top\\_sale' never appeared" in (tmp_path / "g.md").read_text()
     file = tmp_path / "policy.yaml"
-    code = main(["replay", "--policy", str(file), *args, "--quiet", "--max-errors", "6"])
+    code = main(["replay", "--policy", str(file), *args, "--quiet", "--max-errors", "7"])
     lines = capsys.readouterr().out.splitlines()
     assert (code, lines[-1]) == (1, f"gate: FAILED — {unseen}")
     assert "not seen in the input:" in lines
-    code = main(["replay", "--policy", str(file), *args, "--max-errors", "6", "--allow-unmatched"])
+    code = main(["replay", "--policy", str(file), *args, "--max-errors", "7", "--allow-unmatched"])
     assert (code, capsys.readouterr().out.splitlines()[-1]) == (0, "gate: passed")
 
 
@@ -170,8 +172,8 @@ def test_the_documented_github_actions_command_fails_on_a_capture_off_recording(
     files written and where said; JUnit's gate case fails and the outputs are errors."""
     command = _documented_command("ci-gate.md")
     assert command == (
-        "groundplane-otel replay --policy policy.yaml traces/*.jsonl --junit-xml groundplane.xml "
-        "--markdown groundplane.md"
+        "groundplane-otel replay --policy policy.yaml traces/*.jsonl --max-unsupported-rate 0.01 "
+        "--junit-xml groundplane.xml --markdown groundplane.md"
     )
     (tmp_path / "traces").mkdir()
     capture_off_recording(tmp_path / "traces" / "today.jsonl")
@@ -211,9 +213,22 @@ def test_junit_marks_errors_as_errors_and_refusals_as_failures(
     _, path = live_and_recorded(tmp_path)
     xml = tmp_path / "out" / "gate.xml"
     xml.parent.mkdir()
-    code, report = replay(tmp_path, capsys, str(path), "--junit-xml", str(xml))
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    code = main(
+        [
+            "replay",
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            str(path),
+            "--json",
+            "--junit-xml",
+            str(xml),
+        ]
+    )
     assert code == 1
-    assert capsys.readouterr().err == f"groundplane-otel: wrote the JUnit XML to {xml}\n"
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert err == f"groundplane-otel: wrote the JUnit XML to {xml}\n"
     root = ET.fromstring(xml.read_bytes())
     gate, answer = root.findall("testsuite")
     (failure,) = gate.iter("failure")
@@ -222,7 +237,11 @@ def test_junit_marks_errors_as_errors_and_refusals_as_failures(
         finding["reason"]: [child.tag for child in case if child.tag in ("failure", "error")]
         for finding, case in zip(report["findings"], answer.iter("testcase"), strict=False)
     }
-    assert results == {"wrong_winner": ["failure"], "fact_missing": ["error"], "no_output": ["error"]}
+    assert results == {
+        "wrong_winner": ["failure"],
+        "fact_missing": ["error"],
+        "no_output": ["error"],
+    }
     assert (answer.get("failures"), answer.get("errors")) == ("1", "2")
 
 
@@ -234,7 +253,9 @@ def _console_recording(path: Path, before: str = "") -> Path:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out)))
         attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
-        with provider.get_tracer("app").start_as_current_span("invoke_agent analyst", attributes=attributes):
+        with provider.get_tracer("app").start_as_current_span(
+            "invoke_agent analyst", attributes=attributes
+        ):
             pass
         provider.shutdown()
     return path
@@ -334,7 +355,8 @@ def _closed_reader(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     process.stdout.close()
     stderr = process.stderr.read()
     process.wait(timeout=120)

@@ -25,7 +25,7 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 class PolicyError(ValueError):
     """A policy file (or mapping) that cannot be loaded: names the source, key path and fix.
 
-    ``errors`` holds every error found in the document, in the order read (this one alone
+    ``errors`` holds every error found in the document, by line (this one alone
     when it is the only one); with several, this error's fields are the first's and its
     message lists them all, one a line (``combined``)."""
 
@@ -134,9 +134,11 @@ class Reader:
             return None
 
     def raise_errors(self) -> None:
-        """Raise every error kept, as one (``PolicyError.combined``)."""
+        """Raise every error kept, as one (``PolicyError.combined``), in the order of the
+        file's lines (those without a line, from a mapping, in the order found)."""
         if self.errors:
-            raise PolicyError.combined(self.errors)
+            ordered = sorted(self.errors, key=lambda error: error.line or 0)
+            raise PolicyError.combined(ordered)
 
     def mapping(
         self,
