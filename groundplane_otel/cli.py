@@ -43,7 +43,8 @@ exit codes:
      report is printed and no --junit-xml / --markdown file is written
 
 A reader that stops early (| head) drops the rest of the report quietly; the exit code is the
-gate's all the same. --junit-xml and --markdown are written whether the gate passed or failed (stderr says where)."""
+gate's all the same. --junit-xml and --markdown are written whether the gate passed or failed
+(stderr says where)."""
 
 
 SUGGEST_EXIT_CODES = """\
