@@ -36,7 +36,7 @@ refused; --max-unsupported-claim-rate: the share of claims).
 
 exit codes:
   0  the gate passed
-  1  the gate failed (the report's last line says why)
+  1  the gate failed (the report ends with why)
   2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
      --markdown file that cannot be written (none is written then)
   3  internal failure: a --jobs worker process failed or was killed (named on stderr); no

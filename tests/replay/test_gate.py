@@ -189,9 +189,13 @@ def test_the_documented_github_actions_command_fails_on_a_capture_off_recording(
         check=False,
     )
     assert done.returncode == 1, done.stderr
-    assert done.stdout.splitlines()[-1].startswith(
-        "gate: FAILED — 3 of 3 outputs could not be checked (error: no_output 3)"
-    )
+    assert done.stdout.splitlines()[-3:] == [
+        "gate: FAILED, 2 reasons:",
+        "  - 3 of 3 outputs could not be checked (error: no_output 3) > 0 allowed (--max-errors 0, "
+        f"--max-error-rate 0); content not captured: {CAPTURE_HINT}",
+        "  - fact 'sales': 3 calls of its tool 'top_sales', none with its result on the span "
+        "(content not captured) (--allow-unmatched to pass)",
+    ]
     assert done.stderr.splitlines() == [
         "groundplane-otel: wrote the JUnit XML to groundplane.xml",
         "groundplane-otel: wrote the Markdown summary to groundplane.md",

@@ -273,9 +273,14 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"… {report['findings_left_out']} more findings, not listed")
     gate = report["gate"]
     lines.append("")
-    lines.append(
-        "gate: passed" if gate["passed"] else "gate: FAILED — " + "; ".join(gate["failures"])
-    )
+    failures = gate["failures"]
+    if gate["passed"]:
+        lines.append("gate: passed")
+    elif len(failures) == 1:
+        lines.append(f"gate: FAILED — {failures[0]}")
+    else:  # one reason a line: reasons name lists of their own
+        lines.append(f"gate: FAILED, {len(failures)} reasons:")
+        lines += [f"  - {failure}" for failure in failures]
     return "\n".join(lines)
 
 
