@@ -411,28 +411,30 @@ _RECORD_HOW = (
 def not_a_recording(head: bytes, kind: str) -> str | None:
     """Why a file that starts with ``head`` (read as ``kind``, ``json`` or ``proto``) is not a
     recording replay reads, or None: the SDK's console exporter output, a multi-line
-    (pretty-printed) JSON document, or text."""
-    console = b'"context": {' in head and b'"trace_id"' in head
-    if console:
+    (pretty-printed) JSON document, or text. Only a JSON file whose first line opens a
+    document alone, or a "protobuf" file that starts with text, is looked into: a recording's
+    bytes never are."""
+    if kind == "json":
+        if head.lstrip().split(b"\n", 1)[0].strip() not in (b"{", b"["):
+            return None
+    elif len(head) < 4 or not all(32 <= byte < 127 or byte in b"\t\n\r" for byte in head[:4]):
+        return None  # a length prefix: a protobuf message's first byte is never text-like
+    if b'"context": {' in head and b'"trace_id"' in head:
         return (
             "not an OTLP recording: the OpenTelemetry SDK's console exporter output (one span "
             f"per multi-line JSON object, not OTLP); {_RECORD_HOW}"
         )
     if kind == "json":
-        if head.lstrip().split(b"\n", 1)[0].strip() not in (b"{", b"["):
-            return None
         return (
             "not one OTLP/JSON request per line: a multi-line (pretty-printed) JSON document; "
             "write each request on one line (e.g. jq -c . FILE > FILE.jsonl), as the "
             "Collector's file exporter does"
         )
-    if len(head) >= 4 and all(32 <= byte < 127 or byte in b"\t\n\r" for byte in head[:4]):
-        shown = capped(head[:60].decode("ascii", "replace"), 40)
-        return (
-            f"not an OTLP recording: it starts with text ({shown!r}), neither OTLP/JSON lines "
-            f"nor length-prefixed OTLP protobuf; {_RECORD_HOW}"
-        )
-    return None
+    shown = capped(head[:60].decode("ascii", "replace"), 40)
+    return (
+        f"not an OTLP recording: it starts with text ({shown!r}), neither OTLP/JSON lines "
+        f"nor length-prefixed OTLP protobuf; {_RECORD_HOW}"
+    )
 
 
 def _kind(first: bytes, format: str) -> str:

@@ -380,3 +380,26 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
         assert (tmp_path / "g.xml").exists()
     done = _closed_reader("check-policy", "policy.yaml", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_recording_that_holds_console_like_text_is_still_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tool result that is itself a console exporter dump, recorded in either format, is
+    data, not a sign of a console file: both recordings are read whole."""
+    from groundplane_otel.otel.otlp_files import request_from_json
+
+    dump = '{\n    "name": "x",\n    "context": {\n        "trace_id": "0x1"\n    }\n}'
+    otel = Harness()
+    lines = tmp_path / "dump.jsonl"
+    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(lines)))
+    with otel.agent("other"):  # no boundary guards it
+        otel.tool(dump, name="logs")
+    proto = tmp_path / "dump.pb"
+    bodies = [
+        request_from_json(line).SerializeToString() for line in lines.read_text().splitlines()
+    ]
+    proto.write_bytes(b"".join(len(body).to_bytes(4, "big") + body for body in bodies))
+    for path in (lines, proto):
+        code, report = replay(tmp_path, capsys, str(path), "--allow-empty")
+        assert (code, report["input"]["spans"], report["input"]["unreadable"]) == (0, 2, 0)
