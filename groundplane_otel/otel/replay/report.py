@@ -1,12 +1,13 @@
-"""The report of a replay: per boundary outputs, outcomes and the unsupported-claim rate; per
-finding trace id, span id and name, boundary, check, reason code and the outcome of its output
-(receipts and message only with content capture); and the CI gate's verdict against thresholds.
+"""The report of a replay: per boundary outputs, outcomes and the unsupported rates (of
+answers checked, and of claims); per finding trace id, span id and name, boundary, check,
+reason code and the outcome of its output (receipts and message only with content capture);
+what the policy expected and the input never showed (``coverage``); and the CI gate's verdict.
 The text and JSON reports print it; ``junit`` and ``markdown`` write it for CI, from this one
 report.
 
-The gate is honest: it fails on input it could not read (more than ``max_unreadable``
-unreadable lines, messages, files or spans; 0 by default) and on input where no guarded output
-matched (unless ``allow_empty``), besides its thresholds."""
+The gate fails closed (``Gate``): on an output it could not check, a fact or boundary the input
+never showed, input it could not read or that held no span, unless told otherwise; besides its
+thresholds. Every reason is named, with what would allow it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from groundplane_otel.otel.otlp_files import Unreadable
 from groundplane_otel.otel.replay.coverage import CAPTURE_HINT, expected_unseen
 from groundplane_otel.otel.replay.stats import ReplayStats
 
-__all__ = ["Gate", "build_report", "render_text"]
+__all__ = ["Gate", "build_report", "coverage_lines", "render_json", "render_text"]
 
 _OUTCOMES = ("passed", "blocked", "flagged", "skipped", "error")
 
