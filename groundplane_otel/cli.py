@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import re
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from groundplane_otel.otel.config import GuardConfig
@@ -25,17 +26,25 @@ if TYPE_CHECKING:
 __all__ = ["REPLAY_EXIT_CODES", "SUGGEST_EXIT_CODES", "main"]
 
 REPLAY_EXIT_CODES = """\
+the gate fails closed: it fails on any output that could not be checked (error) unless
+--max-errors or --max-error-rate allows it; on a fact whose tool never appeared in the input
+(or never with its result: content capture off) and on a boundary that matched no output, each
+named with the names that were seen, unless --allow-unmatched; on input with no span (never
+allowed) or no guarded output (unless --allow-empty); on unreadable input (unless
+--max-unreadable); and on the thresholds given (--max-unsupported-rate: the share of answers
+refused; --max-unsupported-claim-rate: the share of claims).
+
 exit codes:
-  0  the gate passed: every input was read (or --max-unreadable allows what was not), at
-     least one guarded output was decided (or --allow-empty), and no threshold was exceeded
-  1  the gate failed: a threshold was exceeded, more inputs were unreadable than
-     --max-unreadable allows, or no guarded output was in the input (without --allow-empty)
+  0  the gate passed
+  1  the gate failed (the report ends with why)
   2  bad usage: an invalid option value, policy file or missing input file, or a --junit-xml /
      --markdown file that cannot be written (none is written then)
   3  internal failure: a --jobs worker process failed or was killed (named on stderr); no
      report is printed and no --junit-xml / --markdown file is written
 
---junit-xml and --markdown are written whether the gate passed or failed."""
+A reader that stops early (| head) drops the rest of the report quietly; the exit code is the
+gate's all the same. --junit-xml and --markdown are written whether the gate passed or failed
+(stderr says where)."""
 
 
 SUGGEST_EXIT_CODES = """\
@@ -44,6 +53,68 @@ exit codes:
   1  nothing could be inferred (no tool spans, no agent answers, content not captured, no
      check held often enough), or inputs were unreadable (more than --max-unreadable)
   2  bad usage: an invalid option value or a missing input file"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with each option's default shown (unless its help already says it, or it has
+    none worth saying: None, False); a description or epilog written on several lines kept as
+    written, one written as one line wrapped."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or not action.option_strings
+        ):
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose sub-commands share its formatter (``_Formatter``), and whose
+    usage errors suggest the closest command, choice or option (did you mean …?)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["formatter_class"] = _Formatter
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.format_usage()}{self.prog}: error: {_did_you_mean(self, message)}\n")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(.*)' \(choose from (.*)\)$")
+_UNRECOGNIZED = re.compile(r"^unrecognized arguments: (.*)$")
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """``message`` with the closest command, choice or option appended when one is close."""
+    import difflib
+
+    choice = _INVALID_CHOICE.search(message)
+    if choice:
+        choices = [item.strip().strip("'") for item in choice.group(2).split(",")]
+        close = difflib.get_close_matches(choice.group(1), choices, n=1)
+        return f"{message}; did you mean {close[0]!r}?" if close else message
+    unknown = _UNRECOGNIZED.match(message)
+    if not unknown:
+        return message
+    options = [option for action in parser._actions for option in action.option_strings]
+    hints = []
+    for word in unknown.group(1).split():
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=")[0], options, n=1)
+            if close:
+                hints.append(f"{word!r}: did you mean {close[0]!r}?")
+    return f"{message} ({'; '.join(hints)})" if hints else message
 
 
 def _number(kind: type, low: float, high: float = math.inf) -> argparse._ActionType:
@@ -75,7 +146,10 @@ def _policy(path: str) -> GuardConfig | None:
     try:
         return load_policy(path)
     except PolicyError as exc:
-        print(f"groundplane-otel: invalid policy: {exc}", file=sys.stderr)
+        for error in exc.errors:
+            print(f"groundplane-otel: invalid policy: {error}", file=sys.stderr)
+        if len(exc.errors) > 1:
+            print(f"groundplane-otel: {len(exc.errors)} errors in {path}", file=sys.stderr)
         return None
 
 
@@ -147,6 +221,9 @@ def _write_outputs(args: argparse.Namespace, report: dict[str, object]) -> str |
             with contextlib.suppress(OSError):
                 os.remove(path)
         return f"cannot write the CI reports (none written): {exc}"
+    for option, path in _ci_files(args):
+        what = "JUnit XML" if option == "--junit-xml" else "Markdown summary"
+        print(f"groundplane-otel: wrote the {what} to {path}", file=sys.stderr)
     return None
 
 
@@ -195,13 +272,14 @@ def _replay(args: argparse.Namespace) -> int:
         args.max_errors,
         max_unreadable=args.max_unreadable,
         allow_empty=args.allow_empty,
+        max_error_rate=args.max_error_rate,
+        max_unsupported_claim_rate=args.max_unsupported_claim_rate,
+        allow_unmatched=args.allow_unmatched,
     )
     capture = config.capture_content or args.capture_content
-    report = replay_report.build_report(stats, bad, gate, capture_content=capture)
-    if args.json:
-        print(replay_report.render_json(report))
-    else:
-        print(replay_report.render_text(report))
+    report = replay_report.build_report(stats, bad, gate, capture_content=capture, config=config)
+    text = replay_report.render_json(report) if args.json else replay_report.render_text(report)
+    _emit(text)  # a reader that stopped early (| head) does not stop the CI files
     failed = _write_outputs(args, report)
     if failed is not None:
         print(f"groundplane-otel: {failed}", file=sys.stderr)
@@ -347,6 +425,29 @@ def _suggest(args: argparse.Namespace) -> int:
     return 0
 
 
+_PIPE_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
+
+
+def _pipe_closed() -> int:
+    """stdout's reader went away: the rest of the output goes nowhere (no second error when
+    Python flushes it at exit)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return _PIPE_CLOSED
+
+
+def _emit(text: str) -> None:
+    """Print ``text``; if stdout's reader went away, the rest goes nowhere (see main)."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _pipe_closed()
+
+
 def _version() -> int:
     from groundplane_otel import __version__
 
@@ -366,9 +467,20 @@ def _buffer_arguments(
         help=f"{what} after a trace's last span before it is decided",
     )
     parser.add_argument(
-        "--max-traces", type=_number(int, 1), default=10_000, help="traces buffered at once"
+        "--max-traces",
+        type=_number(int, 1),
+        default=10_000,
+        metavar="N",
+        help="traces buffered at once (when full, the oldest is decided early, incomplete)",
     )
-    parser.add_argument("--max-spans-per-trace", type=_number(int, 1), default=10_000)
+    parser.add_argument(
+        "--max-spans-per-trace",
+        type=_number(int, 1),
+        default=10_000,
+        metavar="N",
+        help="spans kept per trace; a trace over it is decided on the first N and counted "
+        "incomplete (the rest counted as dropped)",
+    )
 
 
 def _unreadable_arguments(parser: argparse.ArgumentParser, located: str) -> None:
@@ -399,12 +511,16 @@ def _unreadable_arguments(parser: argparse.ArgumentParser, located: str) -> None
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser() -> _Parser:
+    from groundplane_otel import __version__
+
+    parser = _Parser(
         prog="groundplane-otel",
         description="Deterministic grounding guard for LLM agents, native to OpenTelemetry.",
+        epilog="Run 'groundplane-otel COMMAND --help' for a command's options.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"groundplane-otel {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser(
         "check-policy", help="validate a policy file (exit 1 with the error when invalid)"
     )
@@ -419,7 +535,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
     replay.add_argument("--policy", required=True, help="path of the YAML policy file")
-    replay.add_argument("--format", choices=("auto", "json", "proto"), default="auto")
+    replay.add_argument(
+        "--format",
+        choices=("auto", "json", "proto"),
+        default="auto",
+        help="the files' format: OTLP/JSON lines, length-prefixed protobuf, or auto (by the "
+        "first byte; gzip and zstd are recognised either way)",
+    )
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
     replay.add_argument(
         "--junit-xml",
@@ -446,20 +568,43 @@ def _parser() -> argparse.ArgumentParser:
         type=_number(float, 0, 1),
         default=None,
         metavar="R",
-        help="exit 1 when the unsupported-claim rate is above R (0 gates every claim)",
+        help="exit 1 when the share of checked answers refused (blocked or flagged) is above R "
+        "(0: any wrong answer fails; default: not gated)",
+    )
+    replay.add_argument(
+        "--max-unsupported-claim-rate",
+        type=_number(float, 0, 1),
+        default=None,
+        metavar="R",
+        help="exit 1 when the share of claims found unsupported is above R (default: not gated)",
     )
     replay.add_argument(
         "--max-errors",
         type=_number(int, 0),
-        default=None,
+        default=0,
         metavar="N",
-        help="exit 1 when more than N outputs could not be checked",
+        help="outputs that could not be checked (error) allowed: exit 1 when more than N, "
+        "unless --max-error-rate allows them (default: %(default)s, any error fails)",
+    )
+    replay.add_argument(
+        "--max-error-rate",
+        type=_number(float, 0, 1),
+        default=0.0,
+        metavar="R",
+        help="or allow error outputs up to this share of all outputs (default: %(default)s)",
+    )
+    replay.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="pass although a fact's tool never appeared in the input (or never with its "
+        "result) or a boundary matched no output (by default each fails the gate, named)",
     )
     _unreadable_arguments(replay, "in the report")
     replay.add_argument(
         "--allow-empty",
         action="store_true",
-        help="pass when no guarded output is in the input (by default that fails the gate)",
+        help="pass when the input holds spans but no guarded output (by default that fails "
+        "the gate; an input with no span never passes)",
     )
     replay.add_argument(
         "--max-findings",
@@ -550,8 +695,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (also used by the console script)."""
-    args = _parser().parse_args(argv)
+    """Run the command line; returns the exit status (also used by the console script). A
+    reader that closes stdout early (``| head``) ends it quietly with 141 (128 + SIGPIPE), as
+    a shell reports such a command; replay's exit code stays the gate's (``_emit``)."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _pipe_closed()
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if unknown:  # told by the command's parser, which knows its options
+        command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        command.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "check-policy":
         return _check_policy(args.file)
     if args.command == "replay":

@@ -71,8 +71,10 @@ def test_console_script_is_installed_and_exits_with_main_status(tmp_path: Path) 
     assert failed.stderr.startswith(f"groundplane-otel: invalid policy: {missing}: <top level>")
 
 
-def test_no_command_is_a_usage_error() -> None:
-    """Without a command argparse exits 2 with the usage line."""
-    with pytest.raises(SystemExit) as caught:
-        main([])
-    assert caught.value.code == 2
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a command: exit 2 with the whole help on stderr (issue 36: it was argparse's
+    lone "the following arguments are required: COMMAND")."""
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: groundplane-otel [-h] [--version] COMMAND ...\n")

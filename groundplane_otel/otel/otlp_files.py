@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from groundplane_otel._echo import capped
-from groundplane_otel.otel.replay.json_reader import NestedTooDeep, json_spans
+from groundplane_otel.otel.replay.json_reader import NestedTooDeep, NotTraces, json_spans
 from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
@@ -57,6 +57,7 @@ __all__ = [
     "located_requests",
     "JsonPart",
     "located_units",
+    "not_a_recording",
     "plain_file",
     "read_requests",
     "request_from_json",
@@ -91,6 +92,8 @@ def decode_unit(unit: Unit, bad: BadSink, limit: int) -> Batch | None:
             return json_spans(unit.body, unit.resources)
         except NestedTooDeep:
             bad.append(BadInput(unit.location, "not an OTLP/JSON trace request (nested too deep)"))
+        except NotTraces as exc:
+            bad.append(BadInput(unit.location, str(exc)))
         except ValueError as exc:
             problem = f"not an OTLP/JSON trace request ({_detail(exc)})"
             bad.append(BadInput(unit.location, problem))
@@ -387,10 +390,51 @@ def located_units(
 def _file_units(
     path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int
 ) -> Iterator[Unit]:
-    if _kind(stream.peek(1)[:1], format) == "json":
+    head = stream.peek(_HEAD)[:_HEAD]
+    kind = _kind(head[:1], format)
+    problem = not_a_recording(head, kind)
+    if problem is not None:  # said once for the file, which is skipped
+        bad.append(BadInput(str(path), problem))
+    elif kind == "json":
         yield from _json_units(path, stream, bad, limit)
     else:
         yield from _proto_units(path, stream, bad, limit)
+
+
+_HEAD = 4096  # what ``not_a_recording`` looks at
+_RECORD_HOW = (
+    "record with the Collector's file exporter, or in process with "
+    "groundplane_otel.otel.otlp_files.OtlpFileExporter"
+)
+
+
+def not_a_recording(head: bytes, kind: str) -> str | None:
+    """Why a file that starts with ``head`` (read as ``kind``, ``json`` or ``proto``) is not a
+    recording replay reads, or None: the SDK's console exporter output, a multi-line
+    (pretty-printed) JSON document, or text. Only a JSON file whose first line opens a
+    document alone, or a "protobuf" file that starts with text, is looked into: a recording's
+    bytes never are."""
+    if kind == "json":
+        if head.lstrip().split(b"\n", 1)[0].strip() not in (b"{", b"["):
+            return None
+    elif len(head) < 4 or not all(32 <= byte < 127 or byte in b"\t\n\r" for byte in head[:4]):
+        return None  # a length prefix: a protobuf message's first byte is never text-like
+    if b'"context": {' in head and b'"trace_id"' in head:
+        return (
+            "not an OTLP recording: the OpenTelemetry SDK's console exporter output (one span "
+            f"per multi-line JSON object, not OTLP); {_RECORD_HOW}"
+        )
+    if kind == "json":
+        return (
+            "not one OTLP/JSON request per line: a multi-line (pretty-printed) JSON document; "
+            "write each request on one line (e.g. jq -c . FILE > FILE.jsonl), as the "
+            "Collector's file exporter does"
+        )
+    shown = capped(head[:60].decode("ascii", "replace"), 40)
+    return (
+        f"not an OTLP recording: it starts with text ({shown!r}), neither OTLP/JSON lines "
+        f"nor length-prefixed OTLP protobuf; {_RECORD_HOW}"
+    )
 
 
 def _kind(first: bytes, format: str) -> str:
@@ -442,6 +486,14 @@ class JsonPart:
     def __iter__(self) -> Iterator[Unit]:
         progress = self.progress
         with self.path.open("rb") as raw:
+            problem = not_a_recording(raw.read(_HEAD), "json")
+            if problem is not None:  # the file is skipped by every part, told by the first
+                if not self.start:
+                    self.bad.append(BadInput(str(self.path), problem))
+                if progress is not None:
+                    progress._before += self.size
+                return
+            raw.seek(0)
             if progress is not None:
                 progress._stream = raw
             if self.start:

@@ -51,6 +51,21 @@ def live_and_recorded(tmp_path: Path) -> tuple[Harness, Path]:
     return otel, path
 
 
+def unguarded_recording(tmp_path: Path) -> Path:
+    """A recording of spans none of which the policy guards (a web request, a tool call of
+    another tool), exported by the SDK."""
+    otel = Harness()
+    path = tmp_path / "unguarded.jsonl"
+    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    with otel.tracer.start_as_current_span("GET /health"):
+        otel.tool({"ok": True}, name="ping")
+    return path
+
+
+# The stream's two error outputs (the run without its fact, the run without an answer) are
+# deliberate; the gate fails on any error by default, so a test about something else allows them.
+ALLOW_ITS_ERRORS = ("--max-errors", "2")
+
 POLICY = """\
 version: 1
 mode: enforce

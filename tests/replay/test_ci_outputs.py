@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_recording import POLICY, live_and_recorded
+from replay_recording import ALLOW_ITS_ERRORS, POLICY, live_and_recorded, unguarded_recording
 
 from groundplane_otel.cli import main
 from groundplane_otel.otel.replay.markdown import MAX_FINDINGS, cell
@@ -25,7 +25,7 @@ def run(tmp_path: Path, recording: Path, *extra: str, policy: str = POLICY) -> i
     file.write_text(policy)
     args = ["replay", "--policy", str(file), str(recording), "--quiet"]
     out = ["--junit-xml", str(tmp_path / "gate.xml"), "--markdown", str(tmp_path / "gate.md")]
-    return main([*args, *out, *extra])
+    return main([*args, *out, *ALLOW_ITS_ERRORS, *extra])
 
 
 def junit(tmp_path: Path) -> ET.Element:
@@ -101,7 +101,8 @@ def test_junit_has_one_case_per_listed_output_and_the_gate(
         "outcome.blocked": "1",
         "outcome.error": "2",
         "outcome.passed": "4",
-        "unsupported_rate": "0.1667",
+        "unsupported_rate": "0.2000",  # 1 of the 5 answers checked
+        "unsupported_claim_rate": "0.1667",  # 1 of the 6 claims
     }
     assert_counts_match(root)
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "1", "2")
@@ -176,7 +177,7 @@ def test_a_failed_gate_is_a_failed_case_with_the_unreadable_located(tmp_path: Pa
     assert "\\<img" in bad
     assert bad.count("<img") == bad.count("\\<img")
     rows = [line for line in markdown if line.startswith("| answer |")]
-    assert rows == ["| answer | 7 | 4 | 1 | 0 | 2 | 0 | 0.1667 |"]
+    assert rows == ["| answer | 7 | 4 | 1 | 0 | 2 | 0 | 0.2000 | 0.1667 |"]
 
 
 def test_a_hostile_span_name_is_escaped_in_the_test_case_name(tmp_path: Path) -> None:
@@ -192,11 +193,11 @@ def test_a_hostile_span_name_is_escaped_in_the_test_case_name(tmp_path: Path) ->
 
 
 def test_an_empty_match_fails_in_both_files(tmp_path: Path) -> None:
-    """No guarded output: exit 1, the gate case fails saying so, no boundary suite; the
-    Markdown says FAILED and why, with the empty row."""
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("")
-    assert run(tmp_path, empty) == 1
+    """No guarded output (spans, none guarded): exit 1, the gate case fails saying so, no
+    boundary suite; the Markdown says FAILED and why, with the empty row. (Changed with
+    issue 36: the input was an empty file, which now fails as "no span read".)"""
+    unguarded = unguarded_recording(tmp_path)
+    assert run(tmp_path, unguarded, "--allow-unmatched") == 1
     root = junit(tmp_path)
     assert [suite.get("name") for suite in root.findall("testsuite")] == ["groundplane gate"]
     (failure,) = root.iter("failure")
@@ -208,7 +209,7 @@ def test_an_empty_match_fails_in_both_files(tmp_path: Path) -> None:
         "**Gate: FAILED**",
         "- no guarded output in the input \\(--allow-empty to pass\\)",
     ]
-    assert "| \\(no guarded output in the input\\) | 0 | 0 | 0 | 0 | 0 | 0 | - |" in markdown
+    assert "| \\(no guarded output in the input\\) | 0 | 0 | 0 | 0 | 0 | 0 | - | - |" in markdown
 
 
 def test_markdown_summary_of_a_threshold_failure(tmp_path: Path) -> None:
@@ -221,7 +222,8 @@ def test_markdown_summary_of_a_threshold_failure(tmp_path: Path) -> None:
         "## groundplane-otel replay",
         "",
         "**Gate: FAILED**",
-        "- unsupported-claim rate 0.1667 \\> 0.0",
+        "- unsupported-answer rate 0.2000 \\(1 of 5 answers refused\\) \\> 0 "
+        "\\(--max-unsupported-rate\\)",
     ]
     header = markdown.index("### Findings")
     table = markdown[header + 2 :]

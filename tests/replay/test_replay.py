@@ -174,26 +174,44 @@ def test_a_full_buffer_decides_early_and_reports_it(tmp_path: Path) -> None:
 def test_cli_gate_exits_non_zero_above_the_thresholds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``replay --max-unsupported-rate 0`` fails the build on the blocked answer; ``--json``
-    is machine-readable; without content capture no claimed value is printed."""
+    """``replay`` fails the build on the two error outputs by default (issue 36), passes when
+    ``--max-errors 2`` allows them; ``--max-unsupported-rate 0`` fails it on the blocked answer
+    (1 of the 5 answers checked; the claim rate beside it); ``--json`` is machine-readable;
+    without content capture no claimed value is printed."""
     _, path = live_and_recorded(tmp_path)
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    assert main(["replay", "--policy", str(policy), str(path), "--quiet"]) == 0
+    base = ["replay", "--policy", str(policy), str(path), "--quiet"]
+    assert main(base) == 1
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == (
+        "gate: FAILED — 2 of 7 outputs could not be checked (error: fact_missing 1, no_output 1) "
+        "> 0 allowed (--max-errors 0, --max-error-rate 0)"
+    )
+    assert main([*base, "--max-errors", "2"]) == 0
     text = capsys.readouterr().out
     assert "gate: passed" in text
     assert "reason wrong_winner" in text
     assert "claimed" not in text
-    assert (
-        main(
-            ["replay", "--policy", str(policy), str(path), "--max-unsupported-rate", "0", "--json"]
-        )
-        == 1
-    )
+    assert main([*base, "--max-error-rate", "0.3"]) == 0  # 2 of 7 outputs: 0.29
+    assert main([*base, "--max-error-rate", "0.25"]) == 1
+    capsys.readouterr()
+    assert main([*base, "--max-errors", "2", "--max-unsupported-rate", "0", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["gate"]["failures"][0] == "unsupported-claim rate 0.1667 > 0.0"
+    assert report["gate"]["failures"] == [
+        "unsupported-answer rate 0.2000 (1 of 5 answers refused) > 0 (--max-unsupported-rate)"
+    ]
+    assert (report["answers_checked"], report["answers_refused"]) == (5, 1)
+    assert (report["claims"], report["unsupported_claims"]) == (6, 1)
+    assert report["unsupported_claim_rate"] == pytest.approx(1 / 6)
     assert report["boundaries"]["answer"]["outcomes"] == {"passed": 4, "blocked": 1, "error": 2}
-    assert main(["replay", "--policy", str(policy), str(path), "--max-errors", "1"]) == 1
+    rates = ["--max-unsupported-rate", "0.2", "--max-unsupported-claim-rate", "0.1"]
+    assert main([*base, "--max-errors", "2", *rates, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["gate"]["failures"] == [
+        "unsupported-claim rate 0.1667 (1 of 6 claims) > 0.1 (--max-unsupported-claim-rate)"
+    ]
+    assert main([*base, "--max-errors", "1"]) == 1
 
 
 def test_progress_follows_the_bytes_read_over_every_file(tmp_path: Path) -> None:

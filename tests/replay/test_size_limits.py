@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from replay_recording import POLICY, live_and_recorded
+from replay_recording import ALLOW_ITS_ERRORS, POLICY, live_and_recorded
 
 from groundplane_otel.cli import main
 from groundplane_otel.otel.otlp_files import request_from_json
@@ -26,7 +26,7 @@ def replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tu
     """``groundplane-otel replay --json`` over ``args``: exit code, report."""
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    code = main(["replay", "--policy", str(policy), "--json", "--quiet", *args])
+    code = main(["replay", "--policy", str(policy), "--json", "--quiet", *ALLOW_ITS_ERRORS, *args])
     return code, json.loads(capsys.readouterr().out)
 
 

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Final, Literal, cast
 
 from groundplane_otel._echo import echo
@@ -92,43 +93,77 @@ def policy_from_mapping(data: Mapping[str, Any], source: str = "<mapping>") -> G
 
 
 def _read(reader: Reader, data: object, digest: str) -> GuardConfig:
+    """The policy in ``data``; every error in it is found (each section is read on after an
+    error in another) and raised as one ``PolicyError`` (``errors`` lists them)."""
+    config = None
+    try:
+        config = _read_all(reader, data, digest)
+    except PolicyError as exc:  # one that stops the reading (the top is not a mapping …)
+        reader.errors.extend(exc.errors)
+    reader.raise_errors()
+    assert config is not None
+    return config
+
+
+def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
     top = reader.mapping((), data, _TOP, required=("boundaries",), example=" starting `version: 1`")
     if "version" not in top:
-        reader.fail((), "missing required key 'version'", "add `version: 1` as the first line")
-    version = top["version"]
-    if isinstance(version, bool) or not isinstance(version, int) or version != POLICY_VERSION:
-        reader.fail(
-            ("version",),
-            f"unsupported policy version {show(top['version'])}",
-            f"this groundplane_otel reads `version: {POLICY_VERSION}`",
+        reader.attempt(
+            lambda: reader.fail(
+                (), "missing required key 'version'", "add `version: 1` as the first line"
+            )
         )
-    mode = cast(Mode, reader.choice(("mode",), top.get("mode", "enforce"), MODES))
-    capture = reader.boolean(("capture_content",), top.get("capture_content", False))
-    evaluations = reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
-    limits = _limits(reader, top.get("limits", {}))
-    facts = [
-        _fact(reader, name, spec)
-        for name, spec in reader.names(("facts",), top.get("facts", {}), "fact")
-    ]
-    declared = [fact.name for fact in facts]
-    boundaries = [
-        _boundary(reader, name, spec, declared, {fact.name: fact for fact in facts})
-        for name, spec in reader.names(("boundaries",), top.get("boundaries"), "boundary")
-    ]
-    if not boundaries:
+    version = top.get("version", POLICY_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or version != POLICY_VERSION:
+        reader.attempt(
+            lambda: reader.fail(
+                ("version",),
+                f"unsupported policy version {show(top['version'])}",
+                f"this groundplane_otel reads `version: {POLICY_VERSION}`",
+            )
+        )
+    mode = reader.attempt(lambda: reader.choice(("mode",), top.get("mode", "enforce"), MODES))
+    capture = reader.attempt(
+        lambda: reader.boolean(("capture_content",), top.get("capture_content", False))
+    )
+    evaluations = reader.attempt(
+        lambda: reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
+    )
+    limits = reader.attempt(lambda: _limits(reader, top.get("limits", {})))
+    before = len(reader.errors)
+    named = reader.attempt(lambda: list(reader.names(("facts",), top.get("facts", {}), "fact")))
+    named_ok = len(reader.errors) == before  # else which facts are declared is not known
+    facts = []
+    for name, spec in named or []:
+        fact = reader.attempt(partial(_fact, reader, name, spec))
+        if fact is not None:
+            facts.append(fact)
+    declared = [name for name, _ in named or []] if named_ok else None  # one in error too
+    by_name = {fact.name: fact for fact in facts}
+    entries = reader.attempt(
+        lambda: list(reader.names(("boundaries",), top.get("boundaries"), "boundary"))
+    )
+    boundaries = []
+    for name, spec in entries or []:
+        boundary = reader.attempt(partial(_boundary, reader, name, spec, declared, by_name))
+        if boundary is not None:
+            boundaries.append(boundary)
+    if entries == []:
         reader.fail(
             ("boundaries",),
             "the policy declares no boundaries, so it checks nothing",
             "add `boundaries: {<name>: {facts: [...], checks: [...]}}`",
         )
+    if reader.errors:
+        return None
     return GuardConfig(
         tuple(facts),
         tuple(boundaries),
-        mode,
-        capture,
-        limits,
+        cast(Mode, mode),
+        bool(capture),
+        limits or Limits(),
         policy_version=f"{version}+sha256:{digest[:12]}",
-        evaluation_events=evaluations,
+        evaluation_events=bool(evaluations),
     )
 
 
@@ -241,22 +276,27 @@ def _boundary(
     reader: Reader,
     name: str,
     raw: object,
-    declared: list[str],
+    declared: list[str] | None,
     specs: Mapping[str, FactSpec] | None = None,
-) -> BoundarySpec:
+) -> BoundarySpec | None:
+    """The boundary ``name``, or None after an error (kept in ``reader``) in one of its parts;
+    ``declared``: the facts' names (None: unknown, a name was invalid), ``specs``: the facts
+    read without error (a check's evidence is checked only when all its boundary's are)."""
     path: Path = ("boundaries", name)
     spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
-    facts = reader.string_list((*path, "facts"), spec["facts"])
+    before = len(reader.errors)
+    facts = reader.attempt(lambda: reader.string_list((*path, "facts"), spec["facts"])) or []
     for index, fact in enumerate(facts):
-        if fact not in declared:
+        if declared is not None and fact not in declared:
             close = suggest(fact, declared)
             fix = (
                 f"did you mean {close!r}?"
                 if close
                 else ("declare it under `facts:` with the tool whose result it is")
             )
-            reader.fail(
-                (*path, "facts", index), f"fact {echo(fact)} is not declared under facts", fix
+            where = (*path, "facts", index)
+            reader.errors.append(
+                reader.error(where, f"fact {echo(fact)} is not declared under facts", fix)
             )
     checks = spec["checks"]
     if not isinstance(checks, list) or not checks:
@@ -265,24 +305,39 @@ def _boundary(
             f"expected a non-empty list of checks, got {show(checks)}",
             "write `checks: [{superlative: {winner_field: winner}}]`",
         )
-    built = tuple(
-        build_check(reader, (*path, "checks", index), item, facts)
-        for index, item in enumerate(checks)
-    )
-    for index, item in enumerate(checks):  # evidence families: kinds and restriction, located
-        ((family, arguments),) = item.items()
-        check_evidence(
-            reader, (*path, "checks", index), family, arguments or {}, facts, specs or {}
+    built = []
+    for index, item in enumerate(checks):
+        where = (*path, "checks", index)
+        check = reader.attempt(partial(build_check, reader, where, item, facts))
+        if check is None:
+            continue
+        built.append(check)
+        if specs is not None and not all(fact in specs for fact in facts):
+            continue  # a fact in error: its kind is not known
+        ((family, arguments),) = item.items()  # evidence families: kinds and restriction, located
+        evidence = partial(check_evidence, reader, where, family, arguments or {}, facts)
+        reader.attempt(partial(evidence, specs or {}))
+    mode = reader.attempt(
+        lambda: (
+            None
+            if spec.get("mode") is None
+            else reader.choice((*path, "mode"), spec["mode"], MODES)
         )
-    mode = None if spec.get("mode") is None else reader.choice((*path, "mode"), spec["mode"], MODES)
-    report = reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
-    match = _match(reader, (*path, "match"), spec.get("match", {}))
-    answer = reader.choice((*path, "answer"), spec.get("answer", "json"), ANSWERS)
+    )
+    report = reader.attempt(
+        lambda: reader.choice((*path, "report_mode"), spec.get("report_mode", "all"), _REPORT_MODES)
+    )
+    match = reader.attempt(lambda: _match(reader, (*path, "match"), spec.get("match", {})))
+    answer = reader.attempt(
+        lambda: reader.choice((*path, "answer"), spec.get("answer", "json"), ANSWERS)
+    )
+    if len(reader.errors) > before or match is None:
+        return None
     try:
         return BoundarySpec(
             name,
             tuple(facts),
-            built,
+            tuple(built),
             match,
             cast("Mode | None", mode),
             cast(ReportMode, report),

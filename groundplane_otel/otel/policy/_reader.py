@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
@@ -18,11 +18,16 @@ from groundplane_otel._echo import capped, echo
 __all__ = ["Path", "PolicyError", "Reader", "format_path", "suggest"]
 
 Path = tuple[str | int, ...]
+_T = TypeVar("_T")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
 class PolicyError(ValueError):
-    """A policy file (or mapping) that cannot be loaded: names the source, key path and fix."""
+    """A policy file (or mapping) that cannot be loaded: names the source, key path and fix.
+
+    ``errors`` holds every error found in the document, by line (this one alone
+    when it is the only one); with several, this error's fields are the first's and its
+    message lists them all, one a line (``combined``)."""
 
     def __init__(
         self, source: str, path: str, problem: str, fix: str, line: int | None = None
@@ -32,8 +37,22 @@ class PolicyError(ValueError):
         self.problem = problem
         self.fix = fix
         self.line = line
+        self.errors: tuple[PolicyError, ...] = (self,)
         where = source if line is None else f"{source}:{line}"
         super().__init__(f"{where}: {path or '<top level>'}: {problem}. Fix: {fix}")
+
+    @classmethod
+    def combined(cls, errors: Sequence[PolicyError]) -> PolicyError:
+        """One error for ``errors`` (at least one): the only one, or the first's fields with
+        every message, one a line after a count."""
+        if len(errors) == 1:
+            return errors[0]
+        first = errors[0]
+        error = cls(first.source, first.path, first.problem, first.fix, first.line)
+        error.errors = tuple(errors)
+        lines = "\n".join(str(item) for item in errors)
+        error.args = (f"{len(errors)} errors in {first.source}:\n{lines}",)
+        return error
 
 
 def format_path(path: Path) -> str:
@@ -97,9 +116,29 @@ class Reader:
     def __init__(self, source: str, root: yaml.Node | None = None) -> None:
         self.source = source
         self.root = root
+        self.errors: list[PolicyError] = []  # kept by ``attempt``, raised by ``raise_errors``
 
     def fail(self, path: Path, problem: str, fix: str) -> NoReturn:
-        raise PolicyError(self.source, format_path(path), problem, fix, _line_of(self.root, path))
+        raise self.error(path, problem, fix)
+
+    def error(self, path: Path, problem: str, fix: str) -> PolicyError:
+        return PolicyError(self.source, format_path(path), problem, fix, _line_of(self.root, path))
+
+    def attempt(self, read: Callable[[], _T]) -> _T | None:
+        """``read()``; on a PolicyError None, the error kept so that reading goes on and every
+        error in the document is reported (``raise_errors``)."""
+        try:
+            return read()
+        except PolicyError as exc:
+            self.errors.extend(exc.errors)
+            return None
+
+    def raise_errors(self) -> None:
+        """Raise every error kept, as one (``PolicyError.combined``), in the order of the
+        file's lines (those without a line, from a mapping, in the order found)."""
+        if self.errors:
+            ordered = sorted(self.errors, key=lambda error: error.line or 0)
+            raise PolicyError.combined(ordered)
 
     def mapping(
         self,
@@ -114,11 +153,15 @@ class Reader:
         if not isinstance(value, Mapping):
             fix = f"write a mapping here{example}" if example else "write a mapping here"
             self.fail(path, f"expected a mapping, got {show(value)}", fix)
+        unknown = []
         for key in value:
             if not isinstance(key, str) or key not in allowed:
                 close = suggest(key, allowed)
                 fix = f"rename it to {close!r}" if close else f"use one of: {', '.join(allowed)}"
-                self.fail((*path, str(key)), f"unknown key {echo(key)}", fix)
+                unknown.append(self.error((*path, str(key)), f"unknown key {echo(key)}", fix))
+        if unknown:  # every unknown key told; the mapping is not read further
+            self.errors.extend(unknown[:-1])
+            raise unknown[-1]
         for key in required:
             if key not in value:
                 self.fail(path, f"missing required key {key!r}", f"add `{key}:` here")
@@ -133,12 +176,16 @@ class Reader:
                 f"write `<{what} name>: {{...}}` entries here",
             )
         for key, item in value.items():
-            if not isinstance(key, str) or not key:
-                self.fail(
-                    (*path, str(key)),
-                    f"{what} names must be non-empty strings, got {show(key)}",
-                    "quote the name (YAML reads yes/no/on/off as booleans and digits as numbers)",
+            if not isinstance(key, str) or not key:  # told, and the others read on
+                self.errors.append(
+                    self.error(
+                        (*path, str(key)),
+                        f"{what} names must be non-empty strings, got {show(key)}",
+                        "quote the name (YAML reads yes/no/on/off as booleans and digits as "
+                        "numbers)",
+                    )
                 )
+                continue
             yield key, item
 
     def string(self, path: Path, value: object) -> str:

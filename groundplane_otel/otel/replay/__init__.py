@@ -46,6 +46,7 @@ from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
+from groundplane_otel.otel.replay.coverage import Seen
 from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace_records
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
@@ -77,6 +78,8 @@ class Replayer:
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
     ``rematch`` ignores every recorded ``groundplane.boundary`` (``records.replayable_attributes``);
     ``around_decision`` gets each trace's ``Decision`` to run (by default it is run as is).
+    ``note_names``: the names of the spans decided are noted into ``stats`` (``coverage.Seen``:
+    what the replay's report names when the policy expected what the input never showed).
 
     ``owns`` makes this replayer one share of a parallel replay: a trace is kept and decided
     only when ``owns(trace_id)``; every other trace is still timed, and its decision counted in
@@ -101,6 +104,7 @@ class Replayer:
         rematch: bool = False,
         around_decision: Callable[[Decision], None] | None = None,
         owns: Callable[[bytes], bool] | None = None,
+        note_names: bool = False,
     ) -> None:
         self.stats = ReplayStats()
         self.owns = owns
@@ -136,6 +140,8 @@ class Replayer:
         self.resources = self.assembler.resources  # protobuf requests' resources, shared
         self.rematch = rematch
         self._around = around_decision
+        # the names the input holds (``coverage``: the gate's report), noted on request
+        self.seen = Seen(config, self.stats) if note_names else None
 
     @property
     def spans_read(self) -> int:
@@ -213,7 +219,10 @@ class Replayer:
             except Exception as refused:  # enforce raises, as to the app: noted
                 refused.__traceback__ = None  # its frames hold it (a cycle): dropped, as by an app
         self.tally.settle(records.values())  # its findings, in the order read
+        seen = self.seen
         for record in records.values():
+            if seen is not None:
+                seen.note(record.name, record.attributes)
             record.release()
 
     def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from groundplane_otel._echo import capped
 from groundplane_otel.otel.replay.records import (
     MAX_VALUE_DEPTH,
     RecordedSpan,
@@ -24,7 +25,7 @@ from groundplane_otel.otel.replay.records import (
     recorded_span,
 )
 
-__all__ = ["MAX_MESSAGE_DEPTH", "NestedTooDeep", "json_spans"]
+__all__ = ["MAX_MESSAGE_DEPTH", "NestedTooDeep", "NotTraces", "json_spans"]
 
 MAX_MESSAGE_DEPTH = 100  # protobuf's JSON parser's limit on nested messages
 # The message depth of an attribute's value (AnyValue): request > resourceSpans > resource >
@@ -68,6 +69,8 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
         raise
     if not isinstance(tree, dict):
         raise ValueError(f"expected a JSON object, got {type(tree).__name__}")
+    if tree and "resourceSpans" not in tree:
+        raise NotTraces(_not_traces(tree))
     spans: list[RecordedSpan] = []
     for item in _list(tree, "resourceSpans"):
         resource_spans = _object(item, "resourceSpans")
@@ -77,6 +80,27 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
             for index, span in enumerate(_list(_object(scope, "scopeSpans"), "spans")):
                 spans.append(_span(_object(span, "spans"), attributes, index))
     return spans
+
+
+class NotTraces(ValueError):
+    """A JSON object that is not a trace request; its message (ours, echoes capped) says
+    what it is."""
+
+
+def _not_traces(tree: dict[str, Any]) -> str:
+    """Why a JSON object with keys but no ``resourceSpans`` is not a trace request."""
+    if "resource_spans" in tree:
+        return (
+            "not an OTLP/JSON trace request: snake_case keys ('resource_spans'); OTLP/JSON "
+            "keys are lowerCamelCase ('resourceSpans', 'scopeSpans', 'traceId'), as the "
+            "Collector's file exporter writes them"
+        )
+    for key, signal in (("resourceLogs", "logs"), ("resourceMetrics", "metrics")):
+        if key in tree:
+            return f"not an OTLP/JSON trace request: an OTLP {signal} request ({key!r})"
+    keys = ", ".join(repr(capped(str(key), 40)) for key in list(tree)[:3])
+    more = ", …" if len(tree) > 3 else ""
+    return f"not an OTLP/JSON trace request: no 'resourceSpans' key (keys: {keys}{more})"
 
 
 def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:

@@ -101,7 +101,8 @@ def _boundary_suite(
     outcomes: Mapping[str, int] = entry["outcomes"]
     properties: dict[str, object] = {"outputs": entry["outputs"]}
     properties.update({f"outcome.{key}": value for key, value in sorted(outcomes.items())})
-    properties["unsupported_rate"] = f"{entry['unsupported_rate']:.4f}"
+    properties["unsupported_rate"] = f"{entry['unsupported_rate']:.4f}"  # of answers
+    properties["unsupported_claim_rate"] = f"{entry['unsupported_claim_rate']:.4f}"
     suite = _suite(root, name, properties)
     shown = {"failure": 0, "error": 0}
     for findings in listed:

@@ -2,7 +2,8 @@
 summary (``$GITHUB_STEP_SUMMARY``).
 
 The gate's verdict and why, one table row per boundary (outputs, passed, would block, flagged,
-errors, skipped, unsupported-claim rate), the input's counts, the first unreadable inputs and the
+errors, skipped, the shares of answers and of claims unsupported), the input's counts, what the
+policy expected and the input never showed, the first unreadable inputs and the
 first ``MAX_FINDINGS`` findings (check, reason, trace and span id; receipts only with content
 capture, as the text report), each count of what is not shown. Built from the report
 (``report.build_report``) alone. Every cell is capped (``_echo.capped``), on one line, with
@@ -43,17 +44,18 @@ def _row(values: list[object]) -> str:
 def _boundaries(report: Mapping[str, Any]) -> list[str]:
     lines = [
         "| boundary | outputs | passed | would block | flagged | errors | skipped | "
-        "unsupported-claim rate |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "unsupported answers | unsupported claims |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, entry in report["boundaries"].items():
         outcomes = entry["outcomes"]
         counts = [
             outcomes.get(key, 0) for key in ("passed", "blocked", "flagged", "error", "skipped")
         ]
-        lines.append(_row([name, entry["outputs"], *counts, f"{entry['unsupported_rate']:.4f}"]))
+        rates = [f"{entry[key]:.4f}" for key in ("unsupported_rate", "unsupported_claim_rate")]
+        lines.append(_row([name, entry["outputs"], *counts, *rates]))
     if not report["boundaries"]:
-        lines.append(_row(["(no guarded output in the input)", 0, 0, 0, 0, 0, 0, "-"]))
+        lines.append(_row(["(no guarded output in the input)", 0, 0, 0, 0, 0, 0, "-", "-"]))
     return lines
 
 
@@ -93,6 +95,18 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"dropped spans {data['dropped_spans']}, duplicate spans {data['duplicate_spans']}, "
         f"conflicting traces {data['conflicting_traces']}, unreadable {data['unreadable']}."
     )
+    coverage = report.get("coverage") or {}
+    unseen = [
+        f"fact {item['fact']!r}: {item['problem']}"
+        for item in coverage.get("facts_unseen", []) + coverage.get("facts_without_results", [])
+    ]
+    unseen += [
+        f"boundary {item['boundary']!r} {item['problem']}"
+        for item in coverage.get("boundaries_unmatched", [])
+    ]
+    if unseen:
+        lines += ["", "Not seen in the input:", ""]
+        lines += [f"- {cell(item, 500)}" for item in unseen]
     if data["unreadable"]:
         lines.append("")
         shown = data["unreadable_locations"][:MAX_UNREADABLE]

@@ -124,6 +124,7 @@ def replay_share(
         unreadable=bad,
         rematch=job.rematch,
         owns=Share(index, count) if count > 1 else None,
+        note_names=True,
     )
     fed = [0]
     rank = 1 if index == 0 else 0  # at one position another worker's decision came first

@@ -58,6 +58,14 @@ class ReplayStats:
     facts: dict[tuple[str, str, str], int] = field(default_factory=dict)
     findings: list[SeenFinding] = field(default_factory=list)
     findings_dropped: int = 0  # over max_findings (counted in outputs and claims all the same)
+    errors: dict[str, int] = field(default_factory=dict)  # error outputs by their first reason
+    # What the input named (``coverage.Seen``): tool calls by tool name, and of the policy's
+    # tools those carrying their result; agent names and model calls' span names, by spans.
+    tools: dict[str, int] = field(default_factory=dict)
+    tool_results: dict[str, int] = field(default_factory=dict)
+    agents: dict[str, int] = field(default_factory=dict)
+    model_spans: dict[str, int] = field(default_factory=dict)
+    names_left_out: int = 0  # distinct names over ``coverage.MAX_NAMES``, not kept
 
     @classmethod
     def merge(
@@ -114,6 +122,12 @@ class Tally:
         stats, boundary = self.stats, evaluation.boundary
         outputs, key = stats.outputs, (boundary, evaluation.outcome)
         outputs[key] = outputs.get(key, 0) + 1
+        if evaluation.outcome == "error":
+            reason = next(
+                (item.reason for item in evaluation.findings if item.result == "error"),
+                evaluation.skip_reason or "unknown",
+            )
+            stats.errors[reason] = stats.errors.get(reason, 0) + 1
         claims = stats.claims
         for _, verdict in evaluation.verdicts:
             label = (boundary, verdict)
