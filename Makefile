@@ -63,7 +63,7 @@ COLLECTOR_SRC := collector_config/otelcol-groundplane
 collector:
 	@command -v go >/dev/null 2>&1 || (echo "make collector: needs Go (go.dev/doc/install); the pinned modules come from the Go module proxy" >&2; exit 1)
 	@mkdir -p build
-	cd $(COLLECTOR_SRC) && go build -mod=readonly -trimpath -ldflags="-s -w" -o ../../build/otelcol-groundplane .
+	cd $(COLLECTOR_SRC) && go build -mod=readonly -buildvcs=false -trimpath -ldflags="-s -w" -o ../../build/otelcol-groundplane .
 
 # Re-generate the distribution's sources after editing builder-config.yaml (the builder's version
 # is the distribution's release).
