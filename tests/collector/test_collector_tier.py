@@ -42,8 +42,7 @@ def test_every_trace_is_decided_whole_by_exactly_one_replica(
         assert mine == {t: [sent[t]] for t in mine}
     want = {OUTCOME[v]: list(sent.values()).count(v) for v in set(sent.values())}
     assert want == {"flagged": 10, "passed": 20}
-    time.sleep(0.5)  # one more metric export of each replica (every 200 ms)
-    assert outputs(tier) == want
+    wait_for(lambda: outputs(tier) == want, 10, f"the replicas' outputs to add up to {want}")
     assert tier.backend.spans == {bytes.fromhex(t): SPANS_PER_TRACE for t in sent}
 
 
