@@ -55,13 +55,13 @@ def test_replica_down_at_start_then_killed_and_restarted(
        queues and retries them (its default queue and retry_on_failure), every one is decided
        once, whole, when the replicas come up.
     2. One replica SIGKILLed with traces it received (acknowledged) but had not decided yet
-       (``--root-wait 2``): exactly its share of those traces is lost, never re-routed to the
-       other replica, never decided twice.
+       (``--root-wait 3``): those traces are lost — the Collector had their acknowledgement —
+       never re-routed to the other replica, never decided twice.
     3. Traces sent while it is down: its share is queued and retried by the Collector and
        decided once, whole, by the restarted replica; the other replica decides its own share.
     4. SIGTERM: both replicas drain and exit 0.
     """
-    tier = start_tier(tmp_path, teardown, root_wait=2.0, start_replicas=False)
+    tier = start_tier(tmp_path, teardown, root_wait=3.0, start_replicas=False)
     down_at_start = tier.send(10)
     time.sleep(1.0)
     for replica in tier.replicas:
@@ -94,8 +94,10 @@ def test_replica_down_at_start_then_killed_and_restarted(
     assert all(t in decided for t in while_down)
     lost = [t for t in in_flight if t not in decided]
     assert lost, "the killed replica held none of the in-flight traces (the test proves nothing)"
-    assert all(decided[t] == [1] for t in in_flight if t in decided)  # only the survivor's
+    killed_before = {t for t in in_flight if decided.get(t) == [0]}  # decided before the kill
+    assert len(lost) + len(killed_before) + sum(decided.get(t) == [1] for t in in_flight) == 10
     print(
         f"\nkill -9 of one replica: {len(lost)} of {len(in_flight)} in-flight traces lost "
-        f"(its buffered share), {len(while_down)} sent while it was down all decided once"
+        f"(its buffered share; {len(killed_before)} it decided before the kill), "
+        f"{len(while_down)} sent while it was down all decided once"
     )
