@@ -1,10 +1,11 @@
 """Lint OpenTelemetry Collector configs against a pinned distribution manifest.
 
-No collector binary can be installed where the tests run, so this is the check we can make: every
-component exists in the distribution and supports the signal of its pipeline, pipelines only name
-defined components and every defined component is used, memory_limiter comes first and batch last,
-environment variables use ``${env:VAR}``, and the load-balancing exporter is configured the way
-trace-aware routing needs. Users run ``otelcol-contrib validate --config=FILE`` for the full check.
+The fast check of conventions a Collector accepts anyway (the real one: tests/collector/ runs
+the project's Collector's ``validate`` and the configs end to end): every component exists in
+the distribution and supports the signal of its pipeline, pipelines only name defined components
+and every defined component is used, memory_limiter comes first and batch last, environment
+variables use ``${env:VAR}``, and the load-balancing exporter is configured the way trace-aware
+routing needs.
 """
 
 from __future__ import annotations

@@ -146,8 +146,10 @@ def write_config(
     rule_files: list[Path] | None,
     scrape_interval: str,
     evaluation_interval: str,
+    honor_labels: bool = False,
 ) -> None:
-    """Write a Prometheus config scraping ``scrape_targets`` (host:port) as job ``app``."""
+    """Write a Prometheus config scraping ``scrape_targets`` (host:port) as job ``app``;
+    ``honor_labels`` keeps the target's own ``job``/``instance`` (a Collector's exporter)."""
     config: dict[str, Any] = {
         "global": {
             "scrape_interval": scrape_interval,
@@ -157,6 +159,7 @@ def write_config(
             {
                 "job_name": "app",
                 "scrape_interval": scrape_interval,
+                "honor_labels": honor_labels,
                 "static_configs": [{"targets": list(scrape_targets)}],
             }
         ],
@@ -173,13 +176,16 @@ def start_prometheus(
     scrape_interval: str = "1s",
     evaluation_interval: str = "1s",
     ready_timeout: float = 30.0,
+    honor_labels: bool = False,
 ) -> PrometheusServer:
     """Start Prometheus on 127.0.0.1 with a temporary config and TSDB; return once it is ready."""
     binary = find_prometheus()
     workdir = tmp_path / "prometheus"
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
-    write_config(config, scrape_targets, rule_files, scrape_interval, evaluation_interval)
+    write_config(
+        config, scrape_targets, rule_files, scrape_interval, evaluation_interval, honor_labels
+    )
     port = free_port()
     log = workdir / "prometheus.log"
     with log.open("wb") as out:

@@ -1,4 +1,10 @@
-"""Collector configs are linted against the pinned otelcol-contrib 0.159.0 component manifests."""
+"""Collector configs are linted against the project's own distribution (builder-config.yaml, the
+components build/otelcol-groundplane holds) and the pinned otelcol-contrib 0.159.0 manifests.
+
+The lint checks conventions a Collector accepts anyway (memory_limiter first, batch last, every
+component used, ``${env:VAR}`` syntax); tests/collector/ runs the real binary's ``validate``
+and the configs end to end.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ REPO = Path(__file__).parents[1]
 DATA = REPO / "tests" / "data"  # shipped with the repo: see tests/data/README.md
 CONTRIB = DATA / "otelcol-contrib-manifest-v0.159.0.yaml"
 CORE = DATA / "otelcol-core-manifest-v0.159.0.yaml"
-CONFIGS = sorted((REPO / "collector_config").glob("*.y*ml"))
+MANIFEST = REPO / "collector_config" / "builder-config.yaml"  # the project's distribution
+CONFIGS = sorted(p for p in (REPO / "collector_config").glob("*.y*ml") if p != MANIFEST)
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +97,25 @@ def test_shipped_configs_exist() -> None:
 def test_shipped_config_is_clean(path: Path, contrib: Distribution) -> None:
     """Every shipped collector config passes the linter against otelcol-contrib 0.159.0."""
     assert lint_file(path, contrib) == []
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_config_uses_only_the_distributions_components(path: Path) -> None:
+    """Every component a shipped config names is in the project's own Collector build."""
+    assert lint_file(path, load_distribution(MANIFEST)) == []
+
+
+def test_the_distribution_is_one_release() -> None:
+    """builder-config.yaml pins every component at the release it names (contrib and core
+    v0.N, no stray version)."""
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    release = f"v{manifest['dist']['version']}"
+    versions = {
+        entry["gomod"].split()[1]
+        for kind in ("receivers", "processors", "exporters")
+        for entry in manifest[kind]
+    }
+    assert versions == {release}
 
 
 def test_verifier_tier_routes_whole_traces_to_the_verifier() -> None:

@@ -46,7 +46,6 @@ Exemplars
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import subprocess
@@ -84,6 +83,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_server import PrometheusServer, free_port, start_prometheus
+from rules_timelapse import RANGE as _RANGE
+from rules_timelapse import WINDOW_COUNT as _WINDOW_COUNT
+from rules_timelapse import scale_expr, scale_rules, seconds
 
 from groundplane_otel.otel.sampling import GuardSampler
 
@@ -115,54 +117,7 @@ SKIPPED_SHARE = 0.1  # the skipped-outputs threshold in alerts.yaml
 TIMED = ("expr", "for")  # the only rule keys the time compression may change
 
 
-# -- time compression of the rules ------------------------------------------------------------
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_RANGE = re.compile(r"\[(\d+[smhdw])\]")
-# rate<window> * <seconds in the window>: a per-second rate turned into a count in the window.
-_WINDOW_COUNT = re.compile(r"(job:groundplane_claims:rate(\d+[smhdw])) \* (\d+)")
-
-
-def seconds(duration: str) -> int:
-    """Seconds in a single-unit Prometheus duration such as ``15m``."""
-    match = re.fullmatch(r"(\d+)([smhdw])", duration)
-    if match is None:
-        raise ValueError(f"not a single-unit duration: {duration!r}")
-    return int(match[1]) * _UNITS[match[2]]
-
-
-def _scaled(duration: str, scale: int) -> str:
-    total = seconds(duration)
-    if total % scale:
-        raise ValueError(f"{duration} is not a whole number of seconds once divided by {scale}")
-    return f"{total // scale}s"
-
-
-def scale_expr(expr: str, scale: int) -> str:
-    """Divide every range selector and window-length constant of a PromQL rule by ``scale``."""
-
-    def window_count(match: re.Match[str]) -> str:
-        if int(match[3]) != seconds(match[2]):
-            raise ValueError(f"{match[0]!r}: the constant is not the window length in seconds")
-        return f"{match[1]} * {seconds(match[2]) // scale}"
-
-    expr = _RANGE.sub(lambda match: f"[{_scaled(match[1], scale)}]", expr)
-    return _WINDOW_COUNT.sub(window_count, expr)
-
-
-def scale_rules(document: dict[str, Any], scale: int) -> dict[str, Any]:
-    """A time-lapse of a Prometheus rules file: windows, window constants and ``for:`` / scale.
-
-    Names (``job:groundplane_claims:rate1h`` keeps its name), labels, annotations, thresholds
-    and counts are unchanged.
-    """
-    out = copy.deepcopy(document)
-    for group in out["groups"]:
-        for rule in group["rules"]:
-            rule["expr"] = scale_expr(rule["expr"], scale)
-            if "for" in rule:
-                rule["for"] = _scaled(rule["for"], scale)
-    return out
+# -- time compression of the rules (tests/rules_timelapse.py) -------------------------------
 
 
 def _mask(expr: str) -> str:
