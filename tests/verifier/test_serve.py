@@ -51,7 +51,7 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
     sink: Sink, running: subprocess.Popen[str]
 ) -> None:
     """20 buffered wrong answers and a 1,500-deep leaf-first chain: SIGTERM drains without a
-    traceback, exit 0, and all 20 findings arrive as log records."""
+    traceback, exit 0, all 20 findings arrive as log records, and the summary says so."""
     endpoint = f"127.0.0.1:{listening_port(running)}"
     agents, tools = service("agent-service", endpoint), service("sales-service", endpoint)
     for _ in range(10):
@@ -62,7 +62,9 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
     running.send_signal(signal.SIGTERM)
     assert running.wait(30) == 0
     assert running.stderr is not None
-    assert "Traceback" not in running.stderr.read()
+    err = running.stderr.read()
+    assert "Traceback" not in err
+    assert "groundplane-otel:   findings: 20 (20 exported, 0 not exported)" in err.splitlines()
     with sink.lock:
         records = [log for log in sink.logs if log.event_name == "gen_ai.guardrail.result"]
     assert len(records) == 20
