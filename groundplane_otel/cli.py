@@ -448,7 +448,7 @@ def _parser() -> argparse.ArgumentParser:
         "each finding is written on stderr. Exit 0 after SIGTERM/SIGINT (every buffered trace "
         "decided, telemetry flushed within 3 s, a summary on stderr); exit 2 on a usage error, "
         "an invalid policy, an address that cannot be bound, or an export endpoint that is "
-        "the verifier's own address.",
+        "malformed or the verifier's own address.",
     )
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
     serve.add_argument(

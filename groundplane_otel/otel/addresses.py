@@ -15,7 +15,13 @@ from urllib.parse import urlsplit
 
 from groundplane_otel._echo import capped
 
-__all__ = ["bind_problem", "is_own_address", "parse_address", "split_endpoint"]
+__all__ = [
+    "bind_problem",
+    "endpoint_problem",
+    "is_own_address",
+    "parse_address",
+    "split_endpoint",
+]
 
 _PORT = re.compile(r"[0-9]{1,5}")
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})
@@ -71,6 +77,27 @@ def split_endpoint(endpoint: str) -> tuple[str, int | None]:
     except ValueError:
         port = None
     return parsed.hostname or "", port
+
+
+def endpoint_problem(endpoint: str) -> str | None:
+    """What is wrong with an OTLP/gRPC endpoint (``http://HOST:PORT``, ``https://…`` or
+    ``HOST:PORT``), or None."""
+    try:
+        parsed = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}")
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    try:
+        port = parsed.port
+    except ValueError:
+        return "the port must be a whole number from 0 to 65535"
+    if parsed.scheme not in ("", "http", "https"):
+        return f"the scheme must be http or https, got {capped(parsed.scheme, 20)!r}"
+    host = parsed.hostname or ""
+    if not host or any(character.isspace() for character in host):
+        return "no host (http://HOST:PORT)"
+    if port is None and parsed.netloc.endswith(":"):
+        return "the port must be a whole number from 0 to 65535"
+    return None
 
 
 def is_own_address(endpoint: str, listen_host: str, listen_port: int) -> bool:

@@ -45,6 +45,12 @@ _SIGNALS = {
 }
 
 
+def _named_by(name: str, environ: Mapping[str, str]) -> str:
+    """The variable that names signal ``name``'s endpoint."""
+    specific = _SIGNALS[name]
+    return specific if environ.get(specific, "").strip() else "OTEL_EXPORTER_OTLP_ENDPOINT"
+
+
 def endpoints(environ: Mapping[str, str]) -> dict[str, str | None]:
     """Each signal's (``metrics``, ``logs``) OTLP endpoint as the exporters read it, or None
     when no variable names one (then it is not exported)."""
@@ -61,11 +67,13 @@ def _say(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The ``serve`` command: 0 after SIGTERM/SIGINT (drained, flushed, summarized), 2 on an
-    invalid policy, an address that cannot be bound or an export to the verifier itself."""
+    invalid policy, an address that cannot be bound, a malformed export endpoint or one that
+    is the verifier itself."""
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")  # before gRPC core starts (the server)
     from opentelemetry.sdk.metrics import MeterProvider
 
-    from groundplane_otel.otel.addresses import is_own_address, parse_address
+    from groundplane_otel._echo import capped
+    from groundplane_otel.otel.addresses import endpoint_problem, is_own_address, parse_address
     from groundplane_otel.otel.policy import PolicyError, load_policy
     from groundplane_otel.otel.verifier import Verifier, VerifierServer
 
@@ -78,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
     previous = _on_signals(stop)
     try:
         targets = endpoints(os.environ)
+        for name, endpoint in targets.items():
+            problem = None if endpoint is None else endpoint_problem(endpoint)
+            if endpoint is not None and problem is not None:
+                variable = _named_by(name, os.environ)
+                _say(f"{variable} {capped(endpoint, 80)!r}: {problem}")
+                return 2
         exports = _Exports(targets)
         verifier = Verifier(
             config,

@@ -86,6 +86,30 @@ def test_an_endpoint_that_is_its_own_address_is_refused(
     ]
 
 
+@pytest.mark.parametrize(
+    ("variable", "endpoint", "problem"),
+    [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[bad", "not a URL (Invalid IPv6 URL)"),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://localhost:x",
+            "the port must be a whole number from 0 to 65535",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+            "grpc://collector:4317",
+            "the scheme must be http or https, got 'grpc'",
+        ),
+    ],
+)
+def test_a_malformed_endpoint_is_refused_at_start(
+    variable: str, endpoint: str, problem: str
+) -> None:
+    done = run_serve("--listen", "127.0.0.1:0", "--health", "127.0.0.1:0", env={variable: endpoint})
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"groundplane-otel: {variable} {endpoint!r}: {problem}"]
+
+
 def test_an_unreachable_collector_does_not_hold_the_exit() -> None:
     """The Collector is down (nothing listens on the endpoint): SIGTERM still exits 0 within
     5 s (the flush is bounded, retries given up), and the summary says the finding was not
