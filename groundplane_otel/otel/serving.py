@@ -153,8 +153,10 @@ def _started(args: argparse.Namespace, server: Any, targets: Mapping[str, str | 
         )
     for name, endpoint in exported.items():
         _say(f"exporting {name} over OTLP/gRPC to {endpoint}")
-    for name in targets.keys() - exported.keys() if exported else ():
-        _say(f"not exporting {name} (no endpoint set for them)")
+    if exported and targets["metrics"] is None:
+        _say("not exporting metrics (no endpoint set for them)")
+    if exported and targets["logs"] is None:
+        _say("not exporting logs (no endpoint set for them): findings are written here")
 
 
 def _on_signals(stop: threading.Event) -> dict[int, Any]:

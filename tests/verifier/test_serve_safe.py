@@ -179,3 +179,23 @@ def test_the_help_shows_the_address_defaults(capsys: pytest.CaptureFixture[str])
     text = " ".join(capsys.readouterr().out.split())
     assert "OTLP/gRPC address to listen on (default: 0.0.0.0:4317)" in text
     assert "address of GET /healthz (default: 0.0.0.0:13133)" in text
+
+
+def test_metrics_alone_exported_leaves_the_findings_on_stderr() -> None:
+    """Only ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` set: the metrics go there, the findings
+    are written on stderr (never to the SDK's default endpoint)."""
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    serving = start_serve(
+        "--root-wait", "600", env={"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": endpoint}, lines=4
+    )
+    assert serving.lines[2:] == [
+        f"groundplane-otel: exporting metrics over OTLP/gRPC to {endpoint}",
+        "groundplane-otel: not exporting logs (no endpoint set for them): findings are written "
+        "here",
+    ]
+    send_answers(serving.endpoint, "US")
+    serving.process.send_signal(signal.SIGTERM)
+    code, err = serving.rest(timeout=30)
+    assert code == 0
+    assert sum(bool(FINDING.match(line)) for line in err.splitlines()) == 1
+    assert "groundplane-otel:   findings: 1 (written above, not exported)" in err.splitlines()
