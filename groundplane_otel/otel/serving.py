@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 
 __all__ = ["FLUSH_S", "STOP_GRACE_S", "endpoints", "run"]
 
@@ -192,12 +193,14 @@ class _Exports:
         resource = Resource.create({"service.name": "groundplane-verifier"})
         self.exporters: list[Any] = []
         self.meters: Any = None
+        self.metrics: _Metrics | None = None
         if targets["metrics"] is not None:
             metrics = OTLPMetricExporter(endpoint=targets["metrics"])
             self.exporters.append(metrics)
-            self.meters = MeterProvider(  # shut down below: a refused start exports nothing
+            self.metrics = _Metrics(metrics)
+            self.meters = MeterProvider(  # never shut down: a refused start exports nothing
                 resource=resource,
-                metric_readers=[PeriodicExportingMetricReader(metrics)],
+                metric_readers=[PeriodicExportingMetricReader(self.metrics)],
                 shutdown_on_exit=False,
             )
         self.logs = LoggerProvider(resource=resource, shutdown_on_exit=False)
@@ -269,6 +272,37 @@ class _Findings(LogRecordExporter):
         """The exporter is stopped by ``_Exports.close``."""
 
 
+class _Metrics(MetricExporter):
+    """The OTLP metric exporter, its exports counted (succeeded, failed)."""
+
+    def __init__(self, exporter: Any) -> None:
+        super().__init__(
+            preferred_temporality=exporter._preferred_temporality,
+            preferred_aggregation=exporter._preferred_aggregation,
+        )
+        self.exporter = exporter
+        self.exported = 0
+        self.failed = 0
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        result: MetricExportResult = self.exporter.export(
+            metrics_data, timeout_millis=timeout_millis, **kwargs
+        )
+        if result is MetricExportResult.SUCCESS:
+            self.exported += 1
+        else:
+            self.failed += 1
+        return result
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        """The exporter is stopped by ``_Exports.close``."""
+
+
 def _is_finding(item: Any) -> bool:
     from groundplane_otel.otel import semconv as sc
 
@@ -318,11 +352,12 @@ def _summary(verifier: Any, exports: _Exports, flushed: bool) -> str:
         lines.append(f"  findings: {findings} (written above, not exported)")
     else:
         left = findings - sent.exported
-        lines.append(
-            f"  findings: {findings} ({sent.exported} exported, {left} not exported"
-            + ("" if flushed else f"; the flush did not end within {FLUSH_S:g} s")
-            + ")"
-        )
+        lines.append(f"  findings: {findings} ({sent.exported} exported, {left} not exported)")
+    metrics = exports.metrics
+    if metrics is not None:
+        lines.append(f"  metric exports: {metrics.exported} succeeded, {metrics.failed} failed")
+    if not flushed:
+        lines.append(f"  the flush did not end within {FLUSH_S:g} s: what it held is not exported")
     uncounted = (
         f", {stats.oversize_uncounted} of them with spans not counted"
         if stats.oversize_uncounted

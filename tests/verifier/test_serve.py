@@ -64,7 +64,12 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
     assert running.stderr is not None
     err = running.stderr.read()
     assert "Traceback" not in err
-    assert "groundplane-otel:   findings: 20 (20 exported, 0 not exported)" in err.splitlines()
+    lines = err.splitlines()
+    assert "groundplane-otel:   findings: 20 (20 exported, 0 not exported)" in lines
+    assert any(  # the last at shutdown, and one a minute before it
+        line.startswith("groundplane-otel:   metric exports: ") and line.endswith(", 0 failed")
+        for line in lines
+    )
     with sink.lock:
         records = [log for log in sink.logs if log.event_name == "gen_ai.guardrail.result"]
     assert len(records) == 20
