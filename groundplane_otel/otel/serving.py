@@ -9,7 +9,10 @@
   (exit 2): it would send the verifier its findings, which it cannot read.
 - **Said on stderr**: at start, where it listens, where ``/healthz`` answers and where it
   exports (or that it does not); at shutdown, a summary (traces by outcome, outputs, findings
-  exported or not, spans and requests received, dropped, refused).
+  exported or not, metric exports, spans and requests received, dropped, refused).
+- **Bad configuration refused at start** (exit 2): a malformed ``HOST:PORT`` (``cli``), an
+  address that cannot be bound (the real cause: ``addresses.bind_problem``), a malformed
+  endpoint, an endpoint that is the verifier's own address.
 - **SIGTERM / SIGINT on any thread.** The kernel delivers a process's signal to any thread
   that does not block it, and Python runs handlers on the main thread only: the handler sets an
   event that the main thread polls every ``_POLL_S`` (a wait without a timeout never saw a
