@@ -315,62 +315,21 @@ class _Progress:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    """Run the verifier until SIGTERM/SIGINT; metrics and log records go over OTLP to the
-    endpoint the standard ``OTEL_EXPORTER_OTLP_*`` variables name."""
-    import signal
-    import threading
+    """Run the verifier until SIGTERM/SIGINT (``otel.serving``: exports, signals, summary)."""
+    from groundplane_otel.otel.serving import run
 
-    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-    from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-    from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-    from opentelemetry.sdk.resources import Resource
+    return run(args)
 
-    from groundplane_otel.otel.verifier import Verifier, VerifierServer
 
-    config = _policy(args.policy)
-    if config is None:
-        return 2
-    resource = Resource.create({"service.name": "groundplane-verifier"})
-    meters = MeterProvider(  # shut down below, so a refused start exports nothing at exit
-        resource=resource,
-        metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())],
-        shutdown_on_exit=False,
-    )
-    logs = LoggerProvider(resource=resource, shutdown_on_exit=False)
-    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
-    verifier = Verifier(
-        config,
-        meter_provider=meters,
-        logger_provider=logs,
-        root_wait_s=args.root_wait,
-        idle_timeout_s=args.decision_wait,
-        max_traces=args.max_traces,
-        max_spans_per_trace=args.max_spans_per_trace,
-        max_receive_message_bytes=args.max_receive_message_bytes,
-    )
+def _address(text: str) -> str:
+    """An argparse type: ``HOST:PORT``, or a usage error saying what is wrong with it."""
+    from groundplane_otel.otel.addresses import parse_address
+
     try:
-        server = VerifierServer(verifier, listen=args.listen, health=args.health).start()
-    except (ValueError, OSError, RuntimeError) as exc:
-        print(f"groundplane-otel: {exc}", file=sys.stderr)
-        return 2
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    print(
-        f"groundplane-otel: verifier listening on {args.listen} (port {server.port}), "
-        f"health on {args.health}",
-        file=sys.stderr,
-    )
-    stop.wait()
-    server.stop()
-    meters.force_flush()
-    logs.force_flush()
-    meters.shutdown()
-    logs.shutdown()
-    return 0
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _suggest(args: argparse.Namespace) -> int:
@@ -629,12 +588,28 @@ def _parser() -> _Parser:
         help="run the fleet verifier (an OTLP/gRPC receiver)",
         description="A trace is decided --root-wait seconds (default 5) after its root span "
         "arrived, or --decision-wait seconds (default 300) after its last span when no root "
-        "arrives. Exit 0 after SIGTERM/SIGINT (every buffered trace decided, telemetry "
-        "flushed); exit 2 on a usage error, an invalid policy or an address already in use.",
+        "arrives. Metrics and findings are exported over OTLP/gRPC to OTEL_EXPORTER_OTLP_"
+        "ENDPOINT (or the METRICS_ / LOGS_ variants); with none set nothing is exported and "
+        "each finding is written on stderr. Exit 0 after SIGTERM/SIGINT (every buffered trace "
+        "decided, telemetry flushed within 3 s, a summary on stderr); exit 2 on a usage error, "
+        "an invalid policy, an address that cannot be bound, or an export endpoint that is "
+        "malformed or the verifier's own address.",
     )
     serve.add_argument("--policy", required=True, help="path of the YAML policy file")
-    serve.add_argument("--listen", default="0.0.0.0:4317", help="OTLP/gRPC address to listen on")
-    serve.add_argument("--health", default="0.0.0.0:13133", help="address of GET /healthz")
+    serve.add_argument(
+        "--listen",
+        type=_address,
+        default="0.0.0.0:4317",
+        metavar="HOST:PORT",
+        help="OTLP/gRPC address to listen on (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--health",
+        type=_address,
+        default="0.0.0.0:13133",
+        metavar="HOST:PORT",
+        help="address of GET /healthz (default: %(default)s)",
+    )
     _buffer_arguments(serve, float, 300.0, "SECONDS", "idle timeout (no root span): seconds")
     serve.add_argument(
         "--root-wait",

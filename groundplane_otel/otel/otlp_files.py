@@ -12,7 +12,10 @@ trip), a protobuf message as its ``ExportTraceServiceRequest``; ``Replayer.feed`
 A line or message that cannot be read (malformed, nested too deep, over the size limit
 ``max_line_bytes``, decompressing past it, a corrupt compressed stream) is reported with its
 location (file, line or byte offset) and skipped, never a crash, and never read whole into memory
-when it is over the limit; every echoed value is capped. ``Unreadable`` counts every such input
+when it is over the limit: a line longer than ``_SKIP`` is read on in chunks of that size, and
+in a plain file it is measured first (nothing held) and read whole only when within the limit;
+in a compressed one its chunks are held until it passes the limit, then let go. Every echoed
+value is capped. ``Unreadable`` counts every such input
 and keeps only the first locations.
 ``OtlpFileExporter`` writes the ``json`` format from the SDK (the demo records itself with it).
 """
@@ -164,29 +167,62 @@ def _json_units(
     number: int = 0,
     at: int = 0,
     stop: int | None = None,
+    rewind: bool = False,
 ) -> Generator[Unit, None, int]:
     """Each non-blank line; a line over ``limit`` bytes is told and skipped in chunks (never
-    held whole). ``number``: the lines before it; ``at``: its byte offset; ``stop``: where
-    lines no longer start (None: the end). Returns the number of the last line read."""
+    held whole: ``_long_line``). ``number``: the lines before it; ``at``: its byte offset;
+    ``stop``: where lines no longer start (None: the end); ``rewind``: ``stream`` is a plain
+    file (it can seek back cheaply). Returns the number of the last line read."""
     name = str(path)  # formatted once: every line's location starts with it
     resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
+    first = min(limit + 1, _SKIP)  # what one read takes: every line but a long one
     while stop is None or at < stop:
-        raw = stream.readline(limit + 1)
+        raw: bytes | None = stream.readline(first)
         if not raw:
             return number
-        at += len(raw)
         number += 1
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = stream.readline(_SKIP)
-                at += len(raw)
-            problem = f"line over the size limit of {limit} bytes (--max-line-bytes): skipped"
-            bad.append(BadInput(f"{path}:{number}", problem))
-            continue
+        if len(raw) < first or raw.endswith(b"\n"):
+            at += len(raw)
+        else:  # a long line: read on in chunks, or skipped when over the limit
+            raw, size = _long_line(stream, raw, limit, rewind)
+            at += size
+            if raw is None:
+                problem = f"line over the size limit of {limit} bytes (--max-line-bytes): skipped"
+                bad.append(BadInput(f"{path}:{number}", problem))
+                continue
         line = raw.strip()
         if line:
             yield Unit(f"{name}:{number}", line, resources)
     return number
+
+
+def _long_line(
+    stream: IO[bytes], head: bytes, limit: int, rewind: bool
+) -> tuple[bytes | None, int]:
+    """The line whose first ``head`` bytes were read (no newline yet), read on in chunks of
+    ``_SKIP``: the whole line, or None when it is over ``limit`` bytes (its newline not
+    counted) — then read past to its end, never held whole; and the bytes it took in all.
+    ``rewind``: the line is measured first, nothing held, and read again only when within the
+    limit; else its chunks are held until it passes the limit."""
+    start = stream.tell() - len(head) if rewind else 0
+    kept: list[bytes] | None = None if rewind else [head]
+    size, over = len(head), False
+    while True:
+        chunk = stream.readline(_SKIP)
+        size += len(chunk)
+        ended = not chunk or chunk.endswith(b"\n")
+        if not over and size - (1 if chunk.endswith(b"\n") else 0) > limit:
+            over, kept = True, None  # let go of what was held
+        elif kept is not None and chunk:
+            kept.append(chunk)
+        if ended:
+            break
+    if over:
+        return None, size
+    if kept is not None:
+        return b"".join(kept), size
+    stream.seek(start)
+    return stream.read(size), size
 
 
 def _proto_units(path: Path, stream: io.BufferedReader, bad: BadSink, limit: int) -> Iterator[Unit]:
@@ -378,7 +414,8 @@ def located_units(
             elif magic == _ZSTD:
                 stream = io.BufferedReader(_ZstdFrames(raw))
             try:
-                yield from _file_units(path, stream, bad, format, max_line_bytes)
+                plain = stream is raw  # not decompressed: it can seek back cheaply
+                yield from _file_units(path, stream, bad, format, max_line_bytes, plain)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
                 problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
@@ -388,7 +425,7 @@ def located_units(
 
 
 def _file_units(
-    path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int
+    path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int, rewind: bool
 ) -> Iterator[Unit]:
     head = stream.peek(_HEAD)[:_HEAD]
     kind = _kind(head[:1], format)
@@ -396,7 +433,7 @@ def _file_units(
     if problem is not None:  # said once for the file, which is skipped
         bad.append(BadInput(str(path), problem))
     elif kind == "json":
-        yield from _json_units(path, stream, bad, limit)
+        yield from _json_units(path, stream, bad, limit, rewind=rewind)
     else:
         yield from _proto_units(path, stream, bad, limit)
 
@@ -504,7 +541,7 @@ class JsonPart:
             at = raw.tell()
             if at < self.stop:
                 self.lines = yield from _json_units(
-                    self.path, raw, self.bad, self.limit, at=at, stop=self.stop
+                    self.path, raw, self.bad, self.limit, at=at, stop=self.stop, rewind=True
                 )
             if progress is not None:
                 progress._before += self.size

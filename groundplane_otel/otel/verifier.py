@@ -11,7 +11,9 @@ ends last, so the answer and its facts are in; the wait lets other services' bat
 when no root ever arrives, ``idle_timeout_s`` after its last span. A trace the engine raises on
 is counted ``failed`` and logged once; the decision loop, the intake and the drain go on.
 Requests over ``max_receive_message_bytes`` are refused (``INVALID_ARGUMENT``, which OTLP
-clients do not retry) and counted. From the engine's results it
+clients do not retry) and counted, with the spans they held (``otlp_wire.span_count``: read
+from the wire format, never decoded; unknown when it cannot be told, counted apart). A span
+with unusable ids is counted unreadable and its trace ``incomplete``. From the engine's results it
 exports the same ``groundplane.*`` metrics with ``groundplane.mode="verifier"``, one
 ``gen_ai.guardrail.result`` log record per finding carrying the guarded span's trace and span
 ids, and its own intake counters. ``/healthz`` answers 200 while serving and 503 while
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -36,7 +39,9 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.addresses import bind_problem, parse_address
 from groundplane_otel.otel.config import GuardConfig
+from groundplane_otel.otel.otlp_wire import span_count
 from groundplane_otel.otel.replay import Decision, Replayer
 from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
 
@@ -68,6 +73,8 @@ class VerifierStats:
     failed: int = 0
     failures: dict[str, int] = dataclasses.field(default_factory=dict)  # by exception type
     oversize_requests: int = 0  # over max_receive_message_bytes, refused
+    oversize_spans: int = 0  # the spans those requests held (when they could be counted)
+    oversize_uncounted: int = 0  # oversize requests whose spans could not be counted
     unreadable_requests: int = 0  # not an ExportTraceServiceRequest, or intake raised
 
 
@@ -210,8 +217,13 @@ class Verifier:
     def read(self, data: bytes) -> trace_service_pb2.ExportTraceServiceRequest | _Refused:
         """A request's bytes, or why it is refused (counted): over the size limit, unparsable."""
         if len(data) > self.max_receive_message_bytes:
+            spans = span_count(data)  # outside the lock: it walks the whole request
             with self.lock:
                 self.stats.oversize_requests += 1
+                if spans is None:
+                    self.stats.oversize_uncounted += 1
+                else:
+                    self.stats.oversize_spans += spans
             return _Refused(  # permanent: OTLP clients do not retry INVALID_ARGUMENT
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"request of {len(data)} bytes is over the verifier's limit of "
@@ -259,6 +271,8 @@ class Verifier:
         stats = self.replayer.stats
         yield Observation(stats.spans, {sc.VERIFIER_OUTCOME: "received"})
         yield Observation(stats.dropped_spans, {sc.VERIFIER_OUTCOME: "dropped"})
+        yield Observation(stats.bad_spans, {sc.VERIFIER_OUTCOME: "unreadable"})
+        yield Observation(self.stats.oversize_spans, {sc.VERIFIER_OUTCOME: "oversize"})
 
     def _observe_traces(self, options: CallbackOptions) -> Iterator[Observation]:
         stats = self.stats
@@ -271,6 +285,7 @@ class Verifier:
         stats = self.stats
         yield Observation(self.replayer.stats.requests, {sc.VERIFIER_OUTCOME: "received"})
         yield Observation(stats.oversize_requests, {sc.VERIFIER_OUTCOME: "oversize"})
+        yield Observation(stats.oversize_uncounted, {sc.VERIFIER_OUTCOME: "oversize_uncounted"})
         yield Observation(stats.unreadable_requests, {sc.VERIFIER_OUTCOME: "unreadable"})
 
 
@@ -290,8 +305,16 @@ class _Health(BaseHTTPRequestHandler):
         """No access log on stderr."""
 
 
+class _Health6(ThreadingHTTPServer):
+    """The health endpoint on an IPv6 address."""
+
+    address_family = socket.AF_INET6
+
+
 class VerifierServer:
-    """The gRPC server, the decision ticker and the health endpoint around a ``Verifier``."""
+    """The gRPC server, the decision ticker and the health endpoint around a ``Verifier``.
+    ``listen`` and ``health`` are ``HOST:PORT`` (a ValueError says what is wrong with one);
+    an address that cannot be bound is an OSError naming it and the real cause."""
 
     def __init__(
         self,
@@ -303,6 +326,11 @@ class VerifierServer:
         tick_s: float = 0.2,
     ) -> None:
         self.verifier = verifier
+        host, port = parse_address(listen)
+        health_host, health_port = parse_address(health) if health is not None else ("", 0)
+        problem = bind_problem(host, port)
+        if problem is not None:
+            raise OSError(f"cannot listen on {listen!r}: {problem}")
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=workers),
             handlers=[verifier.handler()],
@@ -313,16 +341,27 @@ class VerifierServer:
         )
         try:
             self.port = self.server.add_insecure_port(listen)
-        except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
-            raise OSError(f"cannot listen on {listen!r} (in use?): {exc}") from None
+        except RuntimeError:  # bound since the probe (a race), or a cause it cannot see
+            raise OSError(
+                f"cannot listen on {listen!r}: gRPC could not bind it (GRPC_VERBOSITY=debug "
+                "shows gRPC's own reason)"
+            ) from None
         self.serving = threading.Event()
         self._stopping = threading.Event()
         self._tick_s = tick_s
         self._ticker = threading.Thread(target=self._tick, name="verifier-ticker", daemon=True)
         self.health: ThreadingHTTPServer | None = None
         if health is not None:
-            host, _, port = health.rpartition(":")
-            self.health = ThreadingHTTPServer((host or "127.0.0.1", int(port)), _Health)
+            problem = bind_problem(health_host, health_port)
+            try:
+                if problem is None:
+                    kind = _Health6 if ":" in health_host else ThreadingHTTPServer
+                    self.health = kind((health_host, health_port), _Health)
+            except OSError as exc:
+                problem = exc.strerror or str(exc)
+            if self.health is None:
+                self.server.stop(0)
+                raise OSError(f"cannot serve /healthz on {health!r}: {problem}")
             self.health.serving = self.serving  # type: ignore[attr-defined]
         self._health_thread: threading.Thread | None = None
 
@@ -350,7 +389,13 @@ class VerifierServer:
 
     def stop(self, grace_s: float = 5.0) -> None:
         """Graceful: refuse new exports, finish those in flight, decide every buffered trace;
-        the caller then flushes its meter and logger providers."""
+        the caller then flushes its meter and logger providers. Never started: the ports are
+        released."""
+        if not self._ticker.is_alive() and self._ticker.ident is None:  # never started
+            self.server.stop(0)
+            if self.health is not None:
+                self.health.server_close()
+            return
         self.serving.clear()
         self.server.stop(grace_s).wait(grace_s)
         self._stopping.set()

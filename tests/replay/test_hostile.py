@@ -142,11 +142,14 @@ def test_the_console_command_reports_a_hostile_line_without_a_traceback(tmp_path
     assert out[-1] == "gate: FAILED — 1 unreadable inputs > 0"
 
 
+@pytest.mark.parametrize(("form", "jobs"), [("json", "1"), ("json", "2"), ("proto", "2")])
 def test_spans_with_invalid_ids_are_unreadable_and_every_other_trace_is_decided(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], form: str, jobs: str
 ) -> None:
     """Empty, 1-byte and 16-byte span ids, a 1-byte trace id and a 3-byte parent id, added to
-    a real trace, are five located unreadable spans; all six traces are decided as recorded."""
+    a real trace, are five located unreadable spans; all six traces are decided as recorded,
+    and the one that lost four of them (its trace id usable) counts incomplete (issue 36), in
+    one process or two, from OTLP/JSON or protobuf."""
     path, lines = recording(tmp_path)
     tool = lines[0]  # the first trace's tool span
     hostile = [
@@ -156,18 +159,28 @@ def test_spans_with_invalid_ids_are_unreadable_and_every_other_trace_is_decided(
         with_span(tool, traceId="cd"),
         with_span(tool, spanId="1234567812345678", parentSpanId="abcdef"),
     ]
-    write(path, [*lines[:2], *hostile, *lines[2:]])
-    code, report = replay(tmp_path, capsys, str(path))
+    every = [*lines[:2], *hostile, *lines[2:]]
+    if form == "json":
+        write(path, every)
+        where = [f"{path}:{number}" for number in range(3, 8)]
+    else:
+        bodies = [request_from_json(line).SerializeToString() for line in every]
+        path = path.with_suffix(".pb")
+        path.write_bytes(b"".join(struct.pack(">I", len(body)) + body for body in bodies))
+        offsets = [sum(4 + len(body) for body in bodies[:index]) for index in range(2, 7)]
+        where = [f"{path}@{offset}" for offset in offsets]
+    code, report = replay(tmp_path, capsys, str(path), "--jobs", jobs)
     assert code == 1
     data = report["input"]
     assert (data["bad_spans"], data["unreadable"], data["traces"]) == (5, 5, 6)
+    assert data["incomplete_traces"] == 1
     name = "'execute_tool top_sales'"
     assert data["unreadable_locations"] == [
-        f"{path}:3 span 0 {name}: invalid span id (0 bytes, need 8, not all zero)",
-        f"{path}:4 span 0 {name}: invalid span id (1 bytes, need 8, not all zero)",
-        f"{path}:5 span 0 {name}: invalid span id (16 bytes, need 8, not all zero)",
-        f"{path}:6 span 0 {name}: invalid trace id (1 bytes, need 16, not all zero)",
-        f"{path}:7 span 0 {name}: invalid parent span id (3 bytes, need 0 or 8)",
+        f"{where[0]} span 0 {name}: invalid span id (0 bytes, need 8, not all zero)",
+        f"{where[1]} span 0 {name}: invalid span id (1 bytes, need 8, not all zero)",
+        f"{where[2]} span 0 {name}: invalid span id (16 bytes, need 8, not all zero)",
+        f"{where[3]} span 0 {name}: invalid trace id (1 bytes, need 16, not all zero)",
+        f"{where[4]} span 0 {name}: invalid parent span id (3 bytes, need 0 or 8)",
     ]
     assert report["boundaries"]["answer"]["outcomes"] == OUTCOMES
     assert replay(tmp_path, capsys, str(path), "--max-unreadable", "5")[0] == 0

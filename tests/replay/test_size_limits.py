@@ -157,3 +157,35 @@ def test_a_nonsense_size_limit_is_a_usage_error(
         "groundplane-otel replay: error: argument --max-line-bytes: "
         f"must be a whole number >= 1, got {value!r}"
     )
+
+
+@pytest.mark.parametrize(("compressed", "jobs"), [(False, "1"), (False, "2"), (True, "1")])
+def test_long_lines_are_read_or_refused_at_the_exact_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], compressed: bool, jobs: str
+) -> None:
+    """Lines longer than one read (1 MiB) are read on in chunks: one of exactly
+    ``--max-line-bytes`` bytes (its newline not counted) is read, one byte more is refused and
+    located, and the lines around them are read as before — plain (measured, then read) or
+    gzip (held), in one process or two (issue 36)."""
+    limit = 3 * 1024 * 1024 + 7
+    _, path = live_and_recorded(tmp_path)
+    lines = path.read_text().splitlines()
+    pad = limit - len(oversize_line(0))
+    exact, over = oversize_line(pad), oversize_line(pad + 1)
+    assert (len(exact), len(over)) == (limit, limit + 1)
+    text = "\n".join([*lines[:3], exact, over, *lines[3:]]) + "\n"
+    if compressed:
+        path = path.with_suffix(".jsonl.gz")
+        path.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+    else:
+        path.write_text(text)
+    code, report = replay(
+        tmp_path, capsys, str(path), "--max-line-bytes", str(limit), "--jobs", jobs
+    )
+    assert code == 1
+    data = report["input"]
+    assert (data["unreadable"], data["spans"], data["requests"]) == (1, 20, 20)
+    assert data["unreadable_locations"] == [
+        f"{path}:5: line over the size limit of {limit} bytes (--max-line-bytes): skipped"
+    ]
+    assert report["boundaries"]["answer"]["outcomes"] == OUTCOMES

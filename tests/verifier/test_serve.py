@@ -34,8 +34,8 @@ def serve(sink: Sink, *options: str) -> subprocess.Popen[str]:
 def listening_port(process: subprocess.Popen[str]) -> int:
     assert process.stderr is not None
     line = process.stderr.readline()
-    assert "verifier listening on" in line, line
-    return int(line.split("(port ")[1].split(")")[0])
+    assert line.startswith("groundplane-otel: verifier listening on 127.0.0.1:"), line
+    return int(line.split("127.0.0.1:")[1].split()[0])
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
     sink: Sink, running: subprocess.Popen[str]
 ) -> None:
     """20 buffered wrong answers and a 1,500-deep leaf-first chain: SIGTERM drains without a
-    traceback, exit 0, and all 20 findings arrive as log records."""
+    traceback, exit 0, all 20 findings arrive as log records, and the summary says so."""
     endpoint = f"127.0.0.1:{listening_port(running)}"
     agents, tools = service("agent-service", endpoint), service("sales-service", endpoint)
     for _ in range(10):
@@ -62,7 +62,14 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
     running.send_signal(signal.SIGTERM)
     assert running.wait(30) == 0
     assert running.stderr is not None
-    assert "Traceback" not in running.stderr.read()
+    err = running.stderr.read()
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert "groundplane-otel:   findings: 20 (20 exported, 0 not exported)" in lines
+    assert any(  # the last at shutdown, and one a minute before it
+        line.startswith("groundplane-otel:   metric exports: ") and line.endswith(", 0 failed")
+        for line in lines
+    )
     with sink.lock:
         records = [log for log in sink.logs if log.event_name == "gen_ai.guardrail.result"]
     assert len(records) == 20
@@ -73,14 +80,16 @@ def test_sigterm_with_a_poison_trace_buffered_flushes_every_finding_and_exits_0(
 def test_a_second_serve_on_a_port_in_use_exits_2(
     sink: Sink, running: subprocess.Popen[str]
 ) -> None:
-    """A second replica on a live verifier's port says why and exits 2, never "listening"."""
+    """A second replica on a live verifier's port says why in one line (no gRPC core log
+    line) and exits 2, never "listening"."""
     listen = f"127.0.0.1:{listening_port(running)}"
     second = serve(sink, "--listen", listen)
     _, stderr = second.communicate(timeout=30)
     assert second.returncode == 2
-    last = stderr.splitlines()[-1]  # after gRPC core's own "Failed to add port" log line
-    assert last.startswith(f"groundplane-otel: cannot listen on '{listen}' (in use?): ")
-    assert "listening" not in stderr
+    assert stderr.splitlines() == [
+        f"groundplane-otel: cannot listen on '{listen}': the address is in use (another "
+        "process listens on it)"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,13 @@
 read through.
 
 Spans arrive in any order, spread over any number of requests. A span whose ids cannot be used
-(``records.bad_ids``) is counted, told to ``unreadable`` with its location and left out; every
-other span joins its trace in a buffer kept in the order of each trace's last arrival. A trace
-is handed to its reader's ``decide`` once ``decision_wait`` more has passed on the clock (by
-default: spans read) since its last span arrived, early when the buffer holds more than
-``max_traces`` (the longest idle goes), when asked (``decide(trace_id)``) or at ``finish``. A
-trace keeps at most ``max_spans_per_trace`` spans: the rest are counted dropped.
+(``records.bad_ids``) is counted, told to ``unreadable`` with its location and left out; when
+its trace id is usable (``records.lost_from``) its trace lost a span: it is timed by it and
+decided incomplete. Every other span joins its trace in a buffer kept in the order of each
+trace's last arrival. A trace is handed to its reader's ``decide`` once ``decision_wait`` more
+has passed on the clock (by default: spans read) since its last span arrived, early when the
+buffer holds more than ``max_traces`` (the longest idle goes), when asked (``decide(trace_id)``)
+or at ``finish``. A trace keeps at most ``max_spans_per_trace`` spans: the rest are counted dropped.
 
 ``owns`` makes the buffer one share of a parallel replay: every trace is timed, but only those
 ``owns(trace_id)`` keep their spans and are counted; a span of no trace (unusable ids) is counted
@@ -24,7 +25,7 @@ from typing import Any, Protocol
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from groundplane_otel._echo import capped
-from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_spans
+from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, lost_from, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
 
 __all__ = ["Assembler", "Decide", "Intake", "PendingTrace"]
@@ -147,7 +148,12 @@ class Assembler:
                 self.decide_ready()
 
     def _bad(self, span: RecordedSpan, problem: str, location: str) -> None:
-        """A span that cannot be used: counted and told (by one share of a parallel replay)."""
+        """A span that cannot be used: counted and told (by one share of a parallel replay);
+        its trace, when its id is usable, lost it (timed by it, decided incomplete)."""
+        if lost_from(span.trace_id):
+            state = self._arrived(span.trace_id)
+            if state.owned:
+                state.dropped = True
         if self.owns is not None and not self.owns(b""):
             return  # another share tells it
         self.counts.spans += 1

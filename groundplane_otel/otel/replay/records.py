@@ -41,6 +41,7 @@ __all__ = [
     "attribute_value",
     "attributes_of",
     "bad_ids",
+    "lost_from",
     "ids_problem",
     "keep_resource",
     "proto_share",
@@ -168,6 +169,12 @@ def bad_ids(span: RecordedSpan) -> str | None:
     return ids_problem(span.trace_id, span.span_id, span.parent_span_id)
 
 
+def lost_from(trace_id: bytes) -> bool:
+    """Whether a span with bad ids but this trace id is lost from a trace that can be decided
+    (the id is usable: 16 bytes, not zero): that trace is then incomplete."""
+    return len(trace_id) == 16 and trace_id != _ZERO_TRACE_ID
+
+
 def ids_problem(trace_id: bytes, span_id: bytes, parent_span_id: bytes) -> str | None:
     """``bad_ids`` of a span with these ids."""
     if (
@@ -259,7 +266,8 @@ def proto_share(
     """A protobuf request's spans as one share of a parallel replay is fed them: the spans
     of the traces it keeps (``owned(trace id)``) read whole, every other span's trace id alone
     (all it needs to time that trace: nothing else of it is read), a span with bad ids read
-    whole where ``tells_bad`` (it is told there) and left out elsewhere."""
+    whole where ``tells_bad`` (it is told there) or its trace is kept (``lost_from``: the trace
+    is marked incomplete), its trace id alone elsewhere (or left out: no usable trace id)."""
     spans: list[RecordedSpan | bytes] = []
     for resource_spans in request.resource_spans:
         resource: Mapping[str, Any] | None = None  # read once a span of it is
@@ -270,7 +278,9 @@ def proto_share(
                     if not owned(trace_id):
                         spans.append(trace_id)
                         continue
-                elif not tells_bad:
+                elif not (tells_bad or (lost_from(trace_id) and owned(trace_id))):
+                    if lost_from(trace_id):
+                        spans.append(trace_id)  # timed, as its trace is everywhere
                     continue
                 if resource is None:
                     resource = _resource(resource_spans.resource, resources)

@@ -12,7 +12,8 @@ one record:
 
 - a request: the list of its spans in order — whole (pickled as their fields) for the spans
   ``d`` owns (``crc32(trace id) % N``; spans with bad ids go whole to worker 0, which tells
-  them), just the trace id for every other span (what ``d`` needs to time that trace exactly as
+  them, and to the owner of their trace when its id is usable, which marks it incomplete), just
+  the trace id for every other span (what ``d`` needs to time that trace exactly as
   one process) — paired with its location, ``(location, spans)``, only for worker 0 when it has
   a span with bad ids to tell (nothing else reads it);
 - ``BadInput`` (to worker 0 only: it tells what could not be read), else ``None``;
@@ -47,7 +48,13 @@ from groundplane_otel.otel.otlp_files import (
     plain_file,
 )
 from groundplane_otel.otel.replay.pacing import Pacer
-from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, proto_share, proto_spans
+from groundplane_otel.otel.replay.records import (
+    RecordedSpan,
+    bad_ids,
+    lost_from,
+    proto_share,
+    proto_spans,
+)
 from groundplane_otel.otel.replay.unreadable import BadSink
 
 __all__ = ["InputChanged", "Reading", "Spilled", "owner", "spill_name", "split"]
@@ -264,8 +271,14 @@ def _share(location: str, request: list[RecordedSpan], chunks: list[list[Record]
     told = ""
     for span in request:
         if bad_ids(span) is not None:
-            shares[0].append(span)  # worker 0 tells it
-            told = location
+            told = location  # worker 0 tells it
+            lost = span.trace_id
+            if not lost_from(lost):
+                shares[0].append(span)
+                continue
+            keeper = crc32(lost) % count  # ``owner``: its trace lost it, and every share times it
+            for reader, share in enumerate(shares):
+                share.append(span if reader in (0, keeper) else lost)
             continue
         trace_id = span.trace_id
         for share in shares:
@@ -419,10 +432,13 @@ def _kept(
     """``records.proto_share`` of spans already read."""
     kept: list[RecordedSpan | bytes] = []
     for span in spans:
+        trace_id = span.trace_id
         if bad_ids(span) is None:
-            kept.append(span if owned(span.trace_id) else span.trace_id)
-        elif tells_bad:
+            kept.append(span if owned(trace_id) else trace_id)
+        elif tells_bad or (lost_from(trace_id) and owned(trace_id)):
             kept.append(span)
+        elif lost_from(trace_id):
+            kept.append(trace_id)
     return kept
 
 
