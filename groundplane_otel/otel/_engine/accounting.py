@@ -33,12 +33,21 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import Plan, evaluate, no_output, plan_checks
+from groundplane_otel.otel._engine.evaluate import (
+    Plan,
+    Run,
+    decide,
+    evaluate,
+    no_output,
+    plan_checks,
+    run_all,
+)
 from groundplane_otel.otel._engine.lineage import (
     COVERED_ATTR,
     HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
+    STREAM_ATTR,
     Lineage,
     attached,
     chain_of,
@@ -142,6 +151,10 @@ class Accounting:
 
     def evaluate(self, span: Span) -> list[Evaluation]:
         """Every outcome this span's end counts (usually none or one): the engine's result."""
+        gates = getattr(span, STREAM_ATTR, None)
+        if gates is not None and self.guard in gates:  # a stream gate decides its answer
+            gate = gates[self.guard]()  # a weak reference: None once the gate is gone
+            return [] if gate is None else list(gate.span_ended(span))
         attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
         chain: tuple[Any, ...] = chain_of(span)
         agent = is_agent(span.name, attributes)
@@ -282,25 +295,38 @@ class Accounting:
         itself: bool,
         call: Any = None,
         handed: bool = False,
+        run: Run | None = None,
     ) -> Evaluation:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
         span itself, for an agent span) as covered for it (``call``: the model call it came
-        from; ``handed``: an adapter handed it over)."""
+        from; ``handed``: an adapter handed it over; ``run``: its checks already ran)."""
         mode, plan = self._plans[spec.name]
         try:
             store = self.store
             request = self.request_of(span)
             view = store.view(request, spec.facts)
-            evaluation = evaluate(
-                spec,
-                mode,
-                read,
-                view,
-                span_failed=failed,
-                plan=plan,
-                capture_content=self._capture_content,
-                hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
-            )
+            if run is not None:
+                evaluation = decide(
+                    spec.name,
+                    mode,
+                    spec.report_mode,
+                    run,
+                    facts=spec.facts,
+                    view=view,
+                    duration=0.0,
+                    capture_content=self._capture_content,
+                )
+            else:
+                evaluation = evaluate(
+                    spec,
+                    mode,
+                    read,
+                    view,
+                    span_failed=failed,
+                    plan=plan,
+                    capture_content=self._capture_content,
+                    hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
+                )
             store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking")  # re-raised only by the debugging switch
@@ -400,6 +426,35 @@ class Accounting:
             results.annotate(span, evaluation)
         results.record(span, evaluation)
         return evaluation
+
+    # -- the stream gate --------------------------------------------------------------------
+
+    def stream_spec(self, span: Any, boundary: str | None) -> BoundarySpec | None:
+        """The boundary a stream read under ``span`` is guarded by: ``boundary`` (it must
+        exist), else the one ``span`` matches (None: not guarded)."""
+        if boundary is not None:
+            return self._spec(boundary)
+        return self._match(span, span_attributes(span), chain_of(span) or (span,))
+
+    def stream_mode(self, spec: BoundarySpec) -> Mode:
+        return self._plans[spec.name][0]
+
+    def stream_unit(self, span: Any, spec: BoundarySpec, text: str) -> Run:
+        """Every check of ``spec`` on one release unit of a streamed answer (nothing counted)."""
+        view = self.store.view(self.request_of(span), spec.facts)
+        return run_all(spec.name, self._plans[spec.name][1], text, view)
+
+    def check_streamed(
+        self, span: Any, spec: BoundarySpec, text: str, run: Run | None = None
+    ) -> Evaluation:
+        """A stream gate's one outcome for its answer (``text``, read as the span path reads
+        an answer): ``run`` when its checks already ran (a refused unit, a failed stream),
+        else checked now; the spans above are covered for it, as for an adapter's hand-over."""
+        read = parse_answer(text, self.config.limits)
+        if spec.answer == "text":
+            read = read.as_text()
+        chain: tuple[Any, ...] = chain_of(span) or (span,)
+        return self._check(span, spec, read, False, chain, itself=True, handed=True, run=run)
 
 
 _REQUEST_HINT = (
