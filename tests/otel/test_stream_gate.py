@@ -161,22 +161,23 @@ def test_a_long_answer_with_no_sentence_end_is_released_in_bounded_units(otel: H
 def test_checking_a_streamed_answer_reads_it_at_most_twice(
     otel: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """4,000 one-token chunks: the units checked add up to the answer once, and the whole
-    answer is checked once more at the end — never a re-scan of what was checked before."""
+    """4,400 one-token chunks: the units checked add up to the answer once — nothing is
+    re-scanned, and no whole-answer check re-reads it (none is configured)."""
     otel.install(GuardConfig(boundaries=(text_boundary(gp.numbers_recorded("invoice")),)))
     checked: list[int] = []
-    unit, streamed = Accounting.stream_unit, Accounting.check_streamed
+    unit, rest = Accounting.stream_unit, Accounting.stream_rest
 
-    def counted_unit(self: Accounting, span: Any, spec: Any, text: str) -> Any:
+    def counted_unit(self: Accounting, view: Any, spec: Any, text: str) -> Any:
         checked.append(len(text))
-        return unit(self, span, spec, text)
+        return unit(self, view, spec, text)
 
-    def counted_whole(self: Accounting, span: Any, spec: Any, text: str, run: Any = None) -> Any:
-        checked.append(len(text))
-        return streamed(self, span, spec, text, run)
+    def counted_rest(self: Accounting, span: Any, spec: Any, text: str) -> Any:
+        run = rest(self, span, spec, text)
+        assert run[1] == ()  # every check already ran on every unit
+        return run
 
     monkeypatch.setattr(Accounting, "stream_unit", counted_unit)
-    monkeypatch.setattr(Accounting, "check_streamed", counted_whole)
+    monkeypatch.setattr(Accounting, "stream_rest", counted_rest)
     sentence = "Invoice A totals 10,000 and invoice B totals 250 this year."
     answer = " ".join([sentence] * 400)
     tokens = answer.split(" ")
@@ -184,4 +185,4 @@ def test_checking_a_streamed_answer_reads_it_at_most_twice(
     assert len(pieces) == 4400
     text, error = read(otel, pieces)
     assert (text, error) == (answer, None)
-    assert sum(checked) == 2 * len(answer)
+    assert sum(checked) == len(answer)

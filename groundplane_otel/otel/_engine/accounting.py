@@ -58,7 +58,7 @@ from groundplane_otel.otel._engine.lineage import (
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
 from groundplane_otel.otel._engine.results import ErrorSink, Results
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
-from groundplane_otel.otel._engine.store import RequestKey, TraceStore
+from groundplane_otel.otel._engine.store import FactsView, RequestKey, TraceStore
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 
@@ -296,6 +296,7 @@ class Accounting:
         call: Any = None,
         handed: bool = False,
         run: Run | None = None,
+        duration: float = 0.0,
     ) -> Evaluation:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
         span itself, for an agent span) as covered for it (``call``: the model call it came
@@ -313,7 +314,7 @@ class Accounting:
                     run,
                     facts=spec.facts,
                     view=view,
-                    duration=0.0,
+                    duration=duration,
                     capture_content=self._capture_content,
                 )
             else:
@@ -439,13 +440,39 @@ class Accounting:
     def stream_mode(self, spec: BoundarySpec) -> Mode:
         return self._plans[spec.name][0]
 
-    def stream_unit(self, span: Any, spec: BoundarySpec, text: str) -> Run:
+    def stream_view(self, span: Any, spec: BoundarySpec) -> FactsView:
+        """The facts a stream read under ``span`` is checked against (read once per stream:
+        a fact recorded after it is missing for it, which fails closed)."""
+        return self.store.view(self.request_of(span), spec.facts)
+
+    def stream_unit(self, view: FactsView, spec: BoundarySpec, text: str) -> Run:
         """Every check of ``spec`` on one release unit of a streamed answer (nothing counted)."""
-        view = self.store.view(self.request_of(span), spec.facts)
         return run_all(spec.name, self._plans[spec.name][1], text, view)
 
+    def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> Run:
+        """The run of a streamed answer whose every unit was clean: its whole-answer checks
+        (``min_citations``) on the whole text; every other check is supported (it ran on
+        every unit). Nothing is checked twice."""
+        plan = self._plans[spec.name][1]
+        whole = [index for index, step in enumerate(plan) if whole_answer(step.check)]
+        if not whole:
+            return plan.all_supported, (), plan.names
+        view = self.stream_view(span, spec)
+        verdicts, findings, passed = run_all(spec.name, Plan(plan[i] for i in whole), text, view)
+        merged = list(plan.all_supported)
+        for index, verdict in zip(whole, verdicts, strict=True):
+            merged[index] = verdict
+        kept = [name for index, name in enumerate(plan.names) if index not in whole]
+        return merged, findings, [*kept, *passed]
+
     def check_streamed(
-        self, span: Any, spec: BoundarySpec, text: str, run: Run | None = None
+        self,
+        span: Any,
+        spec: BoundarySpec,
+        text: str,
+        run: Run | None = None,
+        *,
+        duration: float = 0.0,
     ) -> Evaluation:
         """A stream gate's one outcome for its answer (``text``, read as the span path reads
         an answer): ``run`` when its checks already ran (a refused unit, a failed stream),
@@ -454,7 +481,15 @@ class Accounting:
         if spec.answer == "text":
             read = read.as_text()
         chain: tuple[Any, ...] = chain_of(span) or (span,)
-        return self._check(span, spec, read, False, chain, itself=True, handed=True, run=run)
+        return self._check(
+            span, spec, read, False, chain, itself=True, handed=True, run=run, duration=duration
+        )
+
+
+def whole_answer(check: Any) -> bool:
+    """Does ``check`` make a claim about the answer as a whole (``min_citations``), which no
+    single unit of a streamed answer can decide?"""
+    return int(getattr(getattr(check, "fn", check), "min_citations", 0) or 0) > 0
 
 
 _REQUEST_HINT = (

@@ -18,6 +18,8 @@ and raises nothing of its own for that span.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from weakref import ref
 
@@ -33,6 +35,7 @@ from groundplane_otel.otel.result import OutputUnchecked
 
 if TYPE_CHECKING:
     from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+    from groundplane_otel.otel._engine.store import FactsView
     from groundplane_otel.otel.config import BoundarySpec
     from groundplane_otel.otel.result import Evaluation
 
@@ -49,7 +52,8 @@ LOCAL_FAMILIES = frozenset(
         "quotes_anchored",
     }
 )
-# Claims about the answer as a whole: decided when the stream ends, never on one unit.
+# Claims about the answer as a whole: decided when the stream ends, never on one unit
+# (``accounting.whole_answer`` says which checks make them).
 WHOLE_ANSWER_CODES = frozenset({"no_citation"})
 
 
@@ -84,6 +88,8 @@ class Gate:
         self.tool_call = False
         self.outcome: Evaluation | None = None  # None when settled: a tool-call turn
         self.settled = False
+        self.checking = 0.0  # seconds spent checking units (the outcome's duration)
+        self._view: FactsView | None = None  # the facts, read at the first unit
         self.refusal: BaseException | None = None  # raised to the application (enforce)
         self.held_chars: list[int] = []  # answer chars held after each chunk (the bench reads)
         self.record_holding = False
@@ -100,8 +106,27 @@ class Gate:
 
     # -- chunks in, chunks out ------------------------------------------------------------
 
-    def take(self, chunk: Any) -> list[Any]:
+    def take(self, chunk: Any) -> Sequence[Any]:
         """The chunks releasable once ``chunk`` arrived (in order); raises the refusal."""
+        units = self.units
+        if type(chunk) is str and units is not None and self.shape == "text" and not self.settled:
+            # The hot path: a str delta of a prose answer checked unit by unit.
+            self.parts.append(chunk)
+            self.received += len(chunk)
+            self.held.append((chunk, self.received))
+            done = units.feed(chunk)
+            if not done:  # nothing new checked: nothing new to release
+                if self.record_holding:
+                    self.held_chars.append(self.received - self.released)
+                return ()
+            for unit in done:
+                self._unit(unit)
+            if self.refusal is not None:
+                raise self.refusal
+            out = self._release()
+            if self.record_holding:
+                self.held_chars.append(self.received - self.released)
+            return out
         try:
             if self.shape is None:
                 self.shape = shape_of(chunk)
@@ -160,7 +185,12 @@ class Gate:
         """Check one release unit; clean, or the answer is refused (counted now)."""
         if self.done:
             return
-        run = _local(self.accounting.stream_unit(self.span, self.spec, text))
+        started = perf_counter()
+        view = self._view
+        if view is None:
+            view = self._view = self.accounting.stream_view(self.span, self.spec)
+        run = _local(self.accounting.stream_unit(view, self.spec, text))
+        self.checking += perf_counter() - started
         if run is None:
             self.clean += len(text)
             return
@@ -177,11 +207,19 @@ class Gate:
         if not self.parts and self.tool_call:  # a tool-call turn is not an answer
             self.settled = True
             return None
-        return self._decide(None, telemetry=telemetry)
+        if self.units is None:  # held whole (or observed): checked once, now
+            return self._decide(None, telemetry=telemetry)
+        started = perf_counter()
+        run = self.accounting.stream_rest(self.span, self.spec, "".join(self.parts))
+        self.checking += perf_counter() - started
+        return self._decide(run, telemetry=telemetry)
 
     def _decide(self, run: Run | None, *, telemetry: bool) -> Evaluation:
         """Count the outcome (``run``: the checks already ran) and keep its refusal."""
-        evaluation = self.accounting.check_streamed(self.span, self.spec, "".join(self.parts), run)
+        text = "".join(self.parts)
+        evaluation = self.accounting.check_streamed(
+            self.span, self.spec, text, run, duration=self.checking
+        )
         self.outcome, self.settled = evaluation, True
         released = self.received
         if evaluation.error is not None and self.mode == "enforce":

@@ -12,6 +12,8 @@ that length): the text held at any moment stays bounded.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["DEFAULT_BOUND", "HARD_FACTOR", "Units"]
 
 DEFAULT_BOUND = 400  # characters a run with no sentence or line end may reach before a cut
@@ -39,10 +41,28 @@ def _plain(word: str) -> bool:
     return word.isalpha() and word.islower() and word not in _MONTHS
 
 
-class Units:
-    """Feed text deltas; get completed units back (their concatenation is the text fed)."""
+_EVENT = re.compile(r"[.!?\n\"\u201c\u201d\u00ab\u00bb]")  # what the scan stops at
+_GAP = re.compile(r"\s*")
+_SAFE = re.compile(r"(?<![^\W\d_])([a-z]+)([ \t]+)(?=([a-z]+)[^\w])")  # word, space, word
 
-    __slots__ = ("_candidate", "_hard", "_quote", "_safe", "_scan", "_space", "bound", "pending")
+
+class Units:
+    """Feed text deltas; get completed units back (their concatenation is the text fed).
+
+    The scan jumps from one character that may end a unit or open/close a quotation to the
+    next (a regular expression): no per-character Python work. Safe whitespace is looked
+    for only in a run that passed the bound."""
+
+    __slots__ = (
+        "_candidate",
+        "_hard",
+        "_last_safe",
+        "_quote",
+        "_safe_scan",
+        "_scan",
+        "bound",
+        "pending",
+    )
 
     def __init__(self, bound: int = DEFAULT_BOUND) -> None:
         if isinstance(bound, bool) or not isinstance(bound, int) or bound < 16:
@@ -51,16 +71,23 @@ class Units:
         self._hard = HARD_FACTOR * bound
         self.pending = ""  # text fed and not yet in a unit
         self._scan = 0  # pending[:_scan] was scanned
-        self._quote = False  # inside a quoted passage
+        self._quote = False  # inside a quoted passage (at _scan)
         self._candidate = -1  # a sentence end waiting for the next word (index after it)
-        self._space = -1  # a whitespace after a plain word, waiting for the next word
-        self._safe = -1  # the last safe whitespace (a cut there keeps words whole)
+        self._safe_scan = 0  # pending[:_safe_scan] was searched for a safe whitespace
+        self._last_safe = -1  # the last safe whitespace found there
 
     def feed(self, text: str) -> list[str]:
         """The units ``text`` completes (in order)."""
         if not text:
             return []
         self.pending += text
+        if (
+            self._candidate < 0
+            and len(self.pending) <= self.bound
+            and _EVENT.search(text) is None
+        ):  # nothing in it can end a unit
+            self._scan = len(self.pending)
+            return []
         units: list[str] = []
         while True:
             cut = self._next_cut()
@@ -72,66 +99,58 @@ class Units:
     def end(self) -> str:
         """The text left when the answer ends (the last unit; may be empty)."""
         rest, self.pending = self.pending, ""
-        self._scan, self._candidate, self._space, self._safe = 0, -1, -1, -1
+        self._scan, self._candidate, self._safe_scan, self._last_safe = 0, -1, 0, -1
         return rest
 
     def _restart(self, cut: int) -> None:
+        """A unit ended at ``cut`` (at or before the scan): the scan resumes there."""
         self.pending = self.pending[cut:]
-        self._scan = 0
-        self._candidate = self._space = self._safe = -1
-        # The scan resumes at the unit's start (its leading whitespace, at most a few chars).
+        self._scan = max(0, self._scan - cut)
+        self._candidate = -1
+        self._safe_scan, self._last_safe = 0, -1
 
     def _next_cut(self) -> int:
         """Scan on from ``_scan``; the index a unit ends at, or -1 (need more text)."""
         text = self.pending
-        index = self._scan
         size = len(text)
-        while index < size:
-            char = text[index]
+        index = self._scan
+        while True:
             if self._candidate >= 0:
-                if char in _CLOSERS and index == self._candidate:
-                    self._toggle(char)
-                    self._candidate = index + 1
-                    index += 1
-                    continue
-                if char.isspace():
-                    if char == "\n" and not self._quote:
-                        self._scan = index + 1
-                        return index + 1
-                    index += 1
-                    continue
-                candidate, self._candidate = self._candidate, -1
-                spaced = index > candidate  # whitespace between: "3.9" is no sentence end
-                if (
-                    spaced
-                    and not self._quote
-                    and (char.isupper() or char.isdigit() or char in _STARTS)
-                ):
-                    self._scan = candidate
-                    return candidate  # the whitespace starts the next unit
-            if char == "\n" and not self._quote:
-                self._scan = index + 1
-                return index + 1
-            if char in _ENDS:
+                after = self._candidate
+                while after < size and text[after] in _CLOSERS:
+                    self._toggle(text[after])
+                    after += 1
+                gap = _GAP.match(text, after).end()  # type: ignore[union-attr]
+                if gap == size:  # the next word has not arrived yet
+                    self._candidate, self._scan = after, size
+                    return self._bounded(size)
+                self._candidate = -1
+                line = text.find("\n", after, gap)
+                if line >= 0 and not self._quote:
+                    self._scan = line + 1
+                    return line + 1
+                char = text[gap]
+                starts = char.isupper() or char.isdigit() or char in _STARTS
+                if gap > after and starts and not self._quote:
+                    self._scan = after
+                    return after  # the whitespace starts the next unit
+                index = gap
+            found = _EVENT.search(text, index)
+            if found is None:
+                self._scan = size
+                return self._bounded(size)
+            index = found.start()
+            char = text[index]
+            if char == "\n":
+                if not self._quote:
+                    self._scan = index + 1
+                    return index + 1
+            elif char in _ENDS:
                 if self._sentence_end(text, index):
                     self._candidate = index + 1
-            elif char == '"' or char in _OPEN_QUOTES or char in _CLOSE_QUOTES:
+            else:
                 self._toggle(char)
-            elif char.isspace():
-                if self._space < 0 and not self._quote and _plain(_word_before(text, index)):
-                    self._space = index
-            elif self._space >= 0:
-                if not self._quote and char.isalpha() and char.islower():
-                    word = _word_at(text, index)
-                    if word is None:  # the word is not complete yet: decide when it is
-                        self._scan = index
-                        return self._bounded(size)
-                    if _plain(word):
-                        self._safe = self._space
-                self._space = -1
             index += 1
-        self._scan = index
-        return self._bounded(size)
 
     def _toggle(self, char: str) -> None:
         if char in _OPEN_QUOTES:
@@ -146,13 +165,29 @@ class Units:
         bound) the last whitespace, else the hard bound itself."""
         if size <= self.bound:
             return -1
-        if self._safe > 0:
-            return self._safe
+        safe = self._safe()
+        if safe > 0:
+            return safe
         if size <= self._hard:
             return -1
         text = self.pending
         last = max(text.rfind(" ", 0, self._hard), text.rfind("\t", 0, self._hard))
         return last if last > 0 else self._hard
+
+    def _safe(self) -> int:
+        """The last safe whitespace of the run (between two plain words, outside a
+        quotation), searching on from where the last search stopped; -1 when none."""
+        text = self.pending
+        last = -1
+        for found in _SAFE.finditer(text, self._safe_scan):
+            space = found.start(2)
+            if _plain(found.group(1)) and _plain(found.group(3)) and not _quoted(text, space):
+                last = space
+        if last > 0:
+            self._last_safe = last
+        # Search on from near the end (a word there may still be arriving).
+        self._safe_scan = max(len(text) - 64, self._safe_scan, self._last_safe + 1, 0)
+        return self._last_safe
 
     def _sentence_end(self, text: str, index: int) -> bool:
         """Is the terminator at ``index`` a sentence end (not an abbreviation, an initial, a
@@ -178,12 +213,9 @@ def _word_before(text: str, index: int) -> str:
     return text[start:index].strip(_WRAPPERS)
 
 
-def _word_at(text: str, index: int) -> str | None:
-    """The word starting at ``index``, or None when the text ends before it does."""
-    end = index
-    size = len(text)
-    while end < size and text[end].isalpha():
-        end += 1
-    if end == size:
-        return None
-    return text[index:end]
+def _quoted(text: str, index: int) -> bool:
+    """Is ``index`` inside a quotation opened earlier in ``text`` (the pending run)?"""
+    straight = text.count('"', 0, index) % 2 == 1
+    opened = max(text.rfind(q, 0, index) for q in _OPEN_QUOTES)
+    closed = max(text.rfind(q, 0, index) for q in _CLOSE_QUOTES)
+    return straight or opened > closed
