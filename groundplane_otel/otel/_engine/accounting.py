@@ -481,9 +481,7 @@ class Accounting:
         if spec.answer == "text":
             read = read.as_text()
         chain: tuple[Any, ...] = chain_of(span) or (span,)
-        return self._check(
-            span, spec, read, False, chain, itself=True, handed=True, run=run, duration=duration
-        )
+        return self._check(span, spec, read, False, chain, itself=True, run=run, duration=duration)
 
 
 def whole_answer(check: Any) -> bool:

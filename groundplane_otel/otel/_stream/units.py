@@ -82,9 +82,7 @@ class Units:
             return []
         self.pending += text
         if (
-            self._candidate < 0
-            and len(self.pending) <= self.bound
-            and _EVENT.search(text) is None
+            self._candidate < 0 and len(self.pending) <= self.bound and _EVENT.search(text) is None
         ):  # nothing in it can end a unit
             self._scan = len(self.pending)
             return []
