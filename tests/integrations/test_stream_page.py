@@ -25,8 +25,9 @@ CHROMIUM = "/usr/bin/chromium"
 # Every text the answer element held, recorded in the page itself as it changed.
 RECORD = """
 window.seen = [];
-new MutationObserver(() => window.seen.push(document.getElementById("answer").textContent))
-  .observe(document.getElementById("answer"), {childList: true, characterData: true, subtree: true});
+const answer = document.getElementById("answer");
+new MutationObserver(() => window.seen.push(answer.textContent))
+  .observe(answer, {childList: true, characterData: true, subtree: true});
 """
 
 
