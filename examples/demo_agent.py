@@ -6,13 +6,14 @@ below) inside a GenAI `execute_tool` span; a scripted "model" answers in chat sp
 from examples/policy.yaml: it turns the tool span's result into a fact and checks the model's
 structured answer as the chat span ends.
 
-Seven scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
+Eight scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
 read back from the exported file); the same mistake in observe mode (same telemetry, no
 exception); the metrics in Prometheus text format; and a backtest: the spans, also recorded in
 the Collector's file format, replayed through the same guard (`groundplane-otel replay`), with
 the same verdicts as the live run; a prose answer with a wrong number blocked, its receipt
 printed (examples/demo_prose.py); a restricted value and a fabricated citation refused
-(examples/demo_restricted.py).
+(examples/demo_restricted.py); a streamed answer released sentence by sentence and cut before
+its wrong sentence (examples/demo_stream.py).
 
     python examples/demo_agent.py [--spans FILE]
     GROUNDPLANE_CAPTURE_CONTENT=true python examples/demo_agent.py   # values on the events too
@@ -32,6 +33,7 @@ from typing import Any, TextIO
 
 import demo_prose  # examples/: the prose and evidence scenes
 import demo_restricted
+import demo_stream
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -323,7 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     scene(6, "Numbers in prose: every number in the answer must be a recorded one")
     demo_prose.main()
     scene(7, "Evidence: a restricted value and a fabricated citation refused")
-    return demo_restricted.main()
+    if demo_restricted.main() != 0:
+        return 1
+    scene(8, "A streamed answer, cut before its wrong sentence (guard_stream)")
+    return demo_stream.main()
 
 
 if __name__ == "__main__":
