@@ -1,6 +1,7 @@
 """What a stream chunk carries: answer text, a tool call, or neither — by shape.
 
-Three shapes are read: ``str`` deltas; OpenAI Chat Completions chunks (``choices[0].delta``:
+Four shapes are read: ``str`` deltas; LangChain ``ChatGenerationChunk``s (the message's
+``content``; tool call chunks are not text); OpenAI Chat Completions chunks (``choices[0].delta``:
 ``content`` and ``refusal`` are answer text, ``tool_calls`` never are; a chunk with no choices
 carries usage); OpenAI Responses events (``response.output_text.delta`` and
 ``response.refusal.delta`` are answer text; the other known event types carry none that was
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 __all__ = ["Read", "UnknownChunk", "read_chunk", "shape_of"]
 
-Shape = Literal["text", "chat", "responses"]
+Shape = Literal["text", "chat", "responses", "langchain"]
 Read = tuple[str, bool]  # (answer text it carries, does it carry a tool call)
 
 _NOTHING: Read = ("", False)
@@ -88,6 +89,8 @@ def shape_of(chunk: Any) -> Shape:
         return "text"
     if getattr(chunk, "object", None) == "chat.completion.chunk":
         return "chat"
+    if type(chunk).__name__ == "ChatGenerationChunk":
+        return "langchain"
     kind = getattr(chunk, "type", None)
     if isinstance(kind, str) and (kind.startswith("response.") or kind == "error"):
         return "responses"
@@ -102,6 +105,9 @@ def read_chunk(shape: Shape, chunk: Any) -> Read:
     elif shape == "chat":
         if getattr(chunk, "object", None) == "chat.completion.chunk":
             return _chat(chunk)
+    elif shape == "langchain":
+        if type(chunk).__name__ == "ChatGenerationChunk":
+            return _langchain(chunk)
     else:
         kind = getattr(chunk, "type", None)
         if kind in _TEXT_EVENTS:
@@ -132,6 +138,17 @@ def _chat(chunk: Any) -> Read:
         if getattr(delta, "tool_calls", None) or getattr(delta, "function_call", None):
             tool = True
     return text, tool
+
+
+def _langchain(chunk: Any) -> Read:
+    """A LangChain ``ChatGenerationChunk``: its message's ``content`` (a str; content blocks
+    are not read: unknown), tool call chunks never text."""
+    message = getattr(chunk, "message", None)
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        raise UnknownChunk("a LangChain chunk whose content is not a str (content blocks)")
+    tool = bool(getattr(message, "tool_call_chunks", None) or getattr(message, "tool_calls", None))
+    return content, tool
 
 
 def _unknown(chunk: Any) -> str:
