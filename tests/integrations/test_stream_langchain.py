@@ -124,32 +124,53 @@ def invoice_query_tool() -> list[dict[str, Any]]:
     return ROWS
 
 
-@pytest.mark.parametrize(("answer", "refused"), [(WRONG, True), (RIGHT, False)])
-def test_langgraph_messages_mode_never_streams_the_wrong_sentence(
-    otel_langchain: Otel, answer: str, refused: bool
-) -> None:
-    """create_react_agent(guarded model, post_model_hook=...).stream(stream_mode="messages"):
-    the tool-call turn flows; the answer's tokens reach the app sentence by sentence; a wrong
-    second sentence never does (the refusal leaves the stream); counted once."""
+def build(api: FakeOpenAI, flavor: str) -> Any:
+    """LangGraph's create_react_agent with post_model_hook, or LangChain v1's create_agent with
+    GroundplaneMiddleware, on the guarded model."""
+    if flavor == "v1":
+        from langchain.agents import create_agent
+
+        from groundplane_otel.adapters.langchain import GroundplaneMiddleware
+
+        return create_agent(
+            model(api),
+            tools=[invoice_query_tool],
+            middleware=[GroundplaneMiddleware()],
+            name=AGENT,
+        )
     from langgraph.prebuilt import ToolNode, create_react_agent
 
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in LangGraph 1.x
+        return create_react_agent(
+            model(api),
+            tools=ToolNode([invoice_query_tool], wrap_tool_call=tool_call_wrapper()),
+            post_model_hook=post_model_hook(agent_name=AGENT),  # type: ignore[arg-type]
+            name=AGENT,
+        )
+
+
+@pytest.mark.parametrize("flavor", ["langgraph", "v1"])
+@pytest.mark.parametrize(("answer", "refused"), [(WRONG, True), (RIGHT, False)])
+def test_messages_mode_never_streams_the_wrong_sentence(
+    otel_langchain: Otel, answer: str, refused: bool, flavor: str
+) -> None:
+    """An agent on the guarded model (LangGraph create_react_agent + post_model_hook, or
+    LangChain v1 create_agent + GroundplaneMiddleware), .stream(stream_mode="messages"): the
+    tool-call turn flows; the answer's tokens reach the app sentence by sentence; a wrong
+    second sentence never does (the refusal leaves the stream); counted once."""
     otel = otel_langchain
     script = [tool_call_turn("invoice_query", {}), Turn(content=answer, pieces=words(answer))]
     tokens: list[str] = []
     codes: list[str] = []
     with FakeOpenAI(script) as api:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # create_react_agent is deprecated in LangGraph 1.x
-            agent = create_react_agent(
-                model(api),
-                tools=ToolNode([invoice_query_tool], wrap_tool_call=tool_call_wrapper()),
-                post_model_hook=post_model_hook(agent_name=AGENT),  # type: ignore[arg-type]
-                name=AGENT,
-            )
+        agent = build(api, flavor)
         question = {"messages": [{"role": "user", "content": "How are the invoices?"}]}
         try:
             for message, meta in agent.stream(question, stream_mode="messages"):
-                if meta.get("langgraph_node") == "agent" and isinstance(message.content, str):
+                if meta.get("langgraph_node") in ("agent", "model") and isinstance(
+                    message.content, str
+                ):
                     tokens.append(message.content)
         except UnsupportedClaim as claim:
             codes.append(claim.code)
