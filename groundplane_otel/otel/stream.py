@@ -13,7 +13,7 @@ says what is held, when, and how each outcome is counted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from opentelemetry import trace
@@ -55,25 +55,42 @@ def guard_stream(
             "meter_provider=...) first, or pass guard="
         )
     processor = found.processor
-    target = span if span is not None else _stream_span(processor)
+    model_call = _model_call(processor) if span is None else None
+    target = span if span is not None else model_call or _current()
+    gate: Gate | None = None
     if target is None or not target.is_recording():
-        if boundary is None:  # nothing matches outside a span, as on the span path
-            return GuardedStream(stream, None)
-        raise RuntimeError(
-            "guard_stream() needs a recording span to count the answer on: call it inside "
-            "the model call's or the agent's span, or pass span="
-        )
+        if boundary is not None:
+            raise RuntimeError(
+                "guard_stream() needs a recording span to count the answer on: call it inside "
+                "the model call's or the agent's span, or pass span="
+            )
+    else:  # nothing matches outside a span, as on the span path
+        gate = _gate(processor, target, boundary, bound)
+    refresh: Callable[[], Gate | None] | None = None
+    if span is None and model_call is None:
+        # A framework may start the model call inside the stream (the Agents SDK does): its
+        # span, once the first chunk arrived, is the one to count on.
+        def refresh() -> Gate | None:
+            later = _model_call(processor)
+            return None if later is None else _gate(processor, later, boundary, bound)
+
+    return GuardedStream(stream, gate, refresh)
+
+
+def _gate(
+    processor: GroundplaneSpanProcessor, target: Any, boundary: str | None, bound: int
+) -> Gate | None:
+    """The gate for a stream counted on ``target`` (None: no boundary matches)."""
     spec = processor.accounting.stream_spec(target, boundary)
     if spec is None:
-        return GuardedStream(stream, None)
+        return None
     matched = boundary is None and sc.BOUNDARY not in span_attributes(target)
-    return GuardedStream(stream, Gate(processor, target, spec, bound=bound, matched=matched))
+    return Gate(processor, target, spec, bound=bound, matched=matched)
 
 
-def _stream_span(processor: GroundplaneSpanProcessor) -> Any:
-    """The model call's span the stream comes from (the last span this guard watched in this
-    context, while it records and has no gate yet), else the current span."""
-    current = trace.get_current_span()
+def _model_call(processor: GroundplaneSpanProcessor) -> Any:
+    """The model call's span a stream comes from: the last span this guard watched in this
+    context, while it records and has no gate yet (in the current span's trace)."""
     last = LAST_WATCHED.get()
     candidate = last() if last is not None else None
     if (
@@ -82,9 +99,14 @@ def _stream_span(processor: GroundplaneSpanProcessor) -> Any:
         and not getattr(candidate, STREAM_ATTR, None)
         and id(processor) in getattr(candidate, WATCHERS_ATTR, ())
     ):
-        context = current.get_span_context()
+        context = trace.get_current_span().get_span_context()
         if not context.is_valid or context.trace_id == candidate.get_span_context().trace_id:
             return candidate
+    return None
+
+
+def _current() -> Any:
+    current = trace.get_current_span()
     return current if current.get_span_context().is_valid else None
 
 
@@ -93,11 +115,25 @@ class GuardedStream(Generic[T]):
     sources); ``close()`` / ``aclose()`` stop it (the source is closed, the run counted
     once). ``gate`` is None when no boundary guards the stream (chunks flow through)."""
 
-    def __init__(self, source: Any, gate: Gate | None) -> None:
+    def __init__(
+        self,
+        source: Any,
+        gate: Gate | None,
+        refresh: Callable[[], Gate | None] | None = None,
+    ) -> None:
         self.source = source
-        self.gate = gate
+        self._gates: list[Gate | None] = [gate]  # shared with the generator (no cycle)
+        self._refresh = refresh
         self._sync: Iterator[T] | None = None
         self._async: AsyncIterator[T] | None = None
+
+    @property
+    def gate(self) -> Gate | None:
+        """The stream's gate (None: nothing guards it)."""
+        return self._gates[0]
+
+    def _passthrough(self) -> bool:
+        return self._gates[0] is None and self._refresh is None
 
     # -- sync -----------------------------------------------------------------------------
 
@@ -105,9 +141,10 @@ class GuardedStream(Generic[T]):
         if self._sync is None:
             if not hasattr(self.source, "__iter__"):
                 raise TypeError(f"{type(self.source).__name__} is an async stream: use async for")
-            gate = self.gate  # the generator holds no reference to self (no cycle: a dropped
-            # stream is closed at once, before the source's own finalizer)
-            self._sync = _run(gate, self.source) if gate is not None else iter(self.source)
+            # The generator holds no reference to self (no cycle: a dropped stream is closed at
+            # once, before the source's own finalizer).
+            source, gates, refresh = self.source, self._gates, self._refresh
+            self._sync = iter(source) if self._passthrough() else _run(gates, refresh, source)
         return self._sync
 
     def __next__(self) -> T:
@@ -123,7 +160,7 @@ class GuardedStream(Generic[T]):
         """Stop reading: the source is closed; an unfinished run is counted (abandoned)."""
         if self._sync is not None and hasattr(self._sync, "close"):
             self._sync.close()
-        elif self.gate is not None and not self.gate.done:
+        elif self._sync is None and self.gate is not None and not self.gate.done:
             self.gate.abandoned()
             _close(self.source)
 
@@ -133,8 +170,8 @@ class GuardedStream(Generic[T]):
         if self._async is None:
             if not hasattr(self.source, "__aiter__"):
                 raise TypeError(f"{type(self.source).__name__} is a sync stream: use for")
-            gate = self.gate
-            self._async = _arun(gate, self.source) if gate is not None else aiter(self.source)
+            source, gates, refresh = self.source, self._gates, self._refresh
+            self._async = aiter(source) if self._passthrough() else _arun(gates, refresh, source)
         return self._async
 
     async def __anext__(self) -> T:
@@ -150,7 +187,7 @@ class GuardedStream(Generic[T]):
         """Stop reading (async): as ``close``."""
         if self._async is not None and hasattr(self._async, "aclose"):
             await self._async.aclose()
-        elif self.gate is not None and not self.gate.done:
+        elif self._async is None and self.gate is not None and not self.gate.done:
             self.gate.abandoned()
             await _aclose(self.source)
 
@@ -169,9 +206,26 @@ async def _aclose(source: Any) -> None:
             await result
 
 
-def _run(gate: Gate, source: Any) -> Iterator[Any]:
+def _settle(gates: list[Gate | None], refresh: Callable[[], Gate | None] | None) -> Gate | None:
+    """At the first chunk: the model call's span started since ``guard_stream`` (if any)
+    replaces the span chosen then (its gate had seen nothing)."""
+    if refresh is not None:
+        fresh = refresh()
+        if fresh is not None:
+            old = gates[0]
+            if old is not None:
+                old.detach()
+            gates[0] = fresh
+    return gates[0]
+
+
+def _run(
+    gates: list[Gate | None], refresh: Callable[[], Gate | None] | None, source: Any
+) -> Iterator[Any]:
     iterator = iter(source)
     ended = False
+    gate = gates[0]
+    first = True
     try:
         while True:
             try:
@@ -180,8 +234,18 @@ def _run(gate: Gate, source: Any) -> Iterator[Any]:
                 break
             except BaseException as error:
                 ended = True
-                gate.failed(error)
+                if gate is not None:
+                    gate.failed(error)
                 raise
+            if first:
+                first = False
+                gate = _settle(gates, refresh)
+                if gate is None:  # nothing guards it after all
+                    ended = True
+                    yield chunk
+                    yield from iterator
+                    return
+            assert gate is not None  # settled at the first chunk
             try:
                 out = gate.take(chunk)
             except BaseException:
@@ -190,16 +254,23 @@ def _run(gate: Gate, source: Any) -> Iterator[Any]:
                 raise
             yield from out
         ended = True
-        yield from gate.finish()
+        if first:  # an empty stream: settled now
+            gate = _settle(gates, refresh)
+        if gate is not None:
+            yield from gate.finish()
     finally:
-        if not ended:  # the application stopped reading
+        if not ended and gate is not None:  # the application stopped reading
             gate.abandoned()
             _close(source)
 
 
-async def _arun(gate: Gate, source: Any) -> AsyncIterator[Any]:
+async def _arun(
+    gates: list[Gate | None], refresh: Callable[[], Gate | None] | None, source: Any
+) -> AsyncIterator[Any]:
     iterator = aiter(source)
     ended = False
+    gate = gates[0]
+    first = True
     try:
         while True:
             try:
@@ -208,8 +279,19 @@ async def _arun(gate: Gate, source: Any) -> AsyncIterator[Any]:
                 break
             except BaseException as error:
                 ended = True
-                gate.failed(error)
+                if gate is not None:
+                    gate.failed(error)
                 raise
+            if first:
+                first = False
+                gate = _settle(gates, refresh)
+                if gate is None:  # nothing guards it after all
+                    ended = True
+                    yield chunk
+                    async for rest in iterator:
+                        yield rest
+                    return
+            assert gate is not None  # settled at the first chunk
             try:
                 out = gate.take(chunk)
             except BaseException:
@@ -219,9 +301,12 @@ async def _arun(gate: Gate, source: Any) -> AsyncIterator[Any]:
             for item in out:
                 yield item
         ended = True
-        for item in gate.finish():
-            yield item
+        if first:  # an empty stream: settled now
+            gate = _settle(gates, refresh)
+        if gate is not None:
+            for item in gate.finish():
+                yield item
     finally:
-        if not ended:  # the application stopped reading
+        if not ended and gate is not None:  # the application stopped reading
             gate.abandoned()
             await _aclose(source)

@@ -100,6 +100,16 @@ class Gate:
         if self.owns:  # its end asks this gate (weakly: an abandoned gate is not kept alive)
             attached(span, STREAM_ATTR, dict)[accounting.guard] = ref(self)
 
+    def detach(self) -> None:
+        """This gate will see nothing (another span was chosen): its span's end decides as
+        usual again."""
+        gates = getattr(self.span, STREAM_ATTR, None)
+        if self.owns and gates is not None:
+            gates.pop(self.accounting.guard, None)
+            if not gates:
+                delattr(self.span, STREAM_ATTR)
+        self.settled = True
+
     @property
     def done(self) -> bool:
         return self.settled
