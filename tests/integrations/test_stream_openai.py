@@ -156,6 +156,25 @@ def test_a_wrong_number_in_the_second_sentence_stops_the_stream_after_the_first(
     assert "groundplane.outcome" not in (agent.attributes or {})  # the run counted once
 
 
+def test_a_wrong_last_sentence_is_refused_at_the_stream_end_counted_once(
+    otel: Otel, instrument: Callable[[str], None]
+) -> None:
+    """The wrong number in the last sentence is checked when the stream (and the chat span)
+    ends: the app has the first two sentences, then the exception; one blocked output, one
+    event, on the chat span."""
+    otel.install(config())
+    instrument("SPAN_ONLY")
+    received: list[Any] = []
+    last_wrong = FIRST + RIGHT_SECOND + " Invoice B totals 260 dollars."
+    with FakeOpenAI([answer(last_wrong)]) as api, pytest.raises(UnsupportedClaim):
+        stream_chat(api, otel.tracer, received)
+    assert "".join(text_of(chunk) for chunk in received) == FIRST + RIGHT_SECOND
+    assert outcomes(otel) == [("blocked", None)]
+    span = chat_span(otel)
+    assert len([e for e in events(span) if e["name"] == "gen_ai.guardrail.result"]) == 1
+    assert (span.attributes or {})["groundplane.stream.released_chars"] == len(FIRST + RIGHT_SECOND)
+
+
 def test_a_right_answer_arrives_whole_and_is_counted_once(
     otel: Otel, instrument: Callable[[str], None]
 ) -> None:

@@ -191,8 +191,9 @@ class Gate:
 
     # -- checking -------------------------------------------------------------------------
 
-    def _unit(self, text: str) -> None:
-        """Check one release unit; clean, or the answer is refused (counted now)."""
+    def _unit(self, text: str, *, telemetry: bool = True) -> None:
+        """Check one release unit; clean, or the answer is refused (counted now; its telemetry
+        written here unless the span's end writes it)."""
         if self.done:
             return
         started = perf_counter()
@@ -204,14 +205,14 @@ class Gate:
         if run is None:
             self.clean += len(text)
             return
-        self._decide(run, telemetry=True)
+        self._decide(run, telemetry=telemetry)
 
     def _conclude(self, *, telemetry: bool) -> Evaluation | None:
         """All the text arrived: the last unit, then the whole answer, checked once."""
         if self.units is not None:
             rest = self.units.end()
             if rest:
-                self._unit(rest)
+                self._unit(rest, telemetry=telemetry)
                 if self.done:
                     return self.outcome
         if not self.parts and self.tool_call:  # a tool-call turn is not an answer
