@@ -114,8 +114,13 @@ def chat_chunks(turn: Turn, number: int, model: str) -> Iterator[dict[str, Any]]
             return
         yield chunk({"content": piece})
     for index, (call_id, name, args) in enumerate(turn.tool_calls):
+        # As providers stream them: the id and name first, the arguments in two deltas.
+        half = len(args) // 2
         call = {"index": index, "id": call_id, "type": "function"}
-        yield chunk({"tool_calls": [{**call, "function": {"name": name, "arguments": args}}]})
+        yield chunk(
+            {"tool_calls": [{**call, "function": {"name": name, "arguments": args[:half]}}]}
+        )
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]})
     yield chunk({}, turn.finish_reason)
     yield {**base, "choices": [], "usage": _usage()}
 

@@ -354,7 +354,10 @@ def test_tool_call_deltas_are_never_answer_text(
                 model="gpt-fake-1", messages=QUESTION, stream=True
             )
             calls = [c for c in guard_stream(stream) if c.choices and c.choices[0].delta.tool_calls]
-            assert calls[0].choices[0].delta.tool_calls[0].function.name == "invoice_query"
+            deltas = [c.choices[0].delta.tool_calls[0] for c in calls]
+            assert deltas[0].function.name == "invoice_query"
+            assert "".join(d.function.arguments or "" for d in deltas) == "{}"  # in 2 deltas
+            assert len(deltas) == 2
             tool("invoice_query")(invoice_query)()
             stream = client.chat.completions.create(
                 model="gpt-fake-1", messages=QUESTION, stream=True
