@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-EXTRAS := dev,prometheus,langgraph,mcp,openai,openinference,langchain,openai-agents,pydantic-ai,openinference-frameworks,traceloop,docs,dashboards
+EXTRAS := dev,prometheus,langgraph,mcp,openai,openinference,langchain,openai-agents,pydantic-ai,openinference-frameworks,traceloop,web,docs,dashboards
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo quickstart docs test unit lint typecheck wheel-check peer-sdk bench bench-smoke system-deps \
@@ -71,10 +71,13 @@ collector-sources:
 	cd collector_config && go run go.opentelemetry.io/collector/cmd/builder@v0.161.0 \
 		--config builder-config.yaml --skip-compilation
 
-# Real Prometheus + promtool (Debian) for the operations tests.
+# Real Prometheus + promtool (Debian) for the operations tests; Chromium for the browser test
+# of the streamed page (tests/integrations/test_stream_page.py).
 system-deps:
 	@command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null)
+	@test -x /usr/bin/chromium || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -26,6 +26,7 @@ MODULES = (
     "error_rates",
     "leaks",
     "prose_cost",
+    "stream",
 )
 
 

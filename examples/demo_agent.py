@@ -6,14 +6,15 @@ below) inside a GenAI `execute_tool` span; a scripted "model" answers in chat sp
 from examples/policy.yaml: it turns the tool span's result into a fact and checks the model's
 structured answer as the chat span ends.
 
-Seven scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
+Eight scenes: a right answer passes; a wrong winner is blocked (the exception, and the span event
 read back from the exported file); the same mistake in observe mode (same telemetry, no
 exception); the metrics, summed from what Prometheus scrapes; a backtest: the spans, also
 recorded in the Collector's file format, replayed through the same guard with the same verdicts
 as the live run, and the CI gate on that recording failing as it should (`groundplane-otel
 replay`); a prose answer with a wrong number blocked, its receipt printed
 (examples/demo_prose.py); a restricted value and a fabricated citation refused
-(examples/demo_restricted.py). Then the next steps.
+(examples/demo_restricted.py); a streamed answer released sentence by sentence and cut
+before its wrong sentence (examples/demo_stream.py). Then the next steps.
 
     python examples/demo_agent.py [--spans FILE]
     GROUNDPLANE_CAPTURE_CONTENT=true python examples/demo_agent.py   # values on the events too
@@ -35,6 +36,7 @@ from typing import Any, TextIO
 
 import demo_prose  # examples/: the prose and evidence scenes
 import demo_restricted
+import demo_stream
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -418,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     demo_prose.main()
     scene(7, "Evidence: a restricted value and a fabricated citation refused")
     code = demo_restricted.main()
+    scene(8, "A streamed answer, cut before its wrong sentence (guard_stream)")
+    code = demo_stream.main() or code
     next_steps()
     return code
 

@@ -1,11 +1,13 @@
 """A loopback fake of the OpenAI HTTP API, for examples and tests: no key, no network.
 
-``FakeOpenAI`` serves ``POST /v1/chat/completions`` (JSON, or SSE chunks when the request says
-``"stream": true``) and ``POST /v1/responses`` from a script of turns, one per request, on a
-free port of 127.0.0.1 in a daemon thread. Every request body is kept in ``requests`` so a test
-can assert what the client sent (e.g. the ``tool`` message carrying a tool result). Standard
-library only; the docs' examples and the test suite use it to run real OpenAI clients, real
-frameworks and real instrumentations against a scripted model.
+``FakeOpenAI`` serves ``POST /v1/chat/completions`` and ``POST /v1/responses`` (JSON, or real
+SSE when the request says ``"stream": true``: chat chunks, or Responses events, the answer text
+in pieces of ``Turn.pieces`` characters or the given pieces; ``Turn.fail_after`` sends an error
+event after that many text pieces, as a provider failing mid-stream) from a script of turns,
+one per request, on a free port of 127.0.0.1 in a daemon thread. Every request body is kept in
+``requests`` so a test can assert what the client sent (e.g. the ``tool`` message carrying a tool
+result). Standard library only; the docs' examples and the test suite use it to run real OpenAI
+clients, real frameworks and real instrumentations against a scripted model.
 
     from groundplane_otel.fake_openai import FakeOpenAI, answer_turn, tool_call_turn
 
@@ -35,6 +37,16 @@ class Turn:
     content: str | None = None
     tool_calls: tuple[tuple[str, str, str], ...] = ()
     refusal: str | None = None
+    pieces: int | tuple[str, ...] = 8  # streamed: the text in pieces of this size, or these
+    fail_after: int | None = None  # streamed: an error event after this many text pieces
+
+    def text_pieces(self) -> list[str]:
+        """The answer text as streamed (``pieces``)."""
+        text = self.content or ""
+        if isinstance(self.pieces, tuple):
+            assert "".join(self.pieces) == text, "pieces must spell the content"
+            return list(self.pieces)
+        return [text[start : start + self.pieces] for start in range(0, len(text), self.pieces)]
 
     @property
     def finish_reason(self) -> str:
@@ -99,14 +111,71 @@ def chat_chunks(turn: Turn, number: int, model: str) -> Iterator[dict[str, Any]]
         return {**base, "choices": [choice]}
 
     yield chunk({"role": "assistant", "content": ""})
-    text = turn.content or ""
-    for start in range(0, len(text), 8):
-        yield chunk({"content": text[start : start + 8]})
+    for number_sent, piece in enumerate(turn.text_pieces()):
+        if turn.fail_after is not None and number_sent == turn.fail_after:
+            yield STREAM_ERROR
+            return
+        yield chunk({"content": piece})
     for index, (call_id, name, args) in enumerate(turn.tool_calls):
+        # As providers stream them: the id and name first, the arguments in two deltas.
+        half = len(args) // 2
         call = {"index": index, "id": call_id, "type": "function"}
-        yield chunk({"tool_calls": [{**call, "function": {"name": name, "arguments": args}}]})
+        yield chunk(
+            {"tool_calls": [{**call, "function": {"name": name, "arguments": args[:half]}}]}
+        )
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[half:]}}]})
     yield chunk({}, turn.finish_reason)
     yield {**base, "choices": [], "usage": _usage()}
+
+
+STREAM_ERROR: dict[str, Any] = {"error": {"message": "upstream overloaded", "type": "server_error"}}
+
+
+def response_events(turn: Turn, number: int, model: str) -> Iterator[dict[str, Any]]:
+    """The events of a streamed Responses call: created, the message item and its text part,
+    one ``response.output_text.delta`` per piece, the done events, completed."""
+    final = response_object(turn, number, model)
+    started = {**final, "status": "in_progress", "output": []}
+    sequence = iter(range(10_000))
+
+    def event(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "sequence_number": next(sequence), **fields}
+
+    yield event("response.created", response=started)
+    yield event("response.in_progress", response=started)
+    item = final["output"][0]
+    if item["type"] == "message":
+        item_id = item["id"]
+        empty = {**item, "status": "in_progress", "content": []}
+        yield event("response.output_item.added", output_index=0, item=empty)
+        part = {"type": "output_text", "text": "", "annotations": []}
+        where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        yield event("response.content_part.added", **where, part=part)
+        for sent, piece in enumerate(turn.text_pieces()):
+            if turn.fail_after is not None and sent == turn.fail_after:
+                yield STREAM_ERROR
+                return
+            yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
+        text = turn.content or ""
+        yield event("response.output_text.done", **where, text=text, logprobs=[])
+        yield event("response.content_part.done", **where, part={**part, "text": text})
+    else:
+        yield event("response.output_item.added", output_index=0, item=item)
+        yield event(
+            "response.function_call_arguments.delta",
+            item_id=item["id"],
+            output_index=0,
+            delta=item["arguments"],
+        )
+        yield event(
+            "response.function_call_arguments.done",
+            item_id=item["id"],
+            output_index=0,
+            arguments=item["arguments"],
+            name=item["name"],
+        )
+    yield event("response.output_item.done", output_index=0, item=item)
+    yield event("response.completed", response=final)
 
 
 def response_object(turn: Turn, number: int, model: str) -> dict[str, Any]:
@@ -223,7 +292,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             for event in events:
-                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                named = f"event: {event['type']}\n" if "type" in event else ""
+                self.wfile.write(f"{named}data: {json.dumps(event)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
@@ -242,7 +312,9 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._json(500, {"error": {"message": str(exc), "type": "script_exhausted"}})
                 return
             model = str(body.get("model") or MODEL)
-            if path == "/v1/responses":
+            if path == "/v1/responses" and body.get("stream"):
+                self._sse(response_events(turn, number, model))
+            elif path == "/v1/responses":
                 self._json(200, response_object(turn, number, model))
             elif body.get("stream"):
                 self._sse(chat_chunks(turn, number, model))

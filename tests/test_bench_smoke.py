@@ -127,6 +127,15 @@ EXPECTED = {
         "| numbers_recorded, warm (value set kept on the table) |",
         "| numbers_recorded, cold, one wrong number (receipt) |",
     ],
+    "Guarding a stream: a ": [
+        "| wall time (median) |",
+        "| instructions | — | — | — | — | — | — | — | n/a (smoke) |",
+    ],
+    "Guarding a stream: text held and release delay on the bench corpus": [
+        "| prose, ",
+        "| list, ",
+        "| one run, no sentence end, ",
+    ],
 }
 
 

@@ -78,6 +78,9 @@ FACT_KIND: Final = "groundplane.fact.kind"
 FACT_SOURCE: Final = "groundplane.fact.source"
 FACT_OUTCOME: Final = "groundplane.fact.outcome"
 FACT_LINKS: Final = "groundplane.fact.links"  # fallback when the span API has no add_link
+# On a span whose answer a stream gate decided: the answer characters the app had received
+# when the outcome was decided (all of them for a passed answer; those before the cut else).
+STREAM_RELEASED: Final = "groundplane.stream.released_chars"
 CLAIMED: Final = "groundplane.claimed"  # content capture only
 SUPPORTED: Final = "groundplane.supported"  # content capture only
 MESSAGE: Final = "groundplane.message"  # content capture only
@@ -164,6 +167,9 @@ REASON_FACT_UNPARSEABLE: Final = "fact_unparseable"
 REASON_FACT_REJECTED: Final = "fact_rejected"
 REASON_CHECK_ERROR: Final = "check_error"
 REASON_GUARD_ERROR: Final = "guard_error"
+REASON_STREAM_FAILED: Final = "stream_failed"  # the model's stream raised before its end
+REASON_STREAM_ABANDONED: Final = "stream_abandoned"  # the app stopped reading a guarded stream
+REASON_STREAM_UNKNOWN: Final = "stream_chunk_unknown"  # a chunk whose text cannot be read
 
 # A fact that could not be stored -> the reason code of the checks that need it.
 PROBLEM_REASONS: Final[dict[str, str]] = {

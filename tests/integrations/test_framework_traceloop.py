@@ -83,6 +83,22 @@ def test_streamed_refusal_reaches_the_app_through_enforce() -> None:
     assert report["swallowed"] == []
 
 
+@pytest.mark.parametrize("answer", [WRONG, RIGHT], ids=["wrong", "right"])
+def test_a_guarded_stream_refuses_before_any_text_reaches_the_app(answer: dict[str, Any]) -> None:
+    """guard_stream over Traceloop's stream (a JSON answer: held whole): the wrong winner's
+    text never reaches the app, the refusal does, without enforce(); counted once; nothing
+    swallowed. The right winner arrives whole."""
+    report = run(answer, "stream-guarded")
+    if answer is WRONG:
+        assert (report["raised"], report["received"]) == ("UnsupportedClaim", "")
+        assert report["outputs"] == [["blocked", 1]]
+        assert final_chat(report)["outcome"] == "blocked"
+    else:
+        assert (report["raised"], report["answer"]) == (None, RIGHT)
+        assert report["outputs"] == [["passed", 1]]
+    assert report["swallowed"] == []
+
+
 def test_streamed_right_winner_passes() -> None:
     """Streamed, right winner: returned, passed once."""
     report = run(RIGHT, "stream")

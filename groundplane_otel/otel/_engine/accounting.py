@@ -33,12 +33,21 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import Plan, evaluate, no_output, plan_checks
+from groundplane_otel.otel._engine.evaluate import (
+    Plan,
+    Run,
+    decide,
+    evaluate,
+    no_output,
+    plan_checks,
+    run_all,
+)
 from groundplane_otel.otel._engine.lineage import (
     COVERED_ATTR,
     HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
+    STREAM_ATTR,
     Lineage,
     attached,
     chain_of,
@@ -49,7 +58,7 @@ from groundplane_otel.otel._engine.lineage import (
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
 from groundplane_otel.otel._engine.results import ErrorSink, Results
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
-from groundplane_otel.otel._engine.store import RequestKey, TraceStore
+from groundplane_otel.otel._engine.store import FactsView, RequestKey, TraceStore
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 
@@ -142,6 +151,10 @@ class Accounting:
 
     def evaluate(self, span: Span) -> list[Evaluation]:
         """Every outcome this span's end counts (usually none or one): the engine's result."""
+        gates = getattr(span, STREAM_ATTR, None)
+        if gates is not None and self.guard in gates:  # a stream gate decides its answer
+            gate = gates[self.guard]()  # a weak reference: None once the gate is gone
+            return [] if gate is None else list(gate.span_ended(span))
         attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
         chain: tuple[Any, ...] = chain_of(span)
         agent = is_agent(span.name, attributes)
@@ -282,25 +295,39 @@ class Accounting:
         itself: bool,
         call: Any = None,
         handed: bool = False,
+        run: Run | None = None,
+        duration: float = 0.0,
     ) -> Evaluation:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
         span itself, for an agent span) as covered for it (``call``: the model call it came
-        from; ``handed``: an adapter handed it over)."""
+        from; ``handed``: an adapter handed it over; ``run``: its checks already ran)."""
         mode, plan = self._plans[spec.name]
         try:
             store = self.store
             request = self.request_of(span)
             view = store.view(request, spec.facts)
-            evaluation = evaluate(
-                spec,
-                mode,
-                read,
-                view,
-                span_failed=failed,
-                plan=plan,
-                capture_content=self._capture_content,
-                hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
-            )
+            if run is not None:
+                evaluation = decide(
+                    spec.name,
+                    mode,
+                    spec.report_mode,
+                    run,
+                    facts=spec.facts,
+                    view=view,
+                    duration=duration,
+                    capture_content=self._capture_content,
+                )
+            else:
+                evaluation = evaluate(
+                    spec,
+                    mode,
+                    read,
+                    view,
+                    span_failed=failed,
+                    plan=plan,
+                    capture_content=self._capture_content,
+                    hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
+                )
             store.account_derived(request, spec.facts)  # what the checks cached
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking")  # re-raised only by the debugging switch
@@ -400,6 +427,67 @@ class Accounting:
             results.annotate(span, evaluation)
         results.record(span, evaluation)
         return evaluation
+
+    # -- the stream gate --------------------------------------------------------------------
+
+    def stream_spec(self, span: Any, boundary: str | None) -> BoundarySpec | None:
+        """The boundary a stream read under ``span`` is guarded by: ``boundary`` (it must
+        exist), else the one ``span`` matches (None: not guarded)."""
+        if boundary is not None:
+            return self._spec(boundary)
+        return self._match(span, span_attributes(span), chain_of(span) or (span,))
+
+    def stream_mode(self, spec: BoundarySpec) -> Mode:
+        return self._plans[spec.name][0]
+
+    def stream_view(self, span: Any, spec: BoundarySpec) -> FactsView:
+        """The facts a stream read under ``span`` is checked against (read once per stream:
+        a fact recorded after it is missing for it, which fails closed)."""
+        return self.store.view(self.request_of(span), spec.facts)
+
+    def stream_unit(self, view: FactsView, spec: BoundarySpec, text: str) -> Run:
+        """Every check of ``spec`` on one release unit of a streamed answer (nothing counted)."""
+        return run_all(spec.name, self._plans[spec.name][1], text, view)
+
+    def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> Run:
+        """The run of a streamed answer whose every unit was clean: its whole-answer checks
+        (``min_citations``) on the whole text; every other check is supported (it ran on
+        every unit). Nothing is checked twice."""
+        plan = self._plans[spec.name][1]
+        whole = [index for index, step in enumerate(plan) if whole_answer(step.check)]
+        if not whole:
+            return plan.all_supported, (), plan.names
+        view = self.stream_view(span, spec)
+        verdicts, findings, passed = run_all(spec.name, Plan(plan[i] for i in whole), text, view)
+        merged = list(plan.all_supported)
+        for index, verdict in zip(whole, verdicts, strict=True):
+            merged[index] = verdict
+        kept = [name for index, name in enumerate(plan.names) if index not in whole]
+        return merged, findings, [*kept, *passed]
+
+    def check_streamed(
+        self,
+        span: Any,
+        spec: BoundarySpec,
+        text: str,
+        run: Run | None = None,
+        *,
+        duration: float = 0.0,
+    ) -> Evaluation:
+        """A stream gate's one outcome for its answer (``text``, read as the span path reads
+        an answer): ``run`` when its checks already ran (a refused unit, a failed stream),
+        else checked now; the spans above are covered for it, as for an adapter's hand-over."""
+        read = parse_answer(text, self.config.limits)
+        if spec.answer == "text":
+            read = read.as_text()
+        chain: tuple[Any, ...] = chain_of(span) or (span,)
+        return self._check(span, spec, read, False, chain, itself=True, run=run, duration=duration)
+
+
+def whole_answer(check: Any) -> bool:
+    """Does ``check`` make a claim about the answer as a whole (``min_citations``), which no
+    single unit of a streamed answer can decide?"""
+    return int(getattr(getattr(check, "fn", check), "min_citations", 0) or 0) > 0
 
 
 _REQUEST_HINT = (

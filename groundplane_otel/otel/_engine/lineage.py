@@ -31,6 +31,7 @@ WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper
 CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (itself first: ``chain_of``)
 COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
 HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
+STREAM_ATTR = "_groundplane_stream"  # {guard id: stream gate} deciding this span's answer
 NO_DICT: dict[str, Any] = {}
 _UNSET = object()
 

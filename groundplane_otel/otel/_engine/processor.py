@@ -24,7 +24,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
+from weakref import ReferenceType, ref
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -39,6 +41,7 @@ from groundplane_otel.otel._engine.lineage import (
     HANDED_ATTR,
     NO_DICT,
     OUTPUT_ATTR,
+    STREAM_ATTR,
     WATCHERS_ATTR,
     Ancestors,
     Lineage,
@@ -254,6 +257,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             return
         watchers.add(id(self))
         wrap_end(span, self._guarded_end)
+        LAST_WATCHED.set(ref(span))  # a stream gate wrapping this call's stream finds it
 
     def submit(self, span: Span, output: Any, boundary: str | None = None) -> None:
         """Use ``output`` as the span's output (instead of reading its attributes)."""
@@ -297,7 +301,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         if internal is not None and self.raise_internal_errors:
             raise internal
         refused = next((e for e in evaluations if e.error is not None), None)
-        if refused is not None and refused.error is not None:
+        if refused is not None and refused.error is not None and not streamed(span):
             deferred = handoff.deliver(span_ids(span)[0], refused.error)
             if not deferred:
                 self.lineage.hand_up(span, refused.error)
@@ -333,6 +337,17 @@ class GroundplaneSpanProcessor(SpanProcessor):
             setattr(error, _COUNTED, True)
             raise error
 
+
+def streamed(span: Any) -> bool:
+    """Does a stream gate decide ``span``'s answer (it raises the refusal, not the span's end)?"""
+    return getattr(span, STREAM_ATTR, None) is not None
+
+
+# The span a guard last watched in this context: the model call whose stream the application
+# is about to wrap with ``guard_stream`` (a weak reference: nothing is kept alive by it).
+LAST_WATCHED: ContextVar[ReferenceType[Span] | None] = ContextVar(
+    "groundplane_last_watched", default=None
+)
 
 _COUNTED = "_groundplane_counted"  # on an internal error re-raised after it was counted
 

@@ -2,7 +2,8 @@
 process by test_framework_traceloop.py (Traceloop's ``uninstrument()`` leaves its wrappers on
 openai 3.x, so it must never share a process with the other OpenAI tests).
 
-Usage: ``traceloop_app.py BASE_URL stream|plain|stream-enforce``. The guard and the providers are
+Usage: ``traceloop_app.py BASE_URL stream|plain|stream-enforce|stream-guarded``
+(``stream-guarded``: the stream read through ``guard_stream``). The guard and the providers are
 the integration harness's; the tool result is recorded by the guard's ``tool`` decorator.
 Prints one JSON document: what the app saw, and what was exported.
 """
@@ -23,7 +24,7 @@ from framework_kit import AGENT, config, content_texts, outputs, warehouse_query
 from integration_harness import Otel, events  # noqa: E402
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 
-from groundplane_otel.otel import enforce, tool  # noqa: E402
+from groundplane_otel.otel import enforce, guard_stream, tool  # noqa: E402
 
 TOOLS = [
     {
@@ -45,13 +46,18 @@ class Records(logging.Handler):
         self.records.append(record)
 
 
-def final_answer(client: Any, messages: list[Any], stream: bool) -> str:
-    if not stream:
+def final_answer(client: Any, messages: list[Any], mode: str, seen: dict[str, Any]) -> str:
+    if not mode.startswith("stream"):
         final = client.chat.completions.create(
             model="gpt-fake-1", messages=messages, response_format={"type": "json_object"}
         )
         return str(final.choices[0].message.content)
     chunks = client.chat.completions.create(model="gpt-fake-1", messages=messages, stream=True)
+    if mode == "stream-guarded":
+        seen["received"] = ""
+        for chunk in guard_stream(chunks):
+            seen["received"] += "".join(c.delta.content or "" for c in chunk.choices)
+        return str(seen["received"])
     return "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
 
 
@@ -81,7 +87,7 @@ def main() -> None:
                 first.choices[0].message.model_dump(exclude_none=True),
                 {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)},
             ]
-            text = final_answer(client, messages, mode.startswith("stream"))
+            text = final_answer(client, messages, mode, seen)
             seen["answer"] = json.loads(text)
     except Exception as exc:
         seen["raised"] = type(exc).__name__
