@@ -64,10 +64,13 @@ class BoundaryPlan:
         if not answers:
             self.without_answer += 1
             return
-        registry, typed = run_facts(run, self.facts)
+        found = run_facts(run, self.facts)
         for candidate in self.candidates:
-            if all(name in typed for name in candidate.check.facts):
-                candidate.tally(registry, answers, run.trace_id)
+            needs = candidate.check.facts
+            if any(name in found.misshapen for name in needs):
+                candidate.broken(run.trace_id)
+            elif all(name in found.typed for name in needs):
+                candidate.tally(found.registry, answers, run.trace_id)
 
     def kept(self, min_support: float) -> list[Candidate]:
         """The candidates that held in at least ``min_support`` of the runs they apply to, one
@@ -120,7 +123,7 @@ def _proposed(
         answers = plan.answers(run)
         if not answers:
             continue
-        _, typed = run_facts(run, plan.facts)
+        typed = run_facts(run, plan.facts).typed
         arguments = [result.arguments for result in run.tools]
         for answer in answers:
             if not isinstance(answer, dict):

@@ -1,17 +1,23 @@
 """Which tool results become which facts: the result's shape across the calls of each tool.
 
-A list of rows (at the root, or under one key: ``path``) with a string column unique in every
-result is a ``table`` keyed by it; when the rows have exactly one numeric column, it is also a
+A list of rows anywhere in the result (at the root, under keys at any depth, or inside a list:
+``path``, dotted, list positions as numbers) is found breadth-first: the shallowest row list
+with a string column unique in it is chosen (else the shallowest row list), and the fact's
+comment names the path and the other row lists seen. Rows with a string column unique in every
+result are a ``table`` keyed by it; when they have exactly one numeric column, also a
 ``ranking`` by that column. An object whose values are all numbers is a ``ranking`` (names to
 scores); any other object is a ``value``; a retrieval is ``documents``. When the calls of a tool
 differ by a string argument and the results' shapes differ with it, each value of that argument
-is its own fact (``arguments:``).
+is its own fact (``arguments:``). When a tool's results change shape with no argument saying
+why (a bare list, later the rows under a key), the shapes are counted: the fact reads the most
+common one, its comment says how many results fit it, and ``shape_note`` names each shape with
+its count and path (one fact reads one path: the rest need a fact of their own).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +26,12 @@ from groundplane_otel.otel._engine.capture import arguments_match
 from groundplane_otel.otel.config import FactSpec
 from groundplane_otel.otel.suggest.runs import ToolResult
 
-__all__ = ["InferredFact", "infer_facts", "is_number", "matching"]
+__all__ = ["InferredFact", "infer_facts", "is_number", "matching", "where"]
 
 MAX_SPLIT_VALUES = 8  # an argument with more distinct values is data, not a selector
+MAX_SEARCH_DEPTH = 8  # how deep row lists are looked for in a result
+MAX_SEARCH_NODES = 2_000  # containers looked into per result (the search is bounded)
+MAX_PATHS_SHOWN = 3  # other row-list paths named in a comment
 
 
 def is_number(value: Any) -> bool:
@@ -31,10 +40,12 @@ def is_number(value: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class InferredFact:
-    """A fact declaration (``spec``) with how it was inferred (``why``, a comment)."""
+    """A fact declaration (``spec``) with how it was inferred (``why``, a comment) and, when
+    its tool's results changed shape, what they were (``shapes``)."""
 
     spec: FactSpec
     why: str
+    shapes: str | None = None
 
     def as_mapping(self) -> dict[str, Any]:
         """The fact as the policy file declares it."""
@@ -56,12 +67,18 @@ class _Shape:
     columns: tuple[str, ...] = ()
     keys: frozenset[str] = frozenset()  # string columns unique in this result
     numeric: frozenset[str] = frozenset()
+    also: tuple[str, ...] = ()  # the other row lists' paths in this result
 
     def signature(self) -> tuple[Any, ...]:
         return (self.path, self.kind, frozenset(self.columns))
 
 
-def _rows_shape(rows: list[Any], path: str | None) -> _Shape:
+def where(path: str | None) -> str:
+    """A path as the comments say it: ``at the root``, ``under 'data.items'``."""
+    return "at the root" if path is None else f"under {path!r}"
+
+
+def _rows_shape(rows: list[Any], path: str | None, also: tuple[str, ...] = ()) -> _Shape:
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
@@ -74,11 +91,52 @@ def _rows_shape(rows: list[Any], path: str | None) -> _Shape:
     numeric = frozenset(
         column for column in columns if all(is_number(row.get(column)) for row in rows)
     )
-    return _Shape(path, "rows", tuple(columns), keys, numeric)
+    return _Shape(path, "rows", tuple(columns), keys, numeric, also)
 
 
 def _is_rows(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
+
+
+def _step(path: str | None, key: str | int) -> str:
+    return str(key) if path is None else f"{path}.{key}"
+
+
+def _row_lists(payload: Any) -> list[tuple[str | None, list[Any]]]:
+    """Every list of rows in ``payload``, breadth-first (shallowest first), with its dotted
+    path; keys a dotted path cannot spell (empty, or holding a dot) are not followed."""
+    found: list[tuple[str | None, list[Any]]] = []
+    queue: deque[tuple[str | None, Any, int]] = deque([(None, payload, 0)])
+    visited = 0
+    while queue and visited < MAX_SEARCH_NODES:
+        path, value, depth = queue.popleft()
+        visited += 1
+        if _is_rows(value):
+            found.append((path, value))
+        if depth >= MAX_SEARCH_DEPTH:
+            continue
+        if isinstance(value, dict):
+            items: Iterable[tuple[str | int, Any]] = (
+                (k, v) for k, v in value.items() if isinstance(k, str) and k and "." not in k
+            )
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for key, child in items:
+            if isinstance(child, (dict, list)):
+                queue.append((_step(path, key), child, depth + 1))
+    return found
+
+
+def _keyed(rows: list[Any]) -> bool:
+    """Whether some string column names each row once (the rows can be a table)."""
+    first = rows[0]
+    return any(
+        all(isinstance(row.get(column), str) for row in rows)
+        and len({row[column] for row in rows}) == len(rows)
+        for column in first
+    )
 
 
 def shape_of(result: ToolResult) -> _Shape | None:
@@ -88,12 +146,12 @@ def shape_of(result: ToolResult) -> _Shape | None:
         return _Shape(None, "documents") if isinstance(payload, list) else None
     if payload is None:
         return None
-    if _is_rows(payload):
-        return _rows_shape(payload, None)
+    lists = _row_lists(payload)
+    if lists:
+        path, rows = next(((p, r) for p, r in lists if _keyed(r)), lists[0])
+        also = tuple(p if p is not None else "" for p, _ in lists if p != path)
+        return _rows_shape(rows, path, also)
     if isinstance(payload, dict):
-        for key, value in payload.items():
-            if _is_rows(value):
-                return _rows_shape(value, key)
         if payload and all(is_number(value) for value in payload.values()):
             return _Shape(None, "scores")
         return _Shape(None, "object")
@@ -130,33 +188,70 @@ def _selector(results: Sequence[ToolResult], shapes: Sequence[_Shape]) -> str | 
     return None
 
 
+def _shape_text(kind: str, path: str | None) -> str:
+    texts = {
+        "documents": "retrieved documents",
+        "scores": "an object of numbers",
+        "object": "an object",
+        "other": "neither rows nor an object",
+    }
+    return f"rows {where(path)}" if kind == "rows" else texts[kind]
+
+
+def _shape_note(tool: str, shapes: Counter[tuple[str, str | None]], read: str) -> str:
+    """What a tool whose results changed shape returned, each shape with its count."""
+    total = sum(shapes.values())
+    seen = ", ".join(f"{_shape_text(*shape)} in {count}" for shape, count in shapes.most_common())
+    rest = total - shapes.most_common(1)[0][1]
+    return (
+        f"the results of {tool} changed shape ({seen} of {total}): the fact reads {read}; the "
+        f"other {rest} need a fact of their own (one fact reads one path), and a check on this "
+        "fact counts their runs as broken"
+    )
+
+
 def _facts_of(group: _Group, base: str) -> list[InferredFact]:
     shapes = group.shapes
-    kinds = Counter(shape.kind for shape in shapes)
-    kind, seen = kinds.most_common(1)[0]
-    calls = f"{seen} of {len(shapes)} results"
+    counted = Counter(
+        (shape.kind, shape.path if shape.kind == "rows" else None) for shape in shapes
+    )
+    (kind, path), fit = counted.most_common(1)[0]
+    calls = f"{fit} of {len(shapes)} results"
+    note = _shape_note(group.tool, counted, _shape_text(kind, path)) if len(counted) > 1 else None
     arguments = group.arguments
+
+    def inferred(spec: FactSpec, why: str) -> InferredFact:
+        return InferredFact(spec, why, note)
+
     if kind == "documents":
         spec = FactSpec(base, group.tool, kind="documents", arguments=arguments)
-        return [InferredFact(spec, f"retrieved documents ({calls})")]
+        return [inferred(spec, f"retrieved documents ({calls})")]
     if kind == "scores":
         spec = FactSpec(base, group.tool, kind="ranking", arguments=arguments)
-        return [InferredFact(spec, f"an object of numbers: names to scores ({calls})")]
+        return [inferred(spec, f"an object of numbers: names to scores ({calls})")]
     if kind != "rows":
         spec = FactSpec(base, group.tool, kind="value", arguments=arguments)
-        return [InferredFact(spec, f"a value ({calls})")]
-    rows = [shape for shape in shapes if shape.kind == "rows"]
-    path = Counter(shape.path for shape in rows).most_common(1)[0][0]
-    rows = [shape for shape in rows if shape.path == path]
+        return [inferred(spec, f"a value ({calls})")]
+    rows = [shape for shape in shapes if shape.kind == "rows" and shape.path == path]
     keys = frozenset.intersection(*(shape.keys for shape in rows))
     numeric = frozenset.intersection(*(shape.numeric for shape in rows))
     order = rows[0].columns
     key = next((column for column in order if column in keys), None)
+    placed = "" if path is None else f" {where(path)}"
+    others = sorted({other for shape in rows for other in shape.also})
+    if others:
+        shown = ", ".join(
+            repr(other) if other else "the root" for other in others[:MAX_PATHS_SHOWN]
+        )
+        more = len(others) - MAX_PATHS_SHOWN
+        placed += f", chosen over the rows under {shown}" + (
+            f" and {more} more" if more > 0 else ""
+        )
     if key is None:
         spec = FactSpec(base, group.tool, kind="value", path=path, arguments=arguments)
-        return [InferredFact(spec, f"rows with no unique name column ({calls})")]
+        return [inferred(spec, f"rows{placed} with no unique name column ({calls})")]
     table = FactSpec(base, group.tool, kind="table", key=key, path=path, arguments=arguments)
-    found = [InferredFact(table, f"a table of rows keyed by {key!r} ({calls})")]
+    found = [inferred(table, f"a table of rows{placed} keyed by {key!r} ({calls})")]
     scores = [column for column in order if column in numeric]
     if len(scores) == 1:
         ranking = FactSpec(
@@ -168,7 +263,7 @@ def _facts_of(group: _Group, base: str) -> list[InferredFact]:
             path=path,
             arguments=arguments,
         )
-        found.append(InferredFact(ranking, f"the same rows ranked by {scores[0]!r}"))
+        found.append(inferred(ranking, f"the same rows ranked by {scores[0]!r}"))
     return found
 
 
