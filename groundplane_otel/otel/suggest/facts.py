@@ -68,6 +68,7 @@ class _Shape:
     keys: frozenset[str] = frozenset()  # string columns unique in this result
     numeric: frozenset[str] = frozenset()
     also: tuple[str, ...] = ()  # the other row lists' paths in this result
+    looked: tuple[str, ...] = ()  # where rows were looked for, when none were found
 
     def signature(self) -> tuple[Any, ...]:
         return (self.path, self.kind, frozenset(self.columns))
@@ -102,9 +103,10 @@ def _step(path: str | None, key: str | int) -> str:
     return str(key) if path is None else f"{path}.{key}"
 
 
-def _row_lists(payload: Any) -> list[tuple[str | None, list[Any]]]:
+def _row_lists(payload: Any, looked: list[str]) -> list[tuple[str | None, list[Any]]]:
     """Every list of rows in ``payload``, breadth-first (shallowest first), with its dotted
-    path; keys a dotted path cannot spell (empty, or holding a dot) are not followed."""
+    path; keys a dotted path cannot spell (empty, or holding a dot) are not followed. The
+    objects and lists looked into are appended to ``looked`` (the root as "")."""
     found: list[tuple[str | None, list[Any]]] = []
     queue: deque[tuple[str | None, Any, int]] = deque([(None, payload, 0)])
     visited = 0
@@ -115,6 +117,8 @@ def _row_lists(payload: Any) -> list[tuple[str | None, list[Any]]]:
             found.append((path, value))
         if depth >= MAX_SEARCH_DEPTH:
             continue
+        if isinstance(value, (dict, list)):
+            looked.append(path or "")
         if isinstance(value, dict):
             items: Iterable[tuple[str | int, Any]] = (
                 (k, v) for k, v in value.items() if isinstance(k, str) and k and "." not in k
@@ -146,7 +150,8 @@ def shape_of(result: ToolResult) -> _Shape | None:
         return _Shape(None, "documents") if isinstance(payload, list) else None
     if payload is None:
         return None
-    lists = _row_lists(payload)
+    looked: list[str] = []
+    lists = _row_lists(payload, looked)
     if lists:
         path, rows = next(((p, r) for p, r in lists if _keyed(r)), lists[0])
         also = tuple(p if p is not None else "" for p, _ in lists if p != path)
@@ -154,8 +159,15 @@ def shape_of(result: ToolResult) -> _Shape | None:
     if isinstance(payload, dict):
         if payload and all(is_number(value) for value in payload.values()):
             return _Shape(None, "scores")
-        return _Shape(None, "object")
-    return _Shape(None, "other")
+        return _Shape(None, "object", looked=tuple(looked))
+    return _Shape(None, "other", looked=tuple(looked))
+
+
+def _looked_text(looked: Sequence[str]) -> str:
+    """Where rows were looked for, for a comment: ``the root, 'data', 'data.meta'``."""
+    named = [repr(path) if path else "the root" for path in looked[:MAX_PATHS_SHOWN]]
+    more = len(looked) - MAX_PATHS_SHOWN
+    return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
 
 @dataclass(slots=True)
@@ -231,7 +243,9 @@ def _facts_of(group: _Group, base: str) -> list[InferredFact]:
         return [inferred(spec, f"an object of numbers: names to scores ({calls})")]
     if kind != "rows":
         spec = FactSpec(base, group.tool, kind="value", arguments=arguments)
-        return [inferred(spec, f"a value ({calls})")]
+        looked = next((shape.looked for shape in shapes if shape.kind == kind), ())
+        searched = f"; no list of rows in it (looked in {_looked_text(looked)})" if looked else ""
+        return [inferred(spec, f"a value{searched} ({calls})")]
     rows = [shape for shape in shapes if shape.kind == "rows" and shape.path == path]
     keys = frozenset.intersection(*(shape.keys for shape in rows))
     numeric = frozenset.intersection(*(shape.numeric for shape in rows))

@@ -82,6 +82,7 @@ class Run:
     tools: list[ToolResult] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     named: list[tuple[tuple[str, str], str]] = field(default_factory=list)
+    without_content: bool = False  # a tool result or an answer was not captured
 
 
 @dataclass(slots=True)
@@ -175,6 +176,7 @@ class RunReader:
             call = read_tool_call(view.attributes, view.name)
             if call is not None:
                 counts.tool_spans += 1
+                run.without_content = run.without_content or call.result is None
                 payload = _payload(call.result, limits)
                 counts.tool_results += payload is not None
                 arguments = read_arguments(call.arguments, limits)
@@ -190,6 +192,7 @@ class RunReader:
             read = read_output(view.attributes, limits)
             if read.missing_content:
                 counts.outputs_without_content += 1
+                run.without_content = True
                 continue
             if read.status == "output" or read.as_text().status == "output":
                 counts.llm_outputs += 1
