@@ -231,8 +231,8 @@ def test_answers_that_quote_nothing_recorded_have_no_candidate_check(
     assert code == 1
     assert err == (
         "groundplane-otel: nothing to suggest: no candidate check: no answer field equals "
-        "anything the facts hold (warehouse_query from warehouse.query: a table of rows under "
-        "'rows' keyed by 'campaign' (60 of 60 results))\n"
+        "anything the facts hold (warehouse_query from warehouse.query: a table of rows keyed "
+        "by 'campaign' under 'rows' (60 of 60 results))\n"
     )
 
 

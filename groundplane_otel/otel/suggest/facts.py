@@ -9,9 +9,10 @@ result are a ``table`` keyed by it; when they have exactly one numeric column, a
 scores); any other object is a ``value``; a retrieval is ``documents``. When the calls of a tool
 differ by a string argument and the results' shapes differ with it, each value of that argument
 is its own fact (``arguments:``). When a tool's results change shape with no argument saying
-why (a bare list, later the rows under a key), the shapes are counted: the fact reads the most
-common one, its comment says how many results fit it, and ``shape_note`` names each shape with
-its count and path (one fact reads one path: the rest need a fact of their own).
+why, the shapes are counted and a note names each with its count: rows that moved (a bare list,
+later under a key) are one fact whose ``path`` lists each place, deepest first (the first the
+result has is read); any other change leaves the fact on the most common shape, its comment
+saying how many results fit it (the rest need a fact of their own).
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ class InferredFact:
             out["arguments"] = dict(spec.arguments)
         out["kind"] = spec.kind
         for name in ("key", "score", "path"):
-            if getattr(spec, name) is not None:
-                out[name] = getattr(spec, name)
+            value = getattr(spec, name)
+            if value is not None:
+                out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -210,16 +212,21 @@ def _shape_text(kind: str, path: str | None) -> str:
     return f"rows {where(path)}" if kind == "rows" else texts[kind]
 
 
-def _shape_note(tool: str, shapes: Counter[tuple[str, str | None]], read: str) -> str:
+def _shape_note(tool: str, shapes: Counter[tuple[str, str | None]], read: str, covered: int) -> str:
     """What a tool whose results changed shape returned, each shape with its count."""
     total = sum(shapes.values())
     seen = ", ".join(f"{_shape_text(*shape)} in {count}" for shape, count in shapes.most_common())
-    rest = total - shapes.most_common(1)[0][1]
-    return (
-        f"the results of {tool} changed shape ({seen} of {total}): the fact reads {read}; the "
-        f"other {rest} need a fact of their own (one fact reads one path), and a check on this "
-        "fact counts their runs as broken"
-    )
+    note = f"the results of {tool} changed shape ({seen} of {total}): the fact reads {read}"
+    if covered < total:
+        note += (
+            f"; the other {total - covered} need a fact of their own, and a check on this fact "
+            "counts their runs as broken"
+        )
+    return note
+
+
+def _depth(path: str | None) -> int:
+    return 0 if path is None else path.count(".") + 1
 
 
 def _facts_of(group: _Group, base: str) -> list[InferredFact]:
@@ -227,31 +234,47 @@ def _facts_of(group: _Group, base: str) -> list[InferredFact]:
     counted = Counter(
         (shape.kind, shape.path if shape.kind == "rows" else None) for shape in shapes
     )
-    (kind, path), fit = counted.most_common(1)[0]
-    calls = f"{fit} of {len(shapes)} results"
-    note = _shape_note(group.tool, counted, _shape_text(kind, path)) if len(counted) > 1 else None
+    kind = Counter(shape.kind for shape in shapes).most_common(1)[0][0]
     arguments = group.arguments
-
-    def inferred(spec: FactSpec, why: str) -> InferredFact:
-        return InferredFact(spec, why, note)
-
-    if kind == "documents":
-        spec = FactSpec(base, group.tool, kind="documents", arguments=arguments)
-        return [inferred(spec, f"retrieved documents ({calls})")]
-    if kind == "scores":
-        spec = FactSpec(base, group.tool, kind="ranking", arguments=arguments)
-        return [inferred(spec, f"an object of numbers: names to scores ({calls})")]
     if kind != "rows":
+        (_, _), fit = counted.most_common(1)[0]
+        calls = f"{fit} of {len(shapes)} results"
+        note = (
+            _shape_note(group.tool, counted, _shape_text(kind, None), fit)
+            if len(counted) > 1
+            else None
+        )
+        if kind == "documents":
+            spec = FactSpec(base, group.tool, kind="documents", arguments=arguments)
+            return [InferredFact(spec, f"retrieved documents ({calls})", note)]
+        if kind == "scores":
+            spec = FactSpec(base, group.tool, kind="ranking", arguments=arguments)
+            return [InferredFact(spec, f"an object of numbers: names to scores ({calls})", note)]
         spec = FactSpec(base, group.tool, kind="value", arguments=arguments)
         looked = next((shape.looked for shape in shapes if shape.kind == kind), ())
         searched = f"; no list of rows in it (looked in {_looked_text(looked)})" if looked else ""
-        return [inferred(spec, f"a value{searched} ({calls})")]
-    rows = [shape for shape in shapes if shape.kind == "rows" and shape.path == path]
-    keys = frozenset.intersection(*(shape.keys for shape in rows))
+        return [InferredFact(spec, f"a value{searched} ({calls})", note)]
+    rows = [shape for shape in shapes if shape.kind == "rows"]
+    paths = Counter(shape.path for shape in rows)
+    common = _common_key(rows)
+    if len(paths) > 1 and common is not None:
+        # The rows moved (a bare list, later under a key): one fact reads each place, the
+        # deepest first (the root, tried last, is always there).
+        ordered = sorted(paths, key=lambda p: (-_depth(p), -paths[p]))
+        path: str | tuple[str, ...] | None = tuple(p or "" for p in ordered)
+        placed = " " + ", ".join(f"{where(p)} in {paths[p]}" for p in ordered)
+        read = f"rows at the first of {[p or '' for p in ordered]} the result has"
+    else:
+        only = paths.most_common(1)[0][0]
+        rows = [shape for shape in rows if shape.path == only]
+        path = only
+        placed = "" if only is None else f" {where(only)}"
+        read = _shape_text("rows", only)
+    note = _shape_note(group.tool, counted, read, len(rows)) if len(counted) > 1 else None
+    calls = f"{len(rows)} of {len(shapes)} results"
     numeric = frozenset.intersection(*(shape.numeric for shape in rows))
     order = rows[0].columns
-    key = next((column for column in order if column in keys), None)
-    placed = "" if path is None else f" {where(path)}"
+    key = _common_key(rows)
     others = sorted({other for shape in rows for other in shape.also})
     if others:
         shown = ", ".join(
@@ -261,11 +284,15 @@ def _facts_of(group: _Group, base: str) -> list[InferredFact]:
         placed += f", chosen over the rows under {shown}" + (
             f" and {more} more" if more > 0 else ""
         )
+
+    def inferred(spec: FactSpec, why: str) -> InferredFact:
+        return InferredFact(spec, why, note)
+
     if key is None:
         spec = FactSpec(base, group.tool, kind="value", path=path, arguments=arguments)
-        return [inferred(spec, f"rows{placed} with no unique name column ({calls})")]
+        return [inferred(spec, f"rows with no unique name column{placed} ({calls})")]
     table = FactSpec(base, group.tool, kind="table", key=key, path=path, arguments=arguments)
-    found = [inferred(table, f"a table of rows{placed} keyed by {key!r} ({calls})")]
+    found = [inferred(table, f"a table of rows keyed by {key!r}{placed} ({calls})")]
     scores = [column for column in order if column in numeric]
     if len(scores) == 1:
         ranking = FactSpec(
@@ -279,6 +306,12 @@ def _facts_of(group: _Group, base: str) -> list[InferredFact]:
         )
         found.append(inferred(ranking, f"the same rows ranked by {scores[0]!r}"))
     return found
+
+
+def _common_key(rows: Sequence[_Shape]) -> str | None:
+    """The first column that names each row once in every result."""
+    keys = frozenset.intersection(*(shape.keys for shape in rows))
+    return next((column for column in rows[0].columns if column in keys), None)
 
 
 def infer_facts(results: Iterable[ToolResult]) -> list[InferredFact]:
