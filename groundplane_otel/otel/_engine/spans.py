@@ -131,7 +131,11 @@ def graph_name(name: str, attributes: Mapping[str, Any]) -> str | None:
 
 
 def is_graph_node(attributes: Mapping[str, Any]) -> bool:
-    """A span OpenInference LangChain writes for a LangGraph node (its metadata names the
-    node): an ``agent`` node is of kind AGENT and holds the graph's state, not a model's
-    answer."""
-    return sc.OI_METADATA in attributes and sc.LANGGRAPH_NODE in _metadata(attributes)
+    """A LangGraph node's span of kind AGENT, as OpenInference LangChain writes the ``agent``
+    node of ``create_react_agent`` (its metadata names the node): it holds the graph's state,
+    not a model's answer (the model's own span, inside it, is kind LLM)."""
+    return (
+        attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_AGENT
+        and sc.OI_METADATA in attributes
+        and sc.LANGGRAPH_NODE in _metadata(attributes)
+    )

@@ -193,7 +193,9 @@ def explain_nothing(
             )
         raise NothingToInfer("no agent answers in the input (no LLM span carries an output)")
     if not plans:
-        raise _nothing("no agent answered in a run that called a tool: nothing to check", notes)
+        if notes:
+            raise _nothing("no boundary can be suggested", notes)
+        raise NothingToInfer("no agent answered in a run that called a tool: nothing to check")
     if not any(candidate.applied for plan in plans for candidate in plan.candidates):
         described = "; ".join(
             f"{fact.spec.name} from {fact.spec.tool}: {fact.why}"
