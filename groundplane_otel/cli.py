@@ -221,11 +221,12 @@ class _Progress:
         self.verb = verb
         self._last = 0.0
 
-    def show(self, fraction: float, spans: int, traces: int) -> None:
+    def show(self, fraction: float, spans: int, traces: int, *, final: bool = False) -> None:
+        """Redraw (at most twice a second; ``final``: now, the last word)."""
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self._last >= 0.5:
+        if final or now - self._last >= 0.5:
             self._last = now
             filled = int(fraction * self.WIDTH)
             bar = "#" * filled + "." * (self.WIDTH - filled)
@@ -359,9 +360,9 @@ def _suggest(args: argparse.Namespace) -> int:
             suggester.feed(request, where)
             if pacer.due():
                 progress.show(read.fraction, counts.spans, counts.traces)
-        progress.show(1.0, counts.spans, counts.traces)
         suggestion = suggester.finish()
     except ValueError as exc:
+        progress.show(1.0, counts.spans, counts.traces, final=True)
         progress.done()
         if not isinstance(exc, NothingToInfer):
             print(f"groundplane-otel: {exc}", file=sys.stderr)
@@ -369,6 +370,7 @@ def _suggest(args: argparse.Namespace) -> int:
         print(f"groundplane-otel: nothing to suggest: {exc}", file=sys.stderr)
         suggestion = None
     else:
+        progress.show(1.0, counts.spans, counts.traces, final=True)
         progress.done()
     for item in bad.kept:
         print(f"groundplane-otel: unreadable: {item}", file=sys.stderr)
