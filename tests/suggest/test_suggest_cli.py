@@ -197,3 +197,35 @@ def test_a_tool_decorator_recording_without_capture_names_the_cause_and_the_fix(
         "when the guard's capture_content is true (GuardConfig(capture_content=True), or "
         "capture_content: true in the policy). Record again with the one your tools use on\n",
     )
+
+
+def test_answers_of_one_span_name_from_runs_calling_disjoint_tools_get_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two agents that no span names, both answering in ``chat m`` spans, one calling
+    ``db.query``, the other ``config.get``: the boundary matches every such span, and the
+    command says they may be two agents and how to tell them apart (stderr and the file)."""
+    path = tmp_path / "traces.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    tracer = provider.get_tracer("cli-test")
+    for index in range(10):
+        with tracer.start_as_current_span("request"):
+            if index % 2:
+                rows = [{"order": f"o{index}-{n}", "amount": n + index} for n in range(3)]
+                tool(tracer, "db.query", {}, {"rows": rows})
+                chat(tracer, {"total": sum(row["amount"] for row in rows)})
+            else:
+                tool(tracer, "config.get", {}, {"currency": "EUR"})
+                chat(tracer, {"currency": "EUR"})
+    provider.shutdown()
+    policy = tmp_path / "policy.yaml"
+    code, _, err = run(capsys, "-o", str(policy), str(path))
+    note = (
+        "the answers of LLM span 'chat m' come from runs calling disjoint tools (config.get; "
+        "db.query): two agents that no span names? The boundary below matches every span of "
+        "that name; name each agent (gen_ai.agent.name, or LangChain's create_agent(name=...)) "
+        "to give each its own"
+    )
+    assert (code, err) == (0, f"groundplane-otel: note: {note}\n")
+    assert f"# Note: {note}." in policy.read_text().splitlines()
