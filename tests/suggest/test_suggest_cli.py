@@ -229,3 +229,28 @@ def test_answers_of_one_span_name_from_runs_calling_disjoint_tools_get_a_note(
     )
     assert (code, err) == (0, f"groundplane-otel: note: {note}\n")
     assert f"# Note: {note}." in policy.read_text().splitlines()
+
+
+def test_no_candidate_says_no_rows_were_found_and_where_it_looked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tool whose result holds no list of rows and answers that quote nothing it holds: no
+    candidate check at all, and the message says so, what the fact is and where rows were
+    looked for (not "lower --min-support", which would change nothing)."""
+    path = tmp_path / "traces.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    tracer = provider.get_tracer("cli-test")
+    for index in range(5):
+        with tracer.start_as_current_span("request"):
+            result = {"status": "ok", "data": {"total": index, "meta": {"pages": 1}}}
+            tool(tracer, "report.get", {}, result)
+            chat(tracer, {"summary": "fine"})
+    provider.shutdown()
+    assert run(capsys, str(path)) == (
+        1,
+        "",
+        "groundplane-otel: nothing to suggest: no candidate check: no answer field equals "
+        "anything the facts hold (report_get from report.get: a value; no list of rows in it "
+        "(looked in the root, 'data', 'data.meta') (5 of 5 results))\n",
+    )
