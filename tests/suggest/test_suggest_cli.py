@@ -254,3 +254,37 @@ def test_no_candidate_says_no_rows_were_found_and_where_it_looked(
         "anything the facts hold (report_get from report.get: a value; no list of rows in it "
         "(looked in the root, 'data', 'data.meta') (5 of 5 results))\n",
     )
+
+
+def test_runs_whose_result_lacks_the_facts_shape_count_against_its_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """8 results are rows, 2 an error object: the fact's comment counts the 8 that fit, the
+    note names both shapes, and the winner check held in 8 of 10 runs — the 2 the fact cannot
+    be built in broke it (replay would fail closed there), their trace ids listed."""
+    path = tmp_path / "traces.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    tracer = provider.get_tracer("cli-test")
+    failed: list[str] = []
+    for index in range(10):
+        with tracer.start_as_current_span("request") as root:
+            rows = [{"rep": rep, "amount": 10 * n + index} for n, rep in enumerate("abc")]
+            if index in (3, 7):
+                tool(tracer, "sales", {}, {"error": "timeout"})
+                failed.append(f"{root.get_span_context().trace_id:032x}")
+            else:
+                tool(tracer, "sales", {}, rows)
+            chat(tracer, {"top": "c"})
+    provider.shutdown()
+    policy = tmp_path / "policy.yaml"
+    code, _, err = run(capsys, "-o", str(policy), str(path))
+    note = (
+        "the results of sales changed shape (rows at the root in 8, an object in 2 of 10): the "
+        "fact reads rows at the root; the other 2 need a fact of their own, and a check on this "
+        "fact counts their runs as broken"
+    )
+    assert (code, err) == (0, f"groundplane-otel: note: {note}\n")
+    lines = policy.read_text().splitlines()
+    assert "  sales:  # a table of rows keyed by 'rep' (8 of 10 results)" in lines
+    assert f"      # held in 8 of 10 runs; broke in {', '.join(failed)}" in lines
