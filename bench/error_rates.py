@@ -1,14 +1,18 @@
 """The checker's own false-pass / false-reject rates, per family (``python -m bench.error_rates``).
 
 Generates the labelled corpus (``tests/corpus``, fixed seed 20261129) in memory, submits every
-case through a boundary, and prints the per-family table in markdown, for docs/measured.md. Also
-part of ``python -m bench`` (with a small corpus under ``--smoke``).
+case through a boundary, and prints the per-family table in markdown, for docs/measured.md; then
+money totals by table size (``_money_by_size``: correct totals of two-decimal amounts, and the
+same a cent off, through ``aggregate_reconciles``). Also part of ``python -m bench`` (with a
+small corpus under ``--smoke``).
 """
 
 from __future__ import annotations
 
+import random
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +35,62 @@ def _rate(count: int, of: int) -> str:
     return f"{count} / {of:,} ({100 * count / of:.2f} %)" if of else "—"
 
 
+MONEY_SIZES = (2, 5, 10, 100, 1_000, 5_000)
+
+
 def run(smoke: bool) -> list[Section]:
-    return [_measure(smoke)[0]]
+    return [_measure(smoke)[0], _money_by_size(smoke)[0]]
+
+
+def _money_by_size(smoke: bool) -> tuple[Section, int]:
+    """Correct money totals (amounts in cents recorded as two-decimal floats; the total as the
+    float of its two-decimal spelling) and the same totals a cent off, per table size."""
+    from groundplane_otel.checks.aggregate_reconciles import check_aggregate_reconciles
+    from groundplane_otel.errors import UnsupportedClaim
+    from groundplane_otel.registry import FactRegistry
+
+    rng = random.Random(20261206)
+    trials = 20 if smoke else 200
+    section = Section(
+        key="error_rates_money",
+        title="Money totals by table size (aggregate_reconciles, op sum, tolerance 0)",
+        headers=("rows", "correct totals", "false rejects", "totals a cent off", "false passes"),
+    )
+    misses = 0
+    for size in MONEY_SIZES:
+        rejected = passed = 0
+        for _ in range(trials):
+            cents = [rng.randrange(1, 2_000_000) for _ in range(size)]
+            registry = FactRegistry()
+            rows = [{"id": i, "amount": c / 100} for i, c in enumerate(cents)]
+            registry.record_table("ledger", rows, key="id", tool="ledger.query")
+            for off in (0, rng.choice((-1, 1))):
+                claim = float(Decimal(sum(cents) + off) / 100)
+                try:
+                    check_aggregate_reconciles(
+                        registry, {"total": claim}, "ledger", "total", "amount"
+                    )
+                except UnsupportedClaim:
+                    rejected += off == 0
+                else:
+                    passed += off != 0
+        misses += rejected + passed
+        section.rows.append(
+            (
+                f"{size:,}",
+                f"{trials:,}",
+                _rate(rejected, trials),
+                f"{trials:,}",
+                _rate(passed, trials),
+            )
+        )
+    section.notes.append(
+        "Before the sums read the decimals the amounts print as (the same run, seed 20261206): "
+        "27 % of the correct totals over 2 rows were refused, 17.5 % over 5, 11 % over 10, 2 % "
+        "over 100, 0.5 % over 1,000 (the binary sum's nearest float, e.g. 491551.22000000003, "
+        "is not the total written 491551.22)."
+    )
+    return section, misses
 
 
 def _measure(smoke: bool) -> tuple[Section, int]:
@@ -86,9 +144,11 @@ def _measure(smoke: bool) -> tuple[Section, int]:
 def main() -> int:
     from bench import render
 
-    section, misses = _measure(smoke="--smoke" in sys.argv[1:])
-    print(render([section]))
-    return 1 if misses else 0
+    smoke = "--smoke" in sys.argv[1:]
+    section, misses = _measure(smoke)
+    money, money_misses = _money_by_size(smoke)
+    print(render([section, money]))
+    return 1 if misses or money_misses else 0
 
 
 if __name__ == "__main__":

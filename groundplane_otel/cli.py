@@ -50,9 +50,11 @@ gate's all the same. --junit-xml and --markdown are written whether the gate pas
 SUGGEST_EXIT_CODES = """\
 exit codes:
   0  a policy was written (every check held in at least --min-support of its runs)
-  1  nothing could be inferred (no tool spans, no agent answers, content not captured, no
-     check held often enough), or inputs were unreadable (more than --max-unreadable)
-  2  bad usage: an invalid option value or a missing input file"""
+  1  nothing could be inferred (no spans, no tool spans, no agent answers, content not
+     captured, no candidate check, no check held often enough), or inputs were unreadable
+     (more than --max-unreadable)
+  2  bad usage: an invalid option value, a missing input file, or a -o file that exists
+     (without --force) or cannot be written (checked before any input is read)"""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -292,20 +294,23 @@ class _Progress:
 
     WIDTH = 30
 
-    def __init__(self, *, enabled: bool) -> None:
+    def __init__(self, *, enabled: bool, verb: str = "replaying") -> None:
         self.enabled = enabled
+        self.verb = verb
         self._last = 0.0
 
-    def show(self, fraction: float, spans: int, traces: int) -> None:
+    def show(self, fraction: float, spans: int, traces: int, *, final: bool = False) -> None:
+        """Redraw (at most twice a second; ``final``: now, the last word)."""
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self._last >= 0.5:
+        if final or now - self._last >= 0.5:
             self._last = now
             filled = int(fraction * self.WIDTH)
             bar = "#" * filled + "." * (self.WIDTH - filled)
             sys.stderr.write(
-                f"\rreplaying [{bar}] {fraction:4.0%} · {spans:,} spans · {traces:,} traces decided"
+                f"\r{self.verb} [{bar}] {fraction:4.0%} · {spans:,} spans · {traces:,} traces "
+                "decided"
             )
             sys.stderr.flush()
 
@@ -332,13 +337,45 @@ def _address(text: str) -> str:
     return text
 
 
+def _writable(output: str, force: bool) -> str | None:
+    """Why the policy cannot be written to ``output`` (None: it can), checked before reading
+    anything: an existing file is never replaced without ``--force``."""
+    import os
+    from pathlib import Path
+
+    path = Path(output)
+    if path.is_dir():
+        return f"cannot write the policy to {output}: it is a directory"
+    if path.exists():
+        if not force:
+            return (
+                f"{output} exists: suggest does not replace a policy file (pass --force to "
+                "replace it, or -o another file)"
+            )
+        if not os.access(path, os.W_OK):
+            return f"cannot write the policy to {output}: permission denied"
+        return None
+    folder = path.parent
+    if not folder.is_dir():
+        return f"cannot write the policy to {output}: folder {str(folder)!r} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write the policy to {output}: folder {str(folder)!r} is not writable"
+    return None
+
+
 def _suggest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from groundplane_otel.otel.otlp_files import Unreadable, located_requests
+    from groundplane_otel.otel.otlp_files import ReadProgress, Unreadable, located_requests
+    from groundplane_otel.otel.replay.pacing import Pacer
     from groundplane_otel.otel.suggest import NothingToInfer, Suggester
     from groundplane_otel.otel.suggest.render import render, summary
 
+    if args.output != "-":
+        problem = _writable(args.output, args.force)
+        if problem is not None:
+            print(f"groundplane-otel: {problem}", file=sys.stderr)
+            return 2
     bad = Unreadable(keep=args.max_unreadable_shown)
     suggester = Suggester(
         min_support=args.min_support,
@@ -349,19 +386,29 @@ def _suggest(args: argparse.Namespace) -> int:
         max_spans_per_trace=args.max_spans_per_trace,
         unreadable=bad,
     )
+    progress = _Progress(enabled=sys.stderr.isatty() and not args.quiet, verb="reading")
+    counts, pacer = suggester.reader.counts, Pacer()
     try:
+        read = ReadProgress(args.files)
         requests = located_requests(
-            args.files, bad, format=args.format, max_line_bytes=args.max_line_bytes
+            args.files, bad, format=args.format, progress=read, max_line_bytes=args.max_line_bytes
         )
         for where, request in requests:
             suggester.feed(request, where)
+            if pacer.due():
+                progress.show(read.fraction, counts.spans, counts.traces)
         suggestion = suggester.finish()
     except ValueError as exc:
+        progress.show(1.0, counts.spans, counts.traces, final=True)
+        progress.done()
         if not isinstance(exc, NothingToInfer):
             print(f"groundplane-otel: {exc}", file=sys.stderr)
             return 2
         print(f"groundplane-otel: nothing to suggest: {exc}", file=sys.stderr)
         suggestion = None
+    else:
+        progress.show(1.0, counts.spans, counts.traces, final=True)
+        progress.done()
     for item in bad.kept:
         print(f"groundplane-otel: unreadable: {item}", file=sys.stderr)
     if bad.left_out:
@@ -375,12 +422,21 @@ def _suggest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    for note in suggestion.notes:
+        print(f"groundplane-otel: note: {note}", file=sys.stderr)
     text = render(suggestion)
     if args.output == "-":
         sys.stdout.write(text)
-    else:
+        return 0
+    try:
         Path(args.output).write_text(text)
-        print(f"{args.output}: {summary(suggestion)}")
+    except OSError as exc:
+        print(
+            f"groundplane-otel: cannot write the policy to {args.output}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"{args.output}: {summary(suggestion)}")
     return 0
 
 
@@ -639,8 +695,14 @@ def _parser() -> _Parser:
     )
     suggest.add_argument("files", nargs="+", metavar="FILE", help="recorded trace files")
     suggest.add_argument(
-        "-o", "--output", default="-", metavar="FILE", help="the policy file (default: stdout)"
+        "-o",
+        "--output",
+        default="-",
+        metavar="FILE",
+        help="the policy file (default: stdout); an existing file is not replaced without --force",
     )
+    suggest.add_argument("--force", action="store_true", help="replace the -o file when it exists")
+    suggest.add_argument("--quiet", action="store_true", help="no progress line")
     suggest.add_argument(
         "--min-support",
         type=_number(float, 0.01, 1),

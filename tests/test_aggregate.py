@@ -493,20 +493,22 @@ def test_median_of_two_integers_is_an_int() -> None:
 
 
 def test_median_of_even_count_averages_the_middle_pair() -> None:
-    """median of [1, 2, 10, 40] is 6, and a median of floats is exact."""
+    """median of [1, 2, 10, 40] is 6, and a median of floats is exact in the decimals they
+    print as (0.1 and 0.2: 0.15)."""
     registry = record([{"id": i, "x": x} for i, x in enumerate([40, 1, 10, 2])])
     check_aggregate_reconciles(registry, {"m": 6}, "t", "m", "x", "median")
     floats = record([{"id": i, "x": x} for i, x in enumerate([0.1, 0.2])])
-    check_aggregate_reconciles(floats, {"m": 0.15000000000000002}, "t", "m", "x", "median")
+    check_aggregate_reconciles(floats, {"m": 0.15}, "t", "m", "x", "median")
 
 
 def test_large_integers_lose_nothing() -> None:
-    """A sum of 10**30 and 1 is 10**30 + 1 exactly; the float 1e30 (a binary value) does not."""
+    """A sum of 10**30 and 1 is 10**30 + 1 exactly; the float 1e30 (10**30 as it prints) is off
+    by one."""
     registry = record([{"id": "a", "x": 10**30}, {"id": "b", "x": 1}])
     check_aggregate_reconciles(registry, {"t": 10**30 + 1}, "t", "t", "x")
     error = fails(registry, {"t": 1e30}, fact="t", field="t", column="x")
     assert error.supported == 10**30 + 1
-    assert error.reason.endswith("the claim is off by +19884624838655")
+    assert error.reason.endswith("the claim is off by -1")
     assert fails(registry, {"t": 10**30}, fact="t", field="t", column="x").reason.endswith(
         "the claim is off by -1"
     )
@@ -518,12 +520,40 @@ def test_mean_of_large_integers_is_exact() -> None:
     check_aggregate_reconciles(registry, {"m": 10**30 + 2}, "t", "m", "x", "mean")
 
 
-def test_float_sum_is_exact_and_accepts_the_nearest_float() -> None:
-    """0.1 + 0.2 summed exactly: its nearest float passes, 0.3 needs a tolerance."""
+def test_float_sum_adds_the_decimals_the_cells_print_as() -> None:
+    """0.1 + 0.2 is 0.3, as the cells print; the binary sum 0.30000000000000004 needs a
+    tolerance."""
     registry = record([{"id": "a", "x": 0.1}, {"id": "b", "x": 0.2}])
-    check_aggregate_reconciles(registry, {"t": 0.30000000000000004}, "t", "t", "x")
-    assert fails(registry, {"t": 0.3}, fact="t", field="t", column="x").code == "value_mismatch"
-    check_aggregate_reconciles(registry, {"t": 0.3}, "t", "t", "x", tolerance=1e-12)
+    check_aggregate_reconciles(registry, {"t": 0.3}, "t", "t", "x")
+    error = fails(registry, {"t": 0.30000000000000004}, fact="t", field="t", column="x")
+    assert (error.code, error.supported) == ("value_mismatch", 0.3)
+    assert error.reason.endswith(
+        "computed sum of 'x' over 2 rows is 0.3; the claim is off by +4e-17"
+    )
+    check_aggregate_reconciles(registry, {"t": 0.30000000000000004}, "t", "t", "x", tolerance=1e-12)
+
+
+def test_money_total_passes_and_a_cent_off_is_refused() -> None:
+    """Two-decimal amounts add up to the total a person writes (491551.22, whose binary sum
+    is 491551.22000000003); a cent off is refused with the exact offset."""
+    amounts = [277775.77, 213775.45]
+    registry = record([{"id": f"r{i}", "x": x} for i, x in enumerate(amounts)])
+    assert sum(amounts) != 491551.22  # the binary sum is the neighbour float
+    check_aggregate_reconciles(registry, {"t": 491551.22}, "t", "t", "x")
+    error = fails(registry, {"t": 491551.23}, fact="t", field="t", column="x")
+    assert error.reason == (
+        "computed sum of 'x' over 2 rows is 491551.22; the claim is off by +0.01"
+    )
+
+
+def test_a_cent_tolerance_is_exactly_a_cent() -> None:
+    """tolerance=0.01 reads as one cent: a claim a cent off passes, one 2 cents off does not
+    (in binary, 0.29 against 0.3 is a hair more than 0.01 away)."""
+    registry = record([{"id": "a", "x": 0.1}, {"id": "b", "x": 0.2}])
+    for claim in (0.29, 0.31):
+        check_aggregate_reconciles(registry, {"t": claim}, "t", "t", "x", tolerance=0.01)
+    error = fails(registry, {"t": 0.32}, fact="t", field="t", column="x", tolerance=0.01)
+    assert error.reason == "computed sum of 'x' over 2 rows is 0.3; the claim is off by +0.02"
 
 
 def test_unrepresentable_result_is_a_clear_value_error() -> None:

@@ -115,6 +115,10 @@ EXPECTED = {
         )
     ]
     + ["| **all** |"],
+    "Money totals by table size": [
+        f"| {rows} | 20 | 0 / 20 (0.00 %) | 20 | 0 / 20 (0.00 %) |"
+        for rows in ("2", "5", "10", "100", "1,000", "5,000")
+    ],
     "no_restricted_values: a 200-word answer against a 500-row table": [
         "| floor: one regex pass over the text + one pass over the cells |",
         "| first check (builds the fact's index) |",

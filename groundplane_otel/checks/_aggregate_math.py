@@ -1,8 +1,11 @@
 """The arithmetic of aggregate_reconciles: a column's cells read and validated once, and the
 exact sum, mean, min, max, median or weighted mean over them.
 
-Results are exact ``Fraction``s; each is kept on the cells it was computed from, so a repeated
-check over the same (memoised) cells computes nothing.
+Every cell reads as the decimal it prints as (``_numbers.printed``, the semantics of
+``numbers_recorded``): two-decimal money amounts add up as a person adds them, so ``491551.22``
+is their total, not its binary neighbour ``491551.22000000003``. Results are exact
+``Fraction``s; each is kept on the cells it was computed from, so a repeated check over the same
+(memoised) cells computes nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._aggregate_filter import Rows
-from groundplane_otel.checks._numbers.sums import exact_dot, exact_sum
+from groundplane_otel.checks._numbers.printed import printed, printed_dot, printed_sum
 from groundplane_otel.facts import Table
 
 __all__ = ["Cells", "compute", "exact_result", "plural", "read_cells", "weighted_mean"]
@@ -113,7 +116,7 @@ def weighted_mean(
             f"fact {fact!r}: column {weight_column!r}, row "
             f"{rows[position][table.key]!r}: a weight must be >= 0, got {weight!r}"
         )
-    total = exact_sum(weights.values)
+    total = printed_sum(weights.values)
     if not total:
         if not strict:
             return None
@@ -121,21 +124,23 @@ def weighted_mean(
             f"fact {fact!r}: the weights in column {weight_column!r} sum to 0 over "
             f"the {plural(len(rows))} selected; a weighted mean is undefined"
         )
-    return exact_dot(values.values, weights.values) / total
+    return printed_dot(values.values, weights.values) / total
 
 
 def compute(op: str, values: Sequence[int | float], kinds: set[type] | None = None) -> Fraction:
-    """sum, mean, min, max or median of validated numbers, exactly."""
+    """sum, mean, min, max or median of validated numbers, exactly, as the decimals they print
+    as (reading a float as its shortest repr keeps the order: min, max and median pick the same
+    cells either way)."""
     if op == "sum":
-        return exact_sum(values, kinds)
+        return printed_sum(values, kinds)
     if op == "mean":
-        return exact_sum(values, kinds) / len(values)
+        return printed_sum(values, kinds) / len(values)
     if op == "min":
-        return Fraction(min(values))  # int/float comparisons are exact in Python
+        return printed(min(values))  # int/float comparisons are exact in Python
     if op == "max":
-        return Fraction(max(values))
+        return printed(max(values))
     ordered = sorted(values)
     middle = len(ordered) // 2
     if len(ordered) % 2:
-        return Fraction(ordered[middle])
-    return (Fraction(ordered[middle - 1]) + Fraction(ordered[middle])) / 2
+        return printed(ordered[middle])
+    return (printed(ordered[middle - 1]) + printed(ordered[middle])) / 2

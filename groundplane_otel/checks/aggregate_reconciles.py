@@ -6,7 +6,9 @@ must be present → the table must be exhaustive (``not_exhaustive``) → the fi
 row (``empty_filter``) → every selected row must hold the column (``partial_column``) → the
 cells must be numbers (a ``ValueError`` naming fact, column, row) → the claim must be a number (a
 count: an int, ``not_an_integer``) → it must equal the exact result (a count exactly, whatever
-the tolerances: it is an exact integer). A mismatch is diagnosed: an
+the tolerances: it is an exact integer). Cells, the claim and the tolerances read as the decimals
+they print as (``_numbers.printed``): a money total written ``491551.22`` passes, a cent off is
+refused, and ``tolerance: 0.01`` is exactly a cent. A mismatch is diagnosed: an
 unweighted mean given as a weighted one (``unweighted_mean``), the aggregate over the whole table
 or over the rows the filter leaves out (``wrong_subset``), else ``value_mismatch`` with the offset.
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeVar
 
-from groundplane_otel._arithmetic import equals_exact, is_number, matches
+from groundplane_otel._arithmetic import equals_exact, is_number
 from groundplane_otel.checks._aggregate_args import (
     BUILDER as _BUILDER,
 )
@@ -52,7 +54,8 @@ from groundplane_otel.checks._aggregate_math import Cells, exact_result, plural
 from groundplane_otel.checks._aggregate_math import read_cells as _read_cells  # tests patch it here
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._memo import derived
-from groundplane_otel.checks._numbers.sums import offset_text, represent, show
+from groundplane_otel.checks._numbers.printed import printed, printed_matches
+from groundplane_otel.checks._numbers.sums import represent, show
 from groundplane_otel.checks._resolve import resolve_table
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
@@ -144,7 +147,7 @@ class _Aggregate:
         scope = self._scope(count)
         reason = (
             f"computed {self._what()}{scope} is {show(computed)}; "
-            f"the claim is off by {offset_text(claimed, computed)}{self._exact_count_note()}"
+            f"the claim is off by {_offset(claimed, computed)}{self._exact_count_note()}"
         )
         diagnosis, code = self._diagnose(run, claimed)
         raise self._claim(stored, claimed, supported, reason + diagnosis, code)
@@ -156,7 +159,7 @@ class _Aggregate:
         if equals_exact(claimed, nearest):
             return True
         tolerant = bool(self.tolerance or self.rel_tolerance)
-        return tolerant and matches(claimed, exact, self.tolerance, self.rel_tolerance)
+        return tolerant and self._matches(claimed, exact)
 
     # -- the rows and cells an aggregate reads (memoised per fact) ---------------------------
 
@@ -293,9 +296,11 @@ class _Aggregate:
         return "", "value_mismatch"
 
     def _matches(self, claimed: int | float, computed: Fraction) -> bool:
+        if not is_number(claimed):
+            return False
         if self.op == "count":  # a count is an exact integer: no tolerance applies
-            return matches(claimed, computed)
-        return matches(claimed, computed, self.tolerance, self.rel_tolerance)
+            return printed_matches(claimed, computed)
+        return printed_matches(claimed, computed, self.tolerance, self.rel_tolerance)
 
     # -- wording -----------------------------------------------------------------------------
 
@@ -339,6 +344,13 @@ class _Aggregate:
             reason=reason,
             code=code,
         )
+
+
+def _offset(claimed: int | float, computed: Fraction) -> str:
+    """How far the claim (as it prints) is from the computed value, signed: ``+490``,
+    ``-0.01``."""
+    offset = printed(claimed) - computed
+    return ("+" if offset > 0 else "") + show(offset)
 
 
 def _validated(

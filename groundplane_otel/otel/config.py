@@ -26,7 +26,9 @@ ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
 class FactSpec:
     """A tool whose result becomes the fact ``name``.
 
-    ``path`` (dotted) locates the payload inside the tool result (e.g. ``"rows"``).
+    ``path`` (dotted) locates the payload inside the tool result (e.g. ``"rows"``); a tuple of
+    paths reads the first the result has (``""`` is the result itself), for a tool whose result
+    changed shape (``("items", "")``: the rows under ``items``, else the result).
     ranking: rows of objects ranked by ``score`` keyed by ``key``, or a ``{name: score}`` object.
     table: rows keyed by ``key``; ``exhaustive=False`` marks a truncated result.
     domain: a list of names, or rows whose ``key`` column is the name.
@@ -44,7 +46,7 @@ class FactSpec:
     score: str | None = None
     higher_is_better: bool = True
     exhaustive: bool = True
-    path: str | None = None
+    path: str | tuple[str, ...] | None = None
     label: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
     restricted: bool = False
@@ -63,6 +65,13 @@ class FactSpec:
             )
         if not isinstance(self.tool, str) or not self.tool:
             raise ValueError(f"fact {self.name!r}: tool must be a non-empty string")
+        if isinstance(self.path, tuple) and (
+            not self.path or not all(isinstance(step, str) for step in self.path)
+        ):
+            raise ValueError(
+                f"fact {self.name!r}: path must be a string or a non-empty tuple of strings, "
+                f"got {self.path!r}"
+            )
         if self.kind not in FACT_KINDS:
             raise ValueError(
                 f"fact {self.name!r}: kind must be one of {FACT_KINDS}, got {self.kind!r}"

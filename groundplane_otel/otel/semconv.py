@@ -47,6 +47,12 @@ OI_KIND_TOOL: Final = "TOOL"
 OI_KIND_RETRIEVER: Final = "RETRIEVER"
 OI_RETRIEVAL_DOCUMENTS_PREFIX: Final = "retrieval.documents."  # .{i}.document.id|content|score
 
+OI_KIND_CHAIN: Final = "CHAIN"
+OI_METADATA: Final = "metadata"  # JSON text: LangChain's run metadata (OpenInference LangChain)
+LC_AGENT_NAME: Final = "lc_agent_name"  # in it: the agent LangChain's create_agent named
+LANGGRAPH_NODE: Final = "langgraph_node"  # in it: the LangGraph node a span ran in
+LANGGRAPH_GRAPHS: Final = frozenset({"langgraph", "langchain_create_agent"})  # ls_integration
+
 # Where an agent's name is read (on the span or an ancestor), in this order.
 AGENT_NAME_KEYS: Final = (GEN_AI_AGENT_NAME, OI_AGENT_NAME)
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from ._common import NON_FINITE, Emitter, names, repeat, scores
-from .model import Case, FactSpec, nearest, representable, truly_matches
+from .model import Case, FactSpec, nearest, printed, representable, truly_matches
 
 FACT = "numbers"
 SEGMENTS = ("retail", "b2b", "public")
@@ -32,15 +32,15 @@ def _rows(rng: random.Random, size: int, style: str) -> list[dict[str, Any]]:
 
 
 def aggregate_of(op: str, values: list[Any], weights: list[Any] | None = None) -> Fraction:
-    """The exact aggregate (the oracle)."""
+    """The exact aggregate (the oracle), over the decimals the values print as."""
     if op == "count":
         return Fraction(len(values))
-    exact = [Fraction(value) for value in values]
+    exact = [printed(value) for value in values]
     if op == "sum":
         return sum(exact, Fraction(0))
     if op == "mean":
         if weights is not None:
-            ws = [Fraction(w) for w in weights]
+            ws = [printed(w) for w in weights]
             return sum((v * w for v, w in zip(exact, ws, strict=True)), Fraction(0)) / sum(ws)
         return sum(exact, Fraction(0)) / len(exact)
     if op == "min":
@@ -115,7 +115,7 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
             claim = nearest(exact) + rng.choice((-1, 1)) * rng.choice(
                 (tolerance * 3 or 1, 490, 0.5, 1e-6)
             )
-        if truly_matches(claim, exact, tolerance):
+        if truly_matches(claim, exact, tolerance, read=printed):
             return False
         check = {"field": "total", "column": "amount", "op": "sum", "tolerance": tolerance}
         emit("wrong_sum", "unsupported", table(rows), check, {"total": claim}, "value_mismatch")
@@ -125,9 +125,9 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         rows = _rows(rng, rng.randint(2, 25), rng.choice(("int", "float", "mixed")))
         op = rng.choice(("mean", "min", "max", "median"))
         exact = truth(rows, op)
-        others = [Fraction(row["amount"]) for row in rows if Fraction(row["amount"]) != exact]
+        others = [printed(row["amount"]) for row in rows if printed(row["amount"]) != exact]
         claim = nearest(rng.choice(others)) if others and rng.random() < 0.5 else nearest(exact) + 1
-        if truly_matches(claim, exact):
+        if truly_matches(claim, exact, read=printed):
             return False
         check = {"field": "stat", "column": "amount", "op": op}
         emit("wrong_stat", "unsupported", table(rows), check, {"stat": claim}, "value_mismatch")
@@ -138,7 +138,7 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         exact = truth(rows, "mean", weighted=True)
         plain = truth(rows, "mean")
         claim = nearest(plain)
-        if truly_matches(claim, exact):
+        if truly_matches(claim, exact, read=printed):
             return False
         check = {"field": "avg", "column": "amount", "op": "mean", "weight_column": "weight"}
         emit(
@@ -158,7 +158,7 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         exact = truth(rows, op, where)
         wrong = aggregate_of(op, [r["amount"] for r in (rows if rng.random() < 0.5 else rest)])
         claim = nearest(wrong)
-        if truly_matches(claim, exact):
+        if truly_matches(claim, exact, read=printed):
             return False
         check = {"field": "agg", "column": "amount", "op": op, "where": where}
         emit("wrong_subset", "unsupported", table(rows), check, {"agg": claim}, "wrong_subset")
@@ -174,7 +174,7 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
             return False
         exact = truth(rows, "sum", where)
         claim = nearest(aggregate_of("sum", [row["amount"] for row in loose]))
-        if truly_matches(claim, exact):
+        if truly_matches(claim, exact, read=printed):
             return False
         check = {"field": "agg", "column": "amount", "op": "sum", "where": where}
         emit("wrong_subset", "unsupported", table(rows), check, {"agg": claim})
@@ -302,8 +302,8 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
         rows = [{"id": f"r{i}", "amount": amount} for i, amount in enumerate(amounts)]
         exact = aggregate_of("sum", amounts)
         whole = round(float(exact))
-        assert truly_matches(whole, exact)
-        assert truly_matches(float(whole), exact)
+        assert truly_matches(whole, exact, read=printed)
+        assert truly_matches(float(whole), exact, read=printed)
         check = {"field": "total", "column": "amount", "op": "sum"}
         claim = rng.choice((whole, float(whole)))
         emit("correct:whole_money_sum", "supported", table(rows), check, {"total": claim})
@@ -353,12 +353,12 @@ def aggregate_cases(rng: random.Random, per_class: int) -> list[Case]:
             tolerance = rng.choice((0.5, 0.01, 1e-6))
             claim = float(exact) + rng.uniform(-0.9, 0.9) * tolerance
             check["tolerance"] = tolerance
-            ok = truly_matches(claim, exact, tolerance)
+            ok = truly_matches(claim, exact, tolerance, read=printed)
         else:
             rel = rng.choice((0.01, 1e-3, 1e-9))
             claim = float(exact) * (1 + rng.uniform(-0.9, 0.9) * rel)
             check["rel_tolerance"] = rel
-            ok = truly_matches(claim, exact, 0, rel)
+            ok = truly_matches(claim, exact, 0, rel, read=printed)
         if not ok:
             return False
         emit("correct:within_tolerance", "supported", table(rows), check, {"agg": claim})

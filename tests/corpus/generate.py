@@ -16,6 +16,8 @@ from collections import Counter
 from .gen_citations import anchor_cases, citation_cases
 from .gen_hard import HARD
 from .gen_leaks import leak_cases, scope_cases
+from .gen_money import FAILURES as MONEY_FAILURES
+from .gen_money import money_cases
 from .gen_names import entities_cases, field_cases, row_cases
 from .gen_numeric import aggregate_cases, comparison_cases
 from .gen_prose import FAILURES as PROSE_FAILURES
@@ -48,6 +50,7 @@ GENERATORS = (
     evidence_cases,
     direction_corpus,
     ranks_dates_cases,
+    money_cases,  # last: the cases before it keep their seeds
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -62,6 +65,7 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
     "aggregate_reconciles": (
         "wrong_sum", "unweighted_mean", "wrong_subset", "not_exhaustive", "non_int_count",
         "partial_column", "count_within_tolerance", "unrepresentable_result",
+        *MONEY_FAILURES,
     ),
     "entities_recorded": ("blended_name", "case_drift", "leaked_id", "empty_list"),
     "row_integrity": ("attribute_swap",),

@@ -22,6 +22,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -172,21 +173,34 @@ def representable(exact: Fraction) -> bool:
     return near != 0.0 and abs(near) < 2**53
 
 
+def printed(value: int | float) -> Fraction:
+    """A number as the decimal it prints as: an int itself, a float its shortest repr."""
+    if isinstance(value, int):
+        return Fraction(value)
+    return Fraction(Decimal(repr(float(value))))
+
+
 def truly_matches(
-    claimed: Any, exact: Fraction, tolerance: float | int = 0, rel: float | int | None = None
+    claimed: Any,
+    exact: Fraction,
+    tolerance: float | int = 0,
+    rel: float | int | None = None,
+    read: Callable[[Any], Fraction] = Fraction,
 ) -> bool:
-    """The numeric rule, restated independently of groundplane_otel._arithmetic."""
+    """The numeric rule, restated independently of groundplane_otel._arithmetic; ``read``
+    says what a claim and the tolerances are (their binary value; ``printed``: their decimal,
+    as aggregate_reconciles reads them)."""
     if not is_num(claimed) or not representable(exact):
         return False
-    claim = Fraction(claimed)
+    claim = read(claimed)
     if claim == exact:
         return True
-    if exact.denominator != 1 and claim == Fraction(float(exact)):
+    if exact.denominator != 1 and Fraction(claimed) == Fraction(float(exact)):
         return True  # an int or a float equal in value to the nearest float
     diff = abs(claim - exact)
-    if tolerance and diff <= Fraction(tolerance):
+    if tolerance and diff <= read(tolerance):
         return True
-    return bool(rel) and diff <= Fraction(rel) * max(abs(claim), abs(exact))
+    return bool(rel) and diff <= read(rel) * max(abs(claim), abs(exact))
 
 
 def nearest(exact: Fraction) -> int | float:

@@ -82,8 +82,8 @@ def test_langgraph_state_graph_agent_has_no_tool_spans(
     traces = tmp_path / "traces.jsonl"
     frameworks.record_langgraph_state(traces)
     assert nothing_to_suggest(capsys, traces, tmp_path / "suggested.yaml") == (
-        "groundplane-otel: nothing to suggest: no tool spans in the input: no tool result to "
-        "ground answers on\n"
+        "groundplane-otel: nothing to suggest: no tool spans among the 18 spans read: no tool "
+        "result to ground answers on\n"
     )
 
 

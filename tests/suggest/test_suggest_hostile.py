@@ -147,13 +147,17 @@ NOTHING = [
     (
         "no tool spans",
         _drop_tools,
-        "no tool spans in the input: no tool result to ground answers on",
+        "no tool spans among the 240 spans read: no tool result to ground answers on",
     ),
     (
         "tool results not captured",
         without_attribute("gen_ai.tool.call.result"),
-        "none of the 60 tool spans carries its result (content not captured? record with the "
-        "instrumentation's content capture on)",
+        "none of the 60 tool spans carries its result: content was not captured. An "
+        "instrumentation writes tool results only with its content capture on (e.g. "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY); a tool the guard records "
+        "in code (the tool decorator, call_and_record) writes its result only when the guard's "
+        "capture_content is true (GuardConfig(capture_content=True), or capture_content: true "
+        "in the policy). Record again with the one your tools use on",
     ),
     (
         "no answers",
@@ -163,8 +167,9 @@ NOTHING = [
     (
         "answers not captured",
         without_attribute("gen_ai.output.messages"),
-        "60 LLM spans answered but carry no output content (content not captured? record with "
-        "content capture on)",
+        "60 LLM spans answered but carry no output content: the model instrumentation's content "
+        "capture was off (e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY); "
+        "record again with it on",
     ),
 ]
 
@@ -190,20 +195,20 @@ def test_nothing_to_infer_says_what_is_missing(
 def test_an_empty_file_has_nothing_to_infer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An empty recording exits 1: there are no tool spans."""
+    """An empty recording exits 1 saying that no span was read."""
     path = write(tmp_path / "empty.jsonl", [])
     code, _, err = suggest(capsys, str(path))
     assert code == 1
     assert err == (
-        "groundplane-otel: nothing to suggest: no tool spans in the input: no tool result to "
-        "ground answers on\n"
+        "groundplane-otel: nothing to suggest: 0 spans read: the input holds no recorded span\n"
     )
 
 
-def test_answers_that_follow_no_fact_are_reported_as_nothing_held(
+def test_answers_that_quote_nothing_recorded_have_no_candidate_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every answer a different made-up winner: no check holds in 80% of runs (exit 1)."""
+    """Every answer a made-up winner: no candidate check at all (exit 1), and the message says
+    so and what the facts are, not "lower --min-support" (which would change nothing)."""
 
     def scramble(span: Span) -> Span:
         for attribute in span.get("attributes", []):
@@ -225,8 +230,9 @@ def test_answers_that_follow_no_fact_are_reported_as_nothing_held(
     code, _, err = suggest(capsys, str(path))
     assert code == 1
     assert err == (
-        "groundplane-otel: nothing to suggest: no check held in at least 80% of the runs it "
-        "applies to (lower --min-support to see weaker ones)\n"
+        "groundplane-otel: nothing to suggest: no candidate check: no answer field equals "
+        "anything the facts hold (warehouse_query from warehouse.query: a table of rows keyed "
+        "by 'campaign' under 'rows' (60 of 60 results))\n"
     )
 
 

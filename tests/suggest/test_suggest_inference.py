@@ -168,3 +168,35 @@ def test_retrievals_are_documents_and_rows_without_a_unique_name_are_a_value() -
         ("kb", "documents", "retrieved documents (1 of 1 results)"),
         ("log", "value", "rows with no unique name column (1 of 1 results)"),
     ]
+
+
+def test_rows_are_found_at_any_depth_and_the_path_said() -> None:
+    """Rows under two keys, rows inside a list (``0``: the first list), and the shallowest
+    keyed rows chosen over deeper ones (named in the comment)."""
+    rows = [{"rep": "ann", "amount": 1.5}, {"rep": "bob", "amount": 2.25}]
+    nested = ToolResult("a", {}, {"data": {"items": rows}, "status": "ok"}, False)
+    listed = ToolResult(
+        "b", {}, [[{"rep": "cy", "amount": 1}], [{"rep": "di", "amount": 2}]], False
+    )
+    pages = [{"page": 1, "lines": rows}]
+    shallow = ToolResult("c", {}, {"teams": [{"team": "x", "n": 1}], "pages": pages}, False)
+    facts = {
+        f.spec.name: (f.as_mapping().get("path"), f.why)
+        for f in infer_facts([nested, listed, shallow])
+    }
+    assert facts == {
+        "a": ("data.items", "a table of rows keyed by 'rep' under 'data.items' (1 of 1 results)"),
+        "a_ranking": ("data.items", "the same rows ranked by 'amount'"),
+        "b": (
+            "0",
+            "a table of rows keyed by 'rep' under '0', chosen over the rows under '1' "
+            "(1 of 1 results)",
+        ),
+        "b_ranking": ("0", "the same rows ranked by 'amount'"),
+        "c": (
+            "teams",
+            "a table of rows keyed by 'team' under 'teams', chosen over the rows under 'pages', "
+            "'pages.0.lines' (1 of 1 results)",
+        ),
+        "c_ranking": ("teams", "the same rows ranked by 'n'"),
+    }

@@ -214,9 +214,15 @@ def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
     """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
     hands it over); ValueError/TypeError when the result does not have the declared shape.
     ``from_text``: the payload was parsed from text (``_cells``)."""
-    found, data = walk_path(payload, spec.path)
-    if not found:
-        raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
+    paths = spec.path if isinstance(spec.path, tuple) else (spec.path,)
+    for path in paths:  # a tuple: the first path the result has
+        found, data = walk_path(payload, path)
+        if found:
+            break
+    else:
+        if len(paths) == 1:
+            raise ValueError(f"fact {spec.name!r}: path {spec.path!r} not found in the result")
+        raise ValueError(f"fact {spec.name!r}: none of the paths {list(paths)} is in the result")
     if spec.kind == "value":
         return data
     if spec.kind == "documents":

@@ -21,7 +21,12 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Span
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.spans import is_agent, operation, span_attributes
+from groundplane_otel.otel._engine.spans import (
+    is_agent,
+    langchain_agent,
+    operation,
+    span_attributes,
+)
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig
 
 logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the guard's own logger
@@ -193,10 +198,14 @@ class _Rule:
 
 def _agents(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
     """The agent names on ``span`` (its ``attributes``) and on its enclosing spans (each
-    span's values of the agent-name keys, read at C speed: ``None`` stands for a key not set,
-    and no rule names the agent None)."""
+    span's values of the agent-name keys, read at C speed, and the LangChain agent its
+    OpenInference metadata names, ``langchain_agent``: ``None`` stands for a name not set, and
+    no rule names the agent None)."""
     found = set(map(attributes.get, sc.AGENT_NAME_KEYS))
+    found.add(langchain_agent(attributes))
     for ancestor in chain:
         if ancestor is not span:
-            found.update(map(span_attributes(ancestor).get, sc.AGENT_NAME_KEYS))
+            above = span_attributes(ancestor)
+            found.update(map(above.get, sc.AGENT_NAME_KEYS))
+            found.add(langchain_agent(above))
     return found

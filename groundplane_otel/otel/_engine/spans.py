@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,10 @@ __all__ = [
     "LLM_PREFIXES",
     "TOOL_KEYS",
     "agent_names",
+    "graph_name",
     "is_agent",
+    "is_graph_node",
+    "langchain_agent",
     "is_llm",
     "operation",
     "span_attributes",
@@ -86,3 +90,52 @@ def is_agent(name: str, attributes: Mapping[str, Any]) -> bool:
 
 def agent_names(attributes: Mapping[str, Any]) -> list[Any]:
     return [attributes[key] for key in sc.AGENT_NAME_KEYS if key in attributes]
+
+
+_MAX_METADATA = 65_536  # characters of OpenInference metadata read (it is the run's, unbounded)
+
+
+def _metadata(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """OpenInference LangChain's ``metadata`` (JSON text), or {} (absent, too long, not an
+    object)."""
+    text = attributes.get(sc.OI_METADATA)
+    if not isinstance(text, str) or len(text) > _MAX_METADATA or "lang" not in text:
+        return {}
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def langchain_agent(attributes: Mapping[str, Any]) -> str | None:
+    """The agent an OpenInference LangChain span belongs to, where the convention writes no
+    agent name: the ``lc_agent_name`` LangChain's ``create_agent(name=...)`` puts in the
+    metadata of every span it runs (the model's included)."""
+    if sc.OI_METADATA not in attributes:
+        return None
+    named = _metadata(attributes).get(sc.LC_AGENT_NAME)
+    return named if isinstance(named, str) and named else None
+
+
+def graph_name(name: str, attributes: Mapping[str, Any]) -> str | None:
+    """A LangGraph graph's own span under OpenInference LangChain (kind CHAIN, run by LangGraph,
+    in no node): the graph's name (``create_react_agent(name=...)``, ``compile(name=...)``);
+    None for any other span."""
+    if attributes.get(sc.OI_SPAN_KIND) != sc.OI_KIND_CHAIN or not name:
+        return None
+    metadata = _metadata(attributes)
+    if metadata.get("ls_integration") in sc.LANGGRAPH_GRAPHS and sc.LANGGRAPH_NODE not in metadata:
+        return name
+    return None
+
+
+def is_graph_node(attributes: Mapping[str, Any]) -> bool:
+    """A LangGraph node's span of kind AGENT, as OpenInference LangChain writes the ``agent``
+    node of ``create_react_agent`` (its metadata names the node): it holds the graph's state,
+    not a model's answer (the model's own span, inside it, is kind LLM)."""
+    return (
+        attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_AGENT
+        and sc.OI_METADATA in attributes
+        and sc.LANGGRAPH_NODE in _metadata(attributes)
+    )

@@ -199,10 +199,11 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
     )
     tool = reader.string((*path, "tool"), spec["tool"])
     kind = cast(FactKind, reader.choice((*path, "kind"), spec.get("kind", "value"), FACT_KINDS))
-    key, score, where, label = (
+    key, score, label = (
         reader.optional_string((*path, field), spec.get(field))
-        for field in ("key", "score", "path", "label")
+        for field in ("key", "score", "label")
     )
+    where = _path(reader, (*path, "path"), spec.get("path"))
     higher = reader.boolean((*path, "higher_is_better"), spec.get("higher_is_better", True))
     exhaustive = reader.boolean((*path, "exhaustive"), spec.get("exhaustive", True))
     restricted = reader.boolean((*path, "restricted"), spec.get("restricted", False))
@@ -247,6 +248,23 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
         )
     except ValueError as exc:  # a rule config.py adds later still fails here, located
         reader.fail(path, str(exc), "correct this fact")
+
+
+def _path(reader: Reader, path: Path, raw: object) -> str | tuple[str, ...] | None:
+    """A fact's ``path``: a dotted string, or a list of them (the first the result has; ``''``
+    is the result itself)."""
+    if not isinstance(raw, list):
+        return reader.optional_string(path, raw)
+    if not raw:
+        reader.fail(path, "expected a path or a non-empty list of paths, got []", "drop it")
+    for index, step in enumerate(raw):
+        if not isinstance(step, str):
+            reader.fail(
+                (*path, index),
+                f"expected a path (a string; '' is the result itself), got {show(step)}",
+                "write a dotted path such as data.items",
+            )
+    return tuple(raw)
 
 
 def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:

@@ -16,7 +16,7 @@ counted (``unplanned_runs``), not inferred.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -46,6 +46,9 @@ class Suggestion:
     unplanned_runs: int
     min_support: float
     unreadable: int = 0
+    without_content: int = 0  # runs with a tool result or an answer not captured
+    notes: list[str] = field(default_factory=list)  # what the user must know (shapes, agents)
+    undeclared: list[InferredFact] = field(default_factory=list)  # no kept check reads them
 
 
 class Suggester:
@@ -81,6 +84,8 @@ class Suggester:
         self._runs = 0
         self._kept_runs = 0
         self._unplanned = 0
+        self._without_content = 0
+        self._notes: list[str] = []
 
     def feed(
         self,
@@ -93,6 +98,7 @@ class Suggester:
         if not (run.tools or run.answers):
             return  # not an agent run (no tool call, no answer)
         self._runs += 1
+        self._without_content += run.without_content
         if self._facts is None:
             self._kept.append(run)
             if len(self._kept) >= self.max_runs_kept:
@@ -113,7 +119,9 @@ class Suggester:
         kept, self._kept = self._kept, []
         self._kept_runs = len(kept)
         self._facts = infer_facts(result for run in kept for result in run.tools)
-        self._plans = plan_boundaries(kept, self._facts, self.max_listed)
+        self._plans, merged = plan_boundaries(kept, self._facts, self.max_listed)
+        shapes = dict.fromkeys(fact.shapes for fact in self._facts if fact.shapes is not None)
+        self._notes = [*shapes, *merged]
         for run in kept:
             self._tally(run)
 
@@ -124,7 +132,7 @@ class Suggester:
         if self._facts is None:
             self._plan()
         counts = self.reader.counts
-        _explain_nothing(counts, self._plans, self.min_support)
+        explain_nothing(counts, self._facts or [], self._plans, self.min_support, self._notes)
         used = {name for plan in self._plans for name in _kept_facts(plan, self.min_support)}
         facts = [fact for fact in self._facts or [] if fact.spec.name in used]
         unreadable = getattr(self.unreadable, "count", None)
@@ -137,6 +145,9 @@ class Suggester:
             self._unplanned,
             self.min_support,
             unreadable if isinstance(unreadable, int) else 0,
+            self._without_content,
+            self._notes,
+            [fact for fact in self._facts or [] if fact.spec.name not in used],
         )
 
 
@@ -144,25 +155,65 @@ def _kept_facts(plan: BoundaryPlan, min_support: float) -> set[str]:
     return {name for candidate in plan.kept(min_support) for name in candidate.check.facts}
 
 
-def _explain_nothing(counts: ReadCounts, plans: Sequence[BoundaryPlan], support: float) -> None:
+def _nothing(why: str, notes: Sequence[str]) -> NothingToInfer:
+    return NothingToInfer("; ".join([why, *(f"note: {note}" for note in notes)]))
+
+
+def explain_nothing(
+    counts: ReadCounts,
+    facts: Sequence[InferredFact],
+    plans: Sequence[BoundaryPlan],
+    support: float,
+    notes: Sequence[str] = (),
+) -> None:
+    """Raise NothingToInfer saying why no policy can be written, or return (one can)."""
+    spans = f"{counts.spans} span" + ("" if counts.spans == 1 else "s")
+    if counts.spans == 0:
+        raise NothingToInfer("0 spans read: the input holds no recorded span")
     if counts.tool_spans == 0:
-        raise NothingToInfer("no tool spans in the input: no tool result to ground answers on")
+        raise NothingToInfer(
+            f"no tool spans among the {spans} read: no tool result to ground answers on"
+        )
     if counts.tool_results == 0:
         raise NothingToInfer(
-            f"none of the {counts.tool_spans} tool spans carries its result (content not "
-            "captured? record with the instrumentation's content capture on)"
+            f"none of the {counts.tool_spans} tool spans carries its result: content was not "
+            "captured. An instrumentation writes tool results only with its content capture on "
+            "(e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY); a tool the "
+            "guard records in code (the tool decorator, call_and_record) writes its result only "
+            "when the guard's capture_content is true (GuardConfig(capture_content=True), or "
+            "capture_content: true in the policy). Record again with the one your tools use on"
         )
     if counts.llm_outputs == 0:
         if counts.outputs_without_content:
             raise NothingToInfer(
                 f"{counts.outputs_without_content} LLM spans answered but carry no output "
-                "content (content not captured? record with content capture on)"
+                "content: the model instrumentation's content capture was off (e.g. "
+                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY); record again with "
+                "it on"
             )
         raise NothingToInfer("no agent answers in the input (no LLM span carries an output)")
     if not plans:
+        if notes:
+            raise _nothing("no boundary can be suggested", notes)
         raise NothingToInfer("no agent answered in a run that called a tool: nothing to check")
+    if not any(candidate.applied for plan in plans for candidate in plan.candidates):
+        described = "; ".join(
+            f"{fact.spec.name} from {fact.spec.tool}: {fact.why}"
+            for fact in facts
+            if any(fact in plan.facts for plan in plans)
+        )
+        raise _nothing(
+            "no candidate check: no answer field equals anything the facts hold ("
+            + described
+            + ")",
+            notes,
+        )
     if not any(plan.kept(support) for plan in plans):
-        raise NothingToInfer(
-            f"no check held in at least {support:.0%} of the runs it applies to "
-            "(lower --min-support to see weaker ones)"
+        best = max((c for plan in plans for c in plan.candidates), key=lambda c: c.support)
+        raise _nothing(
+            f"no check held in at least {support:.0%} of the runs it applies to (the best, "
+            f"{best.family} on {', '.join(best.check.facts)}, held in {best.held} of "
+            f"{best.applied}; "
+            "lower --min-support to see weaker ones)",
+            notes,
         )

@@ -1,12 +1,16 @@
 """One boundary per agent: its facts, its answer kind, its candidate checks and their tally.
 
-An agent's boundary matches its ``gen_ai.agent.name`` (on the LLM span or an ancestor), else the
-LLM span's name; it is named as the agent's spans name their boundary (``groundplane.boundary``,
-on the answer's span or, when an adapter ran the checks, the agent's or guardrail's span: replay
-matches it by name), else after the agent. Its answer is ``json`` when most of its
-answers carry a JSON object, else ``text``. Candidates are proposed from the kept runs
-(``candidates.proposals``; for ``text``, ``numbers_recorded`` over every fact), built as the
-policy builds them, and tallied on every run.
+An agent's boundary matches its name (``gen_ai.agent.name``, OpenInference's ``agent.name`` or
+LangChain's ``lc_agent_name`` metadata, on the LLM span or an ancestor), else the LLM span's
+name. Answers known only by their span's name are never merged silently: when they ran in two
+LangGraph graphs (OpenInference LangChain: the graph's span), no boundary is written for them
+and a note says how to name the agents; when their runs call disjoint sets of tools (two agents
+no span names?), a note says so. A boundary is named as the agent's spans name their boundary
+(``groundplane.boundary``, on the answer's span or, when an adapter ran the checks, the agent's
+or guardrail's span: replay matches it by name), else after the agent. Its answer is ``json``
+when most of its answers carry a JSON object, else ``text``. Candidates are proposed from the
+kept runs (``candidates.proposals``; for ``text``, ``numbers_recorded`` over every fact), built
+as the policy builds them, and tallied on every run.
 """
 
 from __future__ import annotations
@@ -64,10 +68,13 @@ class BoundaryPlan:
         if not answers:
             self.without_answer += 1
             return
-        registry, typed = run_facts(run, self.facts)
+        found = run_facts(run, self.facts)
         for candidate in self.candidates:
-            if all(name in typed for name in candidate.check.facts):
-                candidate.tally(registry, answers, run.trace_id)
+            needs = candidate.check.facts
+            if any(name in found.misshapen for name in needs):
+                candidate.broken(run.trace_id)
+            elif all(name in found.typed for name in needs):
+                candidate.tally(found.registry, answers, run.trace_id)
 
     def kept(self, min_support: float) -> list[Candidate]:
         """The candidates that held in at least ``min_support`` of the runs they apply to, one
@@ -120,7 +127,7 @@ def _proposed(
         answers = plan.answers(run)
         if not answers:
             continue
-        _, typed = run_facts(run, plan.facts)
+        typed = run_facts(run, plan.facts).typed
         arguments = [result.arguments for result in run.tools]
         for answer in answers:
             if not isinstance(answer, dict):
@@ -136,26 +143,82 @@ def _proposed(
                 yield family, arguments_, [by_name[arguments_["fact"]]]
 
 
+def _counted(counts: Counter[str], unit: str) -> str:
+    return ", ".join(f"{name} in {count} {unit}" for name, count in counts.most_common())
+
+
+def _tool_groups(tool_sets: Sequence[frozenset[str]]) -> list[set[str]]:
+    """The runs' tool sets joined where they share a tool: one group per agent, as far as the
+    tools tell."""
+    groups: list[set[str]] = []
+    for tools in tool_sets:
+        joined = set(tools)
+        for group in [g for g in groups if g & joined]:
+            joined |= group
+            groups.remove(group)
+        groups.append(joined)
+    return [group for group in groups if group]
+
+
+def _merged(
+    by: tuple[str, str], graphs: Counter[str], tool_sets: list[frozenset[str]]
+) -> str | None:
+    """Why answers known only by their span's name may be two agents' (None: nothing says so)."""
+    if len(graphs) >= 2:
+        return (
+            f"the answers of LLM span {by[1]!r} ran in {len(graphs)} LangGraph graphs "
+            f"({_counted(graphs, 'runs')}) and no span names their agent, so no boundary can tell "
+            "them apart: none is suggested for them. Name each agent (LangChain's "
+            "create_agent(name=...) writes lc_agent_name on every span; or set "
+            "gen_ai.agent.name) and record again"
+        )
+    groups = _tool_groups(tool_sets)
+    if len(groups) >= 2:
+        seen = "; ".join(", ".join(sorted(group)) for group in groups)
+        return (
+            f"the answers of LLM span {by[1]!r} come from runs calling disjoint tools ({seen}): "
+            "two agents that no span names? The boundary below matches every span of that name; "
+            "name each agent (gen_ai.agent.name, or LangChain's create_agent(name=...)) to give "
+            "each its own"
+        )
+    return None
+
+
 def plan_boundaries(
     runs: Sequence[Run], facts: Sequence[InferredFact], max_listed: int
-) -> list[BoundaryPlan]:
-    """The boundaries the kept runs show, each with its candidates built (not yet tallied)."""
+) -> tuple[list[BoundaryPlan], list[str]]:
+    """The boundaries the kept runs show, each with its candidates built (not yet tallied), and
+    notes on answers that may be two agents' (``_merged``)."""
     reads: dict[tuple[str, str], list[bool]] = {}
     fed: dict[tuple[str, str], set[str]] = {}
     named: dict[tuple[str, str], Counter[str]] = {}
+    graphs: dict[tuple[str, str], Counter[str]] = {}
+    tool_sets: dict[tuple[str, str], list[frozenset[str]]] = {}
     for run in runs:
         names = {f.spec.name for result in run.tools for f in matching(facts, result)}
+        tools = frozenset(result.tool for result in run.tools)
+        for by in dict.fromkeys(answer.by for answer in run.answers):
+            tool_sets.setdefault(by, []).append(tools)
+        for by, graph in {(a.by, a.graph) for a in run.answers if a.graph is not None}:
+            graphs.setdefault(by, Counter())[graph] += 1
         for answer in run.answers:
             reads.setdefault(answer.by, []).append(answer.read.value is not None)
             fed.setdefault(answer.by, set()).update(names)
         for by, name in run.named:
             named.setdefault(by, Counter())[name] += 1
     plans: list[BoundaryPlan] = []
+    notes: list[str] = []
     used: set[str] = set()
     for by, json_reads in reads.items():
         boundary_facts = [fact for fact in facts if fact.spec.name in fed[by]]
         if not boundary_facts:
             continue
+        if by[0] == "span_name":
+            note = _merged(by, graphs.get(by, Counter()), tool_sets.get(by, []))
+            if note is not None:
+                notes.append(note)
+                if len(graphs.get(by, ())) >= 2:
+                    continue
         kind = "json" if sum(json_reads) * 2 >= len(json_reads) else "text"
         name = _boundary_name(by, named.get(by, Counter()), used)
         plan = BoundaryPlan(name, by, kind, boundary_facts)
@@ -164,4 +227,4 @@ def plan_boundaries(
             if check is not None:
                 plan.candidates.append(Candidate(family, arguments, check, max_listed))
         plans.append(plan)
-    return plans
+    return plans, notes

@@ -1,8 +1,11 @@
 """The suggested policy as YAML in the policy file's format, with what was measured as comments.
 
 Each kept check carries its support ("held in 526 of 600 runs") and the trace ids of the runs
-that broke it (the first few: the wrong answers it would have caught). The policy is written in
-``observe`` mode (shadow first) and is valid for ``check-policy`` as written.
+that broke it (the first few: the wrong answers it would have caught). A check not kept is
+listed as a comment; a fact only such checks read is declared in a comment too, so that
+uncommenting both gives a valid policy. The notes (a tool whose results changed shape, answers
+that may be two agents') head the file. The policy is written in ``observe`` mode (shadow
+first) and is valid for ``check-policy`` as written.
 """
 
 from __future__ import annotations
@@ -54,9 +57,11 @@ def summary(suggestion: Suggestion) -> str:
     """One line: what was read and what was inferred."""
     kept = [c for plan in suggestion.boundaries for c in plan.kept(suggestion.min_support)]
     boundaries = sum(1 for plan in suggestion.boundaries if plan.kept(suggestion.min_support))
+    spans = _count(suggestion.counts.spans, "span", "spans")
+    if suggestion.without_content:
+        spans += f"; {suggestion.without_content} without content"
     return (
-        f"{_count(suggestion.runs, 'run', 'runs')} read "
-        f"({_count(suggestion.counts.spans, 'span', 'spans')}): "
+        f"{_count(suggestion.runs, 'run', 'runs')} read ({spans}): "
         f"{_count(len(suggestion.facts), 'fact', 'facts')}, "
         f"{_count(boundaries, 'boundary', 'boundaries')}, {_count(len(kept), 'check', 'checks')}"
     )
@@ -75,6 +80,26 @@ def _left_out(suggestion: Suggestion) -> list[str]:
     return [f"# Left out: {count} {what}." for count, what in found if count]
 
 
+def _undeclared(suggestion: Suggestion) -> list[str]:
+    """The facts only checks not kept read, declared in comments (their "not kept" lines name
+    them)."""
+    support = suggestion.min_support
+    rejected = {
+        name
+        for plan in suggestion.boundaries
+        for candidate in plan.rejected(support)[:MAX_REJECTED_SHOWN]
+        for name in candidate.check.facts
+    }
+    facts = [fact for fact in suggestion.undeclared if fact.spec.name in rejected]
+    if not facts:
+        return []
+    lines = ["  # Not declared: facts only the checks not kept below read."]
+    for fact in facts:
+        lines.append(f"  # {_flow(fact.spec.name)}:  # {_note(fact.why)}")
+        lines += [f"  #   {key}: {_flow(value)}" for key, value in fact.as_mapping().items()]
+    return lines
+
+
 def render(suggestion: Suggestion) -> str:
     """The policy file's text."""
     support = suggestion.min_support
@@ -91,12 +116,19 @@ def render(suggestion: Suggestion) -> str:
         )
     if suggestion.unreadable:
         lines.append(f"# {suggestion.unreadable} unreadable inputs were skipped.")
+    if suggestion.without_content:
+        lines.append(
+            f"# {suggestion.without_content} of the {suggestion.runs} runs had a tool result or "
+            "an answer without content (not captured): what they lack was not inferred from."
+        )
+    lines += [f"# Note: {_note(note)}." for note in suggestion.notes]
     lines += _left_out(suggestion)
     lines += ["version: 1", "mode: observe", "capture_content: false", "facts:"]
     for fact in suggestion.facts:
         lines.append(f"  {_flow(fact.spec.name)}:  # {_note(fact.why)}")
         for key, value in fact.as_mapping().items():
             lines.append(f"    {key}: {_flow(value)}")
+    lines += _undeclared(suggestion)
     lines.append("boundaries:")
     for plan in suggestion.boundaries:
         kept = plan.kept(support)

@@ -8,8 +8,10 @@ Two different spans with one id make the trace ambiguous: it is told and not use
 span *means* is read by the engine's own readers: tool calls and their results
 (``capture.read_tool_call``, ``read_arguments``, ``capture.parse_tool_result``), answers
 (``output.read_output``, of the spans the guard's own rule says are model calls:
-``spans.is_llm``), agent names (``spans.agent_names``). A tool span whose result the app
-recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other: the
+``spans.is_llm``, but for a LangGraph node's span, ``spans.is_graph_node``, which holds the
+graph's state), agent names (``spans.agent_names``, ``spans.langchain_agent``; the LangGraph
+graph of an answer known only by its span name: ``spans.graph_name``). A tool span whose result
+the app recorded in code (the ``tool`` decorator, ``call_and_record``) is read like any other: the
 readers leave its ``groundplane.fact.source`` mark out (``records.replayable_attributes``), so
 its result is the fact when content capture put it on the span, as in replay.
 
@@ -28,7 +30,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.capture import parse_tool_result, read_arguments, read_tool_call
 from groundplane_otel.otel._engine.output import OutputRead, read_output
-from groundplane_otel.otel._engine.spans import agent_names, is_llm
+from groundplane_otel.otel._engine.spans import (
+    agent_names,
+    graph_name,
+    is_graph_node,
+    is_llm,
+    langchain_agent,
+)
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
 from groundplane_otel.otel.replay.records import RecordedSpan
@@ -54,11 +62,13 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)) and the
-    read."""
+    """One output of a run: who answered (``by``: ("agent_name" | "span_name", name)), the
+    read, and, for an answer known only by its span name, the LangGraph graph it ran in
+    (OpenInference LangChain: ``graph``, which no boundary can match on)."""
 
     by: tuple[str, str]
     read: OutputRead
+    graph: str | None = None
 
 
 @dataclass(slots=True)
@@ -72,6 +82,7 @@ class Run:
     tools: list[ToolResult] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     named: list[tuple[tuple[str, str], str]] = field(default_factory=list)
+    without_content: bool = False  # a tool result or an answer was not captured
 
 
 @dataclass(slots=True)
@@ -165,6 +176,7 @@ class RunReader:
             call = read_tool_call(view.attributes, view.name)
             if call is not None:
                 counts.tool_spans += 1
+                run.without_content = run.without_content or call.result is None
                 payload = _payload(call.result, limits)
                 counts.tool_results += payload is not None
                 arguments = read_arguments(call.arguments, limits)
@@ -172,18 +184,20 @@ class RunReader:
                 continue
             named = view.attributes.get(sc.BOUNDARY)
             if isinstance(named, str) and named:
-                pair = (_answered_by(view, views), named)
+                pair = (_answered_by(view, views)[0], named)
                 if pair not in run.named and len(run.named) < MAX_NAMED_PER_RUN:
                     run.named.append(pair)
-            if not is_llm(view.name, view.attributes):
-                continue
+            if not is_llm(view.name, view.attributes) or is_graph_node(view.attributes):
+                continue  # a LangGraph node's span (kind AGENT) holds the state, no answer
             read = read_output(view.attributes, limits)
             if read.missing_content:
                 counts.outputs_without_content += 1
+                run.without_content = True
                 continue
             if read.status == "output" or read.as_text().status == "output":
                 counts.llm_outputs += 1
-                answers.append((view.end, Answer(_answered_by(view, views), read)))
+                by, graph = _answered_by(view, views)
+                answers.append((view.end, Answer(by, read, graph)))
         kept: dict[tuple[str, str], int] = {}
         for _, answer in answers:
             if kept.get(answer.by, 0) >= MAX_ANSWERS_PER_RUN:
@@ -215,10 +229,20 @@ def _ancestors(view: _SpanView, views: Mapping[bytes, _SpanView]) -> Iterator[_S
         parent = above.parent
 
 
-def _answered_by(view: _SpanView, views: Mapping[bytes, _SpanView]) -> tuple[str, str]:
-    """The agent whose answer this is (on the span or an ancestor), else the span's name."""
+def _answered_by(
+    view: _SpanView, views: Mapping[bytes, _SpanView]
+) -> tuple[tuple[str, str], str | None]:
+    """The agent whose answer this is, named on the span or an ancestor (``gen_ai.agent.name``,
+    OpenInference's ``agent.name``, LangChain's ``lc_agent_name`` metadata), else the span's
+    name with the LangGraph graph it ran in (the graph's span, OpenInference LangChain)."""
+    graph: str | None = None
     for candidate in (view, *_ancestors(view, views)):
         for name in agent_names(candidate.attributes):
             if isinstance(name, str) and name:
-                return ("agent_name", name)
-    return ("span_name", view.name)
+                return ("agent_name", name), None
+        named = langchain_agent(candidate.attributes)
+        if named is not None:
+            return ("agent_name", named), None
+        if graph is None:
+            graph = graph_name(candidate.name, candidate.attributes)
+    return ("span_name", view.name), graph

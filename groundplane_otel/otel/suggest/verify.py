@@ -19,7 +19,7 @@ from groundplane_otel.otel.suggest.facts import InferredFact, matching
 from groundplane_otel.otel.suggest.runs import Run
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["Candidate", "build_check", "run_facts"]
+__all__ = ["Candidate", "RunFacts", "build_check", "run_facts"]
 
 
 @dataclass(slots=True)
@@ -44,15 +44,21 @@ class Candidate:
 
     def tally(self, registry: FactRegistry, answers: Sequence[Any], trace_id: str) -> None:
         """Run the check on each answer of one run; the run breaks it if any answer does."""
-        self.applied += 1
         for answer in answers:
             try:
                 self.check(registry, answer)
             except Exception:  # an UnsupportedClaim, or an error the engine fails closed on
                 break
         else:
+            self.applied += 1
             self.held += 1
             return
+        self.broken(trace_id)
+
+    def broken(self, trace_id: str) -> None:
+        """Count a run that breaks the check (also one whose fact the tool's result could not
+        make: replay fails closed on it)."""
+        self.applied += 1
         if len(self.broke) < self.max_listed:
             self.broke.append(trace_id)
 
@@ -82,12 +88,24 @@ def build_check(
         return None
 
 
-def run_facts(run: Run, facts: Sequence[InferredFact]) -> tuple[FactRegistry, dict[str, Any]]:
+@dataclass(slots=True)
+class RunFacts:
+    """A run's facts: recorded (``registry``), typed by name (``typed``), and the names whose
+    tool result did not have the declared shape (``misshapen``: replay cannot build them)."""
+
+    registry: FactRegistry
+    typed: dict[str, Any]
+    misshapen: set[str]
+
+
+def run_facts(run: Run, facts: Sequence[InferredFact]) -> RunFacts:
     """The run's facts, typed and recorded; a fact two calls feed differently, or that does not
-    have its declared shape, is left out (a check needing it does not apply to the run)."""
+    have its declared shape, is left out (a check needing it does not apply to the run, or,
+    when misshapen, is broken by it)."""
     typed: dict[str, Any] = {}
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     unusable: set[str] = set()
+    misshapen: set[str] = set()
     for result in run.tools:
         if result.payload is None:
             continue
@@ -97,6 +115,7 @@ def run_facts(run: Run, facts: Sequence[InferredFact]) -> tuple[FactRegistry, di
                 value = build_fact(fact.spec, result.payload)
             except (ValueError, TypeError):
                 unusable.add(name)
+                misshapen.add(name)
                 continue
             if name in typed and typed[name] != value:
                 unusable.add(name)
@@ -112,4 +131,5 @@ def run_facts(run: Run, facts: Sequence[InferredFact]) -> tuple[FactRegistry, di
             registry.record(name, value, tool=tool, args=arguments)
         except (ValueError, TypeError):
             del typed[name]
-    return registry, typed
+            misshapen.add(name)
+    return RunFacts(registry, typed, misshapen)
