@@ -66,7 +66,7 @@ def test_replica_down_at_start_then_killed_and_restarted(
     time.sleep(1.0)
     for replica in tier.replicas:
         replica.start()
-    wait_decided(tier, down_at_start, timeout=45)
+    wait_decided(tier, down_at_start, timeout=120)  # retries back off 5, 10, 20 s…
 
     in_flight = tier.send(10)
     total = SPANS_PER_TRACE * (len(down_at_start) + len(in_flight))
@@ -80,7 +80,7 @@ def test_replica_down_at_start_then_killed_and_restarted(
     while_down = tier.send(10)
     time.sleep(1.0)
     killed.start()
-    wait_decided(tier, while_down, timeout=45)
+    wait_decided(tier, while_down, timeout=120)
     assert survivor.stop() == 0  # SIGTERM: drains, deciding its share of every batch
     assert killed.stop() == 0
 
