@@ -36,8 +36,9 @@ not read (a Table has no single order): rank it with ``record_ranking``.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
@@ -46,9 +47,10 @@ from typing import Any, Final
 from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
 from groundplane_otel.checks._numbers.rank_receipt import Direction, RankReceipt
+from groundplane_otel.checks._numbers.rank_scope import Ranked, RankScope
 from groundplane_otel.checks._numbers.rank_words import FUNCTION_WORDS, GENERIC, MODIFIERS
-from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
-from groundplane_otel.facts import Fact, Ranking
+from groundplane_otel.checks._text import Folded, normalize
+from groundplane_otel.facts import Ranking
 
 __all__ = ["RankReceipt", "RankScope", "rank_receipts"]
 
@@ -75,24 +77,32 @@ _SUPERLATIVE: Final[dict[str, Direction]] = {
     "worst": "worst",
     "weakest": "worst",
 }
-# Every rank phrase starts with one of these characters: other positions fail on one test.
-_PHRASE = re.compile(
-    r"(?=[0-9#fstenhlbgwrco])(?:"
-    rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
-    r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
-    r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
-    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
-    r"seller|selling|earner|grossing|scorer|scoring)\b"
-    r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
-    r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
-    r"|\b(?P<runner>runner\s?up)\b"
-    r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
-    r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
-    rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
-    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
-    r"(?:\s(?:place|position|spot|overall))?"
-    r")"
-)
+
+
+@functools.lru_cache(maxsize=64)
+def _phrase(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """Every rank phrase; ``extra``: superlatives declared as aliases ("busiest")."""
+    sups = "|".join(sorted((*_SUPERLATIVE, *extra), key=len, reverse=True))
+    first = "".join(sorted({word[0] for word in extra} - set("0123456789#fstenhlbgwrco")))
+    return re.compile(
+        rf"(?=[0-9#fstenhlbgwrco{first}])(?:"
+        rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{sups})"
+        r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
+        r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
+        r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
+        r"seller|selling|earner|grossing|scorer|scoring)\b"
+        r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
+        r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
+        r"|\b(?P<runner>runner\s?up)\b"
+        r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
+        r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
+        rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
+        rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
+        r"(?:\s(?:place|position|spot|overall))?"
+        r")"
+    )
+
+
 _ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
 _VERBS = (
     "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
@@ -157,45 +167,10 @@ _LIST_RANK = re.compile(rf"(?<![\w.,])(\d{{1,2}})(?:[.):]|\s\|)\s(?:\*\*)?(?={_E
 _RANK_HEADER = re.compile(r"\b(?:rank|ranks|ranking|rankings|ranked|top|leaderboard|standings)\b")
 _REVERSED = re.compile(r"\b(?:lowest|smallest|bottom|worst|least|fewest|ascending|reverse)\b")
 _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
-_WORD = re.compile(r"[a-z]+")
-_NAMES = "numbers_recorded.rank_names"
 _SORTED = "numbers_recorded.rank_scores"
-
-
-@dataclass(frozen=True, slots=True)
-class _Ranked:
-    fact: str
-    ranking: Ranking
-    key_words: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class RankScope:
-    """The Rankings a text's rank claims are read against."""
-
-    rankings: tuple[_Ranked, ...]
-
-    @classmethod
-    def of(cls, facts: Sequence[Fact]) -> RankScope | None:
-        """None when no fact is a Ranking (then no rank claim is read)."""
-        rankings = tuple(
-            _Ranked(fact.name, fact.value, _words(fact.value.key) | _words(fact.name))
-            for fact in facts
-            if isinstance(fact.value, Ranking)
-        )
-        return cls(rankings) if rankings else None
-
-
-def _words(name: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(name.lower()))
-
-
-def _names(ranking: Ranking) -> PhraseIndex[Hashable]:
-    return derived(
-        ranking,
-        _NAMES,
-        lambda: PhraseIndex((name, name) for name in ranking.names if isinstance(name, str)),
-    )
+_ITEM = re.compile(rf"\s?[:\-]?\s?(?={_ENTITY})")  # "#2 Oak", "No. 2: Oak"
+_SENTENCE_MEASURE = re.compile(r"\b(?:by|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
+_EVALUATIVE: Final = frozenset({"best", "strongest", "worst", "weakest"})
 
 
 def _ascending(ranking: Ranking) -> list[int | float]:
@@ -225,6 +200,7 @@ class _Claim:
     within: bool
     names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
     measure: tuple[str, ...]  # words naming what is ranked: "highest MARGIN", "first IN Q3"
+    evaluative: bool = False  # "best", "worst": which way is better a Table column never says
 
 
 def _count(text: str) -> int:
@@ -244,12 +220,15 @@ def _ordinal(text: str) -> int:
     return _ORDINAL_VALUES[words[0]]
 
 
-def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
+def _meaning(
+    match: re.Match[str], aliased: Mapping[str, Direction]
+) -> tuple[int, Direction, bool, bool] | None:
     """(rank, direction, within, self-evident) of a rank phrase; self-evident phrases need no
-    rank verb ("the second-highest", "third place", "top 3")."""
-    if match.group("sup"):
+    rank verb ("the second-highest", "third place", "top 3"). ``aliased``: the superlatives
+    declared as aliases ("busiest")."""
+    if sup := match.group("sup"):
         rank = _ordinal(match.group("sord")) if match.group("sord") else 1
-        return rank, _SUPERLATIVE[match.group("sup")], False, True
+        return rank, _SUPERLATIVE.get(sup) or aliased[sup], False, True
     if match.group("set"):
         direction: Direction = "best" if match.group("set") == "top" else "worst"
         count = _count(match.group("n"))
@@ -286,14 +265,16 @@ def _entity_spans(
     first. Names match case-insensitively, except a short all-capitals name ("US", "EU"),
     which must be written as recorded ("us" is a pronoun)."""
     found: dict[tuple[int, int], list[tuple[int, Any]]] = {}
-    for position, ranked in enumerate(scope.rankings):
-        for hit in _names(ranked.ranking).find(folded.text):
+    for source in scope.sources:
+        for hit in source.names.find(folded.text):
             name = hit.payload
             if isinstance(name, str) and len(name) <= 4 and name.isupper():
                 start, end = folded.span(hit.start, hit.end)
                 if text[start:end] != name:
                     continue
-            found.setdefault((hit.start, hit.end), []).append((position, name))
+            found.setdefault((hit.start, hit.end), []).extend(
+                (position, name) for position in source.orders
+            )
     kept: dict[tuple[int, int], list[tuple[int, Any]]] = {}
     taken_until = -1
     for span in sorted(found, key=lambda s: (s[0], -s[1])):
@@ -319,10 +300,12 @@ def _subject(marked: str, begin: int, end: int) -> int | None:
     return best
 
 
-def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+def _claims(
+    marked: str, scope_spans: set[int], aliased: Mapping[str, Direction]
+) -> Iterator[_Claim]:
     breaks = [found.end() for found in _CLAUSE.finditer(marked)]
-    for match in _PHRASE.finditer(marked):
-        meaning = _meaning(match)
+    for match in _phrase(tuple(aliased)).finditer(marked):
+        meaning = _meaning(match, aliased)
         if meaning is None:
             continue
         rank, direction, within, evident = meaning
@@ -331,9 +314,24 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         before = marked[begin:start]
         lead = re.search(rf"{_DETERMINER}\s$", before)
         bare = not match.group("sup") and not within and not evident
-        if bare and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end)):
+        numbered = match.group("num") is not None and match.group("num")[:1] in "#n"
+        if numbered and (item := _ITEM.match(marked, end)) and item.end() in scope_spans:
+            at = item.end()  # "#2 Oak", "No. 2: Oak": an item of an ordered list
+            measure = _sentence_measure(marked, start)
+            yield _Claim(start, end, rank, direction, False, ((at, at + _run(marked, at)),),
+                         measure)  # fmt: skip
             continue
-        measure = _measure(marked, end, bool(match.group("sup")))
+        generic = numbered and (noun := _NOUN.match(marked, end)) and noun.group(1) in GENERIC
+        if (
+            bare
+            and not generic
+            and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end))
+        ):
+            continue
+        sup = match.group("sup")
+        measure = _measure(marked, end, bool(sup))
+        if sup in aliased:
+            measure = (sup, *measure)  # "the busiest store": the alias names its column
         names: list[int] = []
         if match.group("led") or (
             match.group("won") and not match.group("won").startswith("winner")
@@ -359,10 +357,28 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         if not names:
             continue
         spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
-        if spans:
-            yield _Claim(start, end, rank, direction, within, spans, measure)
-            if len(spans) == 1 and not within:
-                yield from _followers(marked, end, rank, direction, measure, scope_spans)
+        if not spans:
+            continue
+        evaluative = sup in _EVALUATIVE
+        yield _Claim(start, end, rank, direction, within, spans, measure, evaluative)
+        if len(spans) == 1 and not within:
+            yield from _followers(marked, end, rank, direction, measure, scope_spans, evaluative)
+        elif len(spans) == 1 and _followed(marked, spans[0][1]):
+            # "the top 3 were Elm, followed by Oak and Pine": read in order
+            yield _Claim(start, end, 1, direction, False, spans, measure)
+            yield from _followers(marked, end, 1, direction, measure, scope_spans, False)
+
+
+def _followed(marked: str, at: int) -> bool:
+    """Whether "followed by" comes right after the entity ending at ``at``."""
+    return re.match(r"(?:\s\([^)]*\))?,?\s(?:closely\s)?followed\sby\b", marked[at:]) is not None
+
+
+def _sentence_measure(marked: str, at: int) -> tuple[str, ...]:
+    """The measure an ordered list names before its items ("Top stores by revenue: #1 …")."""
+    stop = max(marked.rfind(". ", 0, at), marked.rfind("\n", 0, at), 0)
+    named = [found.group(1) for found in _SENTENCE_MEASURE.finditer(marked, stop, at)]
+    return tuple(named[-1:])
 
 
 def _followers(
@@ -372,6 +388,7 @@ def _followers(
     direction: Direction,
     measure: tuple[str, ...],
     scope_spans: set[int],
+    evaluative: bool,
 ) -> Iterator[_Claim]:
     """ "North led, followed by South and East": the entities listed after "followed by" in
     the same sentence claim the next ranks, in order."""
@@ -383,7 +400,7 @@ def _followers(
     while at < len(marked) and marked[at] == _ENTITY and at in scope_spans:
         length = _run(marked, at)
         yield _Claim(found.start(), found.end(), rank + offset, direction, False,
-                     ((at, at + length),), measure)  # fmt: skip
+                     ((at, at + length),), measure, evaluative)  # fmt: skip
         item = _FOLLOWER.match(marked, at)
         if item is None:
             return
@@ -399,18 +416,20 @@ def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
     header = _RANK_HEADER.search(marked, 0, items[0].start())
     if header is None or _REVERSED.search(marked, header.start(), items[0].start()):
         return
+    named = _SENTENCE_MEASURE.search(marked, header.start(), items[0].start())
+    measure = (named.group(1),) if named else ()  # "Ranking by revenue:"
     for expected, item in enumerate(items, 1):
         if int(item.group(1)) != expected:
             return
         at = item.end()
         yield _Claim(item.start(1), item.end(1), expected, "best", False,
-                     ((at, at + _run(marked, at)),), ())  # fmt: skip
+                     ((at, at + _run(marked, at)),), measure)  # fmt: skip
 
 
 def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
     """The words after a rank phrase that may name another measure or period: the noun after
     a superlative (modifiers skipped: "highest total revenue" → revenue), and the word after
-    "in/by/for/on" ("first in Q3", "second by headcount")."""
+    "in/by/for/on" ("first in Q3", "second by headcount", "top 3 stores by revenue")."""
     found: list[str] = []
     at = end
     if superlative:
@@ -419,6 +438,8 @@ def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
         if noun and noun.group(1) not in FUNCTION_WORDS:
             found.append(noun.group(1))
             at = noun.end()
+    elif (noun := _NOUN.match(marked, at)) and noun.group(1) in GENERIC:
+        at = noun.end()  # "No. 2 region by sales"
     if qualifier := _QUALIFIER.match(marked, at):
         found.append(qualifier.group(1))
     return tuple(found)
@@ -443,7 +464,10 @@ def rank_receipts(
 ) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
     """A receipt for every rank claim in ``text`` that no ranking in scope supports, and the
     span of every rank claim read (its digits are a rank, not a number to look up)."""
-    if not _TRIGGER.search(text):  # no word a rank claim is made of: nothing to fold or find
+    aliased: dict[str, Direction] = dict(scope.superlatives)
+    if not _TRIGGER.search(text) and not (
+        aliased and any(word in text.lower() for word in aliased)
+    ):  # no word a rank claim is made of: nothing to fold or find
         return [], []
     folded: Folded = normalize(text)
     entities = _entity_spans(folded, text, scope)
@@ -453,13 +477,30 @@ def rank_receipts(
     starts = {span[0]: span for span in entities}
     receipts: list[RankReceipt] = []
     read: list[tuple[int, int]] = []
-    for claim in chain(_claims(marked, set(starts)), _list_claims(marked, set(starts))):
+    spans = set(starts)
+    for claim in chain(_claims(marked, spans, aliased), _list_claims(marked, spans)):
         read.append(folded.span(claim.start, claim.end))
         for span in claim.names:
             receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
             if receipt is not None:
                 receipts.append(receipt)
     return receipts, read
+
+
+def _names_it(word: str, key_words: frozenset[str]) -> bool:
+    return word in key_words or (len(word) > 3 and word.endswith("s") and word[:-1] in key_words)
+
+
+def _about(ranked: Ranked, claim: _Claim) -> bool:
+    """Whether the claim may be about this order: a Ranking unless the claim names another
+    measure or period ("the highest margin", "first in Q3"); a Table column only when the
+    claim names it, and not by "best"/"worst" (which way is better a column does not say)."""
+    measure = claim.measure
+    if not all(word in GENERIC or _names_it(word, ranked.key_words) for word in measure):
+        return False
+    if not ranked.named_only:
+        return True
+    return not claim.evaluative and any(_names_it(word, ranked.key_words) for word in measure)
 
 
 def _judge(
@@ -470,17 +511,14 @@ def _judge(
     text: str,
     where: str,
 ) -> RankReceipt | None:
-    """None when some ranking the claim may be about supports it; else the first one's
-    receipt. A claim naming a measure or period that is not the ranking's ("the highest
-    margin", "first in Q3") is not about it."""
-    candidates = []
+    """None when some order the claim may be about supports it; else the first one's
+    receipt (naming the Ranking's key or the Table's column)."""
+    failed: RankReceipt | None = None
     for position, name in named:
         ranked = scope.rankings[position]
-        if all(word in GENERIC or word in ranked.key_words for word in claim.measure):
-            candidates.append((ranked, name))
-    failed: RankReceipt | None = None
-    for ranked, name in candidates:
-        holds, low, high = _holds(ranked.ranking, name, claim)
+        if not _about(ranked, claim) or (ranking := ranked.ranking()) is None:
+            continue
+        holds, low, high = _holds(ranking, name, claim)
         if holds:
             return None
         if failed is None:
@@ -495,10 +533,15 @@ def _judge(
                 nearest=low,
                 fact=ranked.fact,
                 row=name,
-                column=ranked.ranking.key,
+                column=ranked.key,
                 low=low,
                 high=high,
-                direction=claim.direction,
+                direction=_counted(claim.direction) if ranked.named_only else claim.direction,
                 within=claim.within,
             )
     return failed
+
+
+def _counted(direction: Direction) -> Direction:
+    """How a Table column's ranks are counted: from its highest value (or its lowest)."""
+    return {"best": "high", "worst": "low"}.get(direction, direction)  # type: ignore[return-value]
