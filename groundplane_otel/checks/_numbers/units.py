@@ -7,8 +7,10 @@ key) or a whole fact name to one unit of :data:`UNITS`. A number in prose names 
 is written with one: a currency symbol or code before or after it (``$``, ``US$``, ``C$``,
 ``A$``, ``€``, ``£``, ``¥``, ``₹``, ``USD``, ``EUR`` …, ``dollars``, ``euros``), a percent
 (``%``, ``percent``), or a unit word right after it (``pp``, ``percentage points``, ``points``,
-``bps``, ``basis points``, ``km``, ``miles``, ``kg``, ``lb``, ``days``, ``hours`` …, see
-:data:`_WORDS`). ``$`` names any dollar (USD, CAD, AUD), ``¥`` JPY or CNY.
+``bps``, ``basis points``, ``km``, ``miles``, ``kg``, ``lb``, ``days``, ``hours``, ``ms``,
+``L``, ``mL``, ``gal``, ``bytes``, ``KB``…``TB``, ``KiB``…``TiB``, ``°C``, ``°F``,
+``degrees Celsius`` …, see :data:`_WORDS`). ``$`` names any dollar (USD, CAD, AUD), ``¥``
+JPY or CNY.
 
 Agreement: the unit named is the declared one, or (the only conversions, exact by definition)
 a basis-point claim of a ``pp`` column at a hundredth (``50 bps`` = 0.5 pp), a point claim of a
@@ -45,9 +47,24 @@ UNITS: Final = (
     "hour",
     "minute",
     "second",
+    "ms",
     "week",
     "month",
     "year",
+    "L",
+    "mL",
+    "gal",
+    "B",
+    "KB",
+    "MB",
+    "GB",
+    "TB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "celsius",
+    "fahrenheit",
 )
 """The units a column may declare (their canonical names)."""
 
@@ -70,7 +87,21 @@ _WORDS: Final[Mapping[str, str]] = {
     "minutes": "minute", "minute": "minute", "mins": "minute", "min": "minute",
     "seconds": "second", "secs": "second", "sec": "second",
     "weeks": "week", "week": "week", "months": "month", "month": "month",
-    "years": "year", "year": "year",
+    "years": "year", "year": "year", "h": "hour",
+    "ms": "ms", "msec": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "liters": "L", "litres": "L", "liter": "L", "litre": "L",
+    "ml": "mL", "milliliters": "mL", "millilitres": "mL", "milliliter": "mL", "millilitre": "mL",
+    "gal": "gal", "gallons": "gal", "gallon": "gal",
+    "bytes": "B", "byte": "B",
+    "kb": "KB", "kilobytes": "KB", "kilobyte": "KB", "mb": "MB", "megabytes": "MB",
+    "megabyte": "MB", "gb": "GB", "gigabytes": "GB", "gigabyte": "GB", "tb": "TB",
+    "terabytes": "TB", "terabyte": "TB",
+    "kib": "KiB", "kibibytes": "KiB", "mib": "MiB", "mebibytes": "MiB", "gib": "GiB",
+    "gibibytes": "GiB", "tib": "TiB", "tebibytes": "TiB",
+    "°c": "celsius", "ºc": "celsius", "degrees celsius": "celsius", "degree celsius": "celsius",
+    "celsius": "celsius", "degrees c": "celsius", "°f": "fahrenheit", "ºf": "fahrenheit",
+    "degrees fahrenheit": "fahrenheit", "degree fahrenheit": "fahrenheit",
+    "fahrenheit": "fahrenheit", "degrees f": "fahrenheit",
 }  # fmt: skip
 """A unit as written (lower case) → the unit it names; ``$`` and ``¥`` stand for several."""
 _FAMILIES: Final[Mapping[str, frozenset[str]]] = {
@@ -85,6 +116,7 @@ _AFTER: Final = re.compile(
     + r")(?![\w])",
     re.IGNORECASE,
 )
+_CASED: Final = re.compile(r"[ \u00a0]?(?P<unit>L)(?![\w])")  # "2 L": never a lower-case l
 _CODE_BEFORE: Final = re.compile(r"(?<![\w])(?P<code>" + "|".join(_CURRENCIES) + r")[ \u00a0]?$")
 
 Conversion = tuple[int, str]
@@ -105,7 +137,8 @@ def declared_units(builder: str, units: object) -> dict[str, str]:
         canonical = _canonical(unit)
         if canonical is None:
             raise ValueError(
-                f"{builder}: units[{column!r}] must be one of {', '.join(UNITS)}, got {unit!r}"
+                f"{builder}: units[{column!r}] is {unit!r}, which is not a unit; use one of "
+                f"{', '.join(UNITS)}"
             )
         found[column] = canonical
     return found
@@ -141,7 +174,9 @@ def claimed_unit(text: str, numeral: Numeral) -> str | None:
     if code_before:
         return code_before.group("code")
     after = _AFTER.match(text, numeral.end)
-    return _WORDS[after.group("unit").lower()] if after else None
+    if after:
+        return _WORDS[after.group("unit").lower()]
+    return "L" if _CASED.match(text, numeral.end) else None
 
 
 def conversions(claimed: str) -> tuple[Conversion, ...]:
