@@ -76,7 +76,6 @@ def test_known_limits_are_still_what_the_readme_says() -> None:
 
 KNOWN_LIMITS = {
     "numbers_recorded/hard/wrong_attachment": ("unsupported", "supported"),
-    "numbers_recorded/hard/half_a_million": ("unsupported", "supported"),
     "numbers_recorded/hard/a_dozen": ("unsupported", "supported"),
     "numbers_recorded/hard/around_the_clock": ("supported", "unsupported"),
     "numbers_recorded/hard/one_as_a_count": ("unsupported", "supported"),
@@ -99,4 +98,4 @@ def test_numbers_recorded_rates_are_the_published_ones(result: Result) -> None:
     """The prose family's false passes / rejects are exactly its known limits (the table in
     docs/measured.md)."""
     tally = result.by_family["numbers_recorded"]
-    assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (5, 1, 0, 0)
+    assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (4, 1, 0, 0)

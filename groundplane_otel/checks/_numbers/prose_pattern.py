@@ -64,12 +64,24 @@ _WORD_START = "".join(
     sorted(
         {
             case
-            for word in (*WORD_VALUES, *SCALE_WORDS, *ORDINAL_WORDS)
+            for word in (*WORD_VALUES, *SCALE_WORDS, *ORDINAL_WORDS, "quarter")
             for case in (word[0], word[0].upper())
         }
         | set("JFMASOND")
     )
 )
+_DIGIT_WORD = "zero|one|two|three|four|five|six|seven|eight|nine"
+_POINT = (
+    rf"[ \t]+point(?:[ \t]+(?:{_DIGIT_WORD})\b)+(?:[ \t]+(?:thousand|million|billion|trillion)\b)?"
+)
+"""A decimal spelled out after number words: "twelve point four", "one point two million"."""
+_FRACTION = (
+    r"(?i:(?:(?:one|three)[ \t]+)?(?:half|quarters?)[ \t-]+(?:of[ \t]+)?(?:a[ \t-]+)?"
+    r"(?:thousand|million|billion|trillion)\b)"
+)
+"""A fraction of a magnitude: "half a million", "a quarter of a million", "three quarters of a
+billion" (a fraction alone, "half", "a quarter", is not read: more often a period of time).
+An "a" before it is taken by the scanner (a word starting with "a" never starts a match)."""
 _HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
 _WORD_TIMES = (
@@ -121,7 +133,8 @@ def _compiled(name: str) -> re.Pattern[str]:
         r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
         r"(?:(?P<pct>[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w])))"
         rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
-        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
+        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w])"
+        rf"|[ \u00a0](?P<mags>{_alternatives(list(locale.spaced_letters)) or '(?!)'})(?![\w]))?"
     )
     # Three branches, so most positions fail on one character: a list marker (``^`` first),
     # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
@@ -134,6 +147,7 @@ def _compiled(name: str) -> re.Pattern[str]:
         rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
         rf"|(?P<wtime>{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
-        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
+        rf"|(?P<fraction>{_FRACTION})"
+        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b(?:{_POINT})?)))",
         re.MULTILINE,
     )
