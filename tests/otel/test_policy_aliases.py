@@ -56,3 +56,34 @@ def test_a_wrong_superlative_direction_fails_at_its_key(tmp_path: Path) -> None:
         load(tmp_path, BASE.replace("busiest,", "'busiest:upward',"))
     assert "numbers_recorded.aliases: aliases['visits'] must list words" in str(caught.value)
     assert "got 'busiest:upward'" in str(caught.value)
+
+
+DATES = """\
+version: 1
+facts:
+  stores: {tool: kb.stores, kind: table, key: store, path: rows}
+boundaries:
+  hours:
+    facts: [stores]
+    checks:
+      - dates_recorded: {units: {opens: hour}, periods: true}
+"""
+
+
+def test_dates_recorded_units_and_periods_reach_the_builder(tmp_path: Path) -> None:
+    """dates_recorded's clock-hour units and periods build the same check as the code API."""
+    from groundplane_otel.checks.dates_recorded import dates_recorded
+
+    check = load(tmp_path, DATES)
+    built = dates_recorded(["stores"], units={"opens": "hour"}, periods=True)
+    assert repr(check.fn) == repr(built.fn)  # type: ignore[attr-defined]
+
+
+def test_a_dates_unit_other_than_hour_fails_at_its_key(tmp_path: Path) -> None:
+    """A unit dates_recorded does not read is a located load error."""
+    with pytest.raises(PolicyError) as caught:
+        load(tmp_path, DATES.replace("opens: hour", "opens: minute"))
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'policy.yaml'}:8: boundaries.hours.checks[0].dates_recorded.units: "
+        "units['opens'] is 'minute'; dates_recorded reads only \"hour\""
+    )
