@@ -16,9 +16,9 @@ public price of 1,235 reads as that price (a tie is a leak: fail closed).
 
 Hedged (a hedge word or sign right before the number: ``around``, ``about``, ``roughly``,
 ``approximately``, ``nearly``, ``almost``, ``some``, ``circa``, ``close to``, ``just under``,
-``~``, ``≈``): the number is also read at the precision of its last non-zero digit, its
-trailing zeros being the rounding ("around $1,230" is 1,230 to the ten, "roughly $180k"
-180,000 to the ten thousand).
+``a bit over``, ``slightly below`` …, ``~``, ``≈``): the number is also read at the precision
+of its last non-zero digit, its trailing zeros being the rounding ("around $1,230" is 1,230
+to the ten, "roughly $180k" 180,000 to the ten thousand).
 
 Which written numbers are read this way (salience): at least two significant digits as written
 (``|w| / q >= 10``: ``1.2k``, ``4.6%``, ``0.050``), and a plain integer (no fraction digits,
@@ -47,7 +47,8 @@ _HUNDRED: Final = Decimal(100)
 _MODES: Final[tuple[Rounding, ...]] = ("half_even", "half_up")
 _HEDGE: Final = re.compile(
     r"(?:(?<![\w])(?i:around|about|roughly|approximately|approx\.?|nearly|almost|some|circa|"
-    r"ca\.|close\sto|just\s(?:under|over|below|above)|upwards\sof|in\sthe\sregion\sof|"
+    r"ca\.|close\sto|(?:just|a\sbit|a\slittle|slightly)\s(?:under|over|below|above|more\sthan|"
+    r"less\sthan)|upwards\sof|in\sthe\sregion\sof|"
     r"on\sthe\sorder\sof)\s+|[~\u2248]\s?)$"
 )
 

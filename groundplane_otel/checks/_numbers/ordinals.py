@@ -91,7 +91,7 @@ def _phrase(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
         r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
         r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
         r"seller|selling|earner|grossing|scorer|scoring)\b"
-        r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
+        r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|on|in|the\s(?:pack|field|ranking|"
         r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
         r"|\b(?P<runner>runner\s?up)\b"
         r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"

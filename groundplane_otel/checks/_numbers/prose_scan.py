@@ -49,6 +49,9 @@ from groundplane_otel.checks._numbers.prose_words import (
 
 _POINT: Final = re.compile(r"[ \t]+point(?=[ \t])", re.IGNORECASE)
 _ARTICLE: Final = re.compile(r"(?<![\w])[aA][ \t]$")
+_WHOLE_AND: Final = re.compile(
+    r"(?<![\w])(one|two|three|four|five|six|seven|eight|nine|ten)[ \t]+and[ \t]+$", re.IGNORECASE
+)
 
 __all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
 
@@ -237,7 +240,20 @@ class _Scanner:
         start, end = match.start(), match.end()
         if article := _ARTICLE.search(self.text, max(0, start - 2), start):
             start = article.start()  # "a quarter of a million": the "a" is part of it
+            whole = _WHOLE_AND.search(self.text, max(0, start - 16), start)
+            if whole is not None and digits == 5:  # "two and a half million": 2.5 million
+                value += Decimal(WORD_VALUES[whole.group(1).lower()]).scaleb(power)
+                self._drop_word(whole.start(1), whole.end(1))
+                start = whole.start()
         self._append(Numeral(self.text[start:end], start, end, value, quantum, False, power))
+
+    def _drop_word(self, start: int, end: int) -> None:
+        """Forget the number word just read at ``[start, end)`` (it joins the next number)."""
+        if self.numerals and (self.numerals[-1].start, self.numerals[-1].end) == (start, end):
+            self.numerals.pop()
+        elif self.skipped and (self.skipped[-1].start, self.skipped[-1].end) == (start, end):
+            self.skipped.pop()
+        self.last = None
 
     def _words(self, match: re.Match[str]) -> None:
         spelled = match.group()

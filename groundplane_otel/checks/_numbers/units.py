@@ -14,9 +14,10 @@ JPY or CNY.
 
 Agreement: the unit named is the declared one, or (the only conversions, exact by definition)
 a basis-point claim of a ``pp`` column at a hundredth (``50 bps`` = 0.5 pp), a point claim of a
-``bps`` column at a hundred times, and a percent claim of a ``ratio`` column at a hundredth
-(``4.55%`` = 0.0455). Nothing else converts: ``10 miles`` for 10 km, ``6.2 miles`` for 10 km
-and ``0.5%`` for a 0.5 pp change all disagree.
+``bps`` column at a hundred times, a percent claim of a ``ratio`` column at a hundredth
+(``4.55%`` = 0.0455), and the metric prefixes of one unit (``0.23 seconds`` = 230 ms,
+``1.5 L`` = 1,500 mL, ``2 TB`` = 2,000 GB). Nothing else converts: ``10 miles`` for 10 km,
+``6.2 miles`` for 10 km and ``0.5%`` for a 0.5 pp change all disagree.
 """
 
 from __future__ import annotations
@@ -179,15 +180,28 @@ def claimed_unit(text: str, numeral: Numeral) -> str | None:
     return "L" if _CASED.match(text, numeral.end) else None
 
 
+_SCALED: Final[dict[str, tuple[Conversion, ...]]] = {
+    "bps": ((-2, "pp"),),
+    "pp": ((2, "bps"),),
+    "percent": ((-2, "ratio"),),
+    "second": ((3, "ms"),),
+    "ms": ((-3, "second"),),
+    "L": ((3, "mL"),),
+    "mL": ((-3, "L"),),
+    **{
+        unit: tuple((3 * (power - other), target)
+                    for other, target in enumerate(("B", "KB", "MB", "GB", "TB")) if other != power)
+        for power, unit in enumerate(("B", "KB", "MB", "GB", "TB"))
+    },
+}  # fmt: skip
+"""Conversions exact by definition: a hundredth (bps, pp, percent of a ratio), and the metric
+prefixes of one unit (ms and s, mL and L, B to TB in powers of 1,000). Never across kinds or
+systems (miles, gallons, °F, GiB: their factors are not powers of ten, and never guessed)."""
+
+
 def conversions(claimed: str) -> tuple[Conversion, ...]:
-    """The exact conversions a claim in ``claimed`` may land in (see the module docstring)."""
-    if claimed == "bps":
-        return ((-2, "pp"),)
-    if claimed == "pp":
-        return ((2, "bps"),)
-    if claimed == "percent":
-        return ((-2, "ratio"),)
-    return ()
+    """The exact conversions a claim in ``claimed`` may land in (see ``_SCALED``)."""
+    return _SCALED.get(claimed, ())
 
 
 def agrees(claimed: str, declared: str) -> bool:
