@@ -64,7 +64,7 @@ _WORD_START = "".join(
     sorted(
         {
             case
-            for word in (*WORD_VALUES, *SCALE_WORDS, *ORDINAL_WORDS, "quarter")
+            for word in (*WORD_VALUES, *SCALE_WORDS, *ORDINAL_WORDS)
             for case in (word[0], word[0].upper())
         }
         | set("JFMASOND")
@@ -104,8 +104,10 @@ def _alternatives(words: list[str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-def pattern(locale: NumberLocale) -> re.Pattern[str]:
-    return _compiled(locale.name)
+def pattern(locale: NumberLocale, fractions: bool = False) -> re.Pattern[str]:
+    """The scanner's expression; ``fractions``: also "half a million" (a text without "half"
+    or "quarter" is scanned without that branch, which every word start would try)."""
+    return _compiled(locale.name, fractions)
 
 
 def ordinal_suffix(locale: NumberLocale) -> re.Pattern[str]:
@@ -118,8 +120,8 @@ def _suffixes(name: str) -> re.Pattern[str]:
     return re.compile(r"(?:" + "|".join(LOCALES[name].ordinal_suffixes) + r")(?![\w])")
 
 
-@lru_cache(maxsize=len(LOCALES))
-def _compiled(name: str) -> re.Pattern[str]:
+@lru_cache(maxsize=2 * len(LOCALES))
+def _compiled(name: str, fractions: bool) -> re.Pattern[str]:
     locale = LOCALES[name]
     groups = _alternatives(list(locale.groups))
     decimal = re.escape(locale.decimal)
@@ -144,10 +146,11 @@ def _compiled(name: str) -> re.Pattern[str]:
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
-        rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|\b(?=[{_WORD_START}{'qQ' if fractions else ''}])(?:(?P<mdate>{_MONTH_DATES})"
         rf"|(?P<wtime>{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
-        rf"|(?P<fraction>{_FRACTION})"
-        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b(?:{_POINT})?)))",
+        + (rf"|(?P<fraction>{_FRACTION})" if fractions else "")
+        + rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b"
+        rf"(?:{_POINT})?)))",
         re.MULTILINE,
     )

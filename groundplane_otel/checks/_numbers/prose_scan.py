@@ -135,7 +135,9 @@ class _Scanner:
         self.resume = 0  # an identifier ran on past its match: ignore matches inside it
 
     def run(self) -> Scan:
-        for match in pattern(self.locale).finditer(self.text):
+        text = self.text
+        fractions = "alf" in text or "uarter" in text or "ALF" in text or "UARTER" in text
+        for match in pattern(self.locale, fractions).finditer(text):
             if match.start() < self.resume:
                 continue
             kind = match.lastgroup
@@ -257,7 +259,7 @@ class _Scanner:
 
     def _words(self, match: re.Match[str]) -> None:
         spelled = match.group()
-        point = _POINT.search(spelled)
+        point = _POINT.search(spelled) if "oint" in spelled or "OINT" in spelled else None
         if point is not None and self._point(match, point):
             return
         words = [w for w in re.finditer(r"[A-Za-z]+", spelled) if w.group().lower() != "and"]
