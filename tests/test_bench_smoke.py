@@ -115,6 +115,20 @@ EXPECTED = {
         )
     ]
     + ["| **all** |"],
+    "Prose claims, second pass (issue 40)": [
+        f"| {name} |"
+        for name in (
+            "table_rank",
+            "rank_alias",
+            "unit_more",
+            "document_unit",
+            "clock_hour",
+            "period",
+            "hedged_leak",
+            "paraphrase",
+            "hand-written (hard40)",
+        )
+    ],
     "no_restricted_values: a 200-word answer against a 500-row table": [
         "| floor: one regex pass over the text + one pass over the cells |",
         "| first check (builds the fact's index) |",
