@@ -60,6 +60,7 @@ UNREAD = [
     "Pine was the best store on margin.",  # best/worst: which way is better is not recorded
     "Pine was first in March.",  # a period, not a column
     "Harbour was the first store to report.",  # an ordinal followed by a noun
+    "Pine had the highest revenue growth.",  # another measure than the column (growth)
 ]
 WRONG = [  # (text, phrase, column, entity, ranks held)
     ("Elm Street was first on revenue.", "first", "revenue", "Elm Street", (2, 2)),

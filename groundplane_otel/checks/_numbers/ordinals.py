@@ -171,6 +171,9 @@ _SORTED = "numbers_recorded.rank_scores"
 _ITEM = re.compile(rf"\s?[:\-]?\s?(?={_ENTITY})")  # "#2 Oak", "No. 2: Oak"
 _SENTENCE_MEASURE = re.compile(r"\b(?:by|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
 _EVALUATIVE: Final = frozenset({"best", "strongest", "worst", "weakest"})
+_CUES: Final = frozenset({"was", "were", "is", "are", "belonged", "went", "came", "in", "by",
+                          "for", "on", "among", "of", "and", "but"})  # fmt: skip
+"""Words after a superlative's noun that start the rest of the clause, not a second noun."""
 
 
 def _ascending(ranking: Ranking) -> list[int | float]:
@@ -438,6 +441,10 @@ def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
         if noun and noun.group(1) not in FUNCTION_WORDS:
             found.append(noun.group(1))
             at = noun.end()
+            after = _NOUN.match(marked, at)  # "the highest revenue GROWTH": growth is measured
+            if after and after.group(1) not in FUNCTION_WORDS and after.group(1) not in _CUES:
+                found.append(after.group(1))
+                at = after.end()
     elif (noun := _NOUN.match(marked, at)) and noun.group(1) in GENERIC:
         at = noun.end()  # "No. 2 region by sales"
     if qualifier := _QUALIFIER.match(marked, at):
