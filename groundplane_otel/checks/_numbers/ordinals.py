@@ -29,8 +29,12 @@ Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the th
 followed by a noun ("the first region"), an entity no Ranking fact in scope names, a
 superlative followed by a noun naming another measure ("the highest margin" on a ranking keyed
 ``revenue``: see ``rank_words.GENERIC`` for the nouns that name no measure), and a claim
-qualified by another measure or period ("first in headcount", "second in Q3"). A Table's ranks are
-not read (a Table has no single order): rank it with ``record_ranking``.
+qualified by another measure or period ("first in headcount", "second in Q3").
+
+A Table is ranked by the column a claim names ("second on revenue", "the lowest margin", "top 3
+by orders"; a declared alias counts): see ``rank_scope``. Ordered lists are read in order: "#1
+A, #2 B", and "followed by" (also after "top N"); "No. 1 store by sales" reads "store" as the
+entity noun and "sales" as the measure.
 """
 
 from __future__ import annotations
