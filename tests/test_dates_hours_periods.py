@@ -139,3 +139,13 @@ def test_a_quarter_passes_exactly_when_a_recorded_day_falls_in_it(
     else:
         with pytest.raises(UnrecordedDates):
             check_dates_recorded(found, text, "t", periods=True)
+
+
+def test_half_past_and_quarter_to_are_times() -> None:
+    """"half past ten" is 10:30 (or 22:30), "quarter to six" 5:45 (or 17:45): read and checked."""
+    found = gp.FactRegistry()
+    found.record("store", {"hours": "10:30-17:45"}, tool="kb.hours")
+    check_dates_recorded(found, "We open at half past ten and close at quarter to six.", "store")
+    with pytest.raises(UnrecordedDates) as caught:
+        check_dates_recorded(found, "We open at a quarter past ten.", "store")
+    assert [r.readings for r in caught.value.receipts] == [("10:15", "22:15")]

@@ -172,16 +172,26 @@ _LATER: Final = ("afternoon", "evening", "night", "p.m.", "pm")
 
 def _word_time(token: str) -> list[Value]:
     """``nine in the morning`` 9:00, ``six in the evening`` 18:00, ``ten o'clock`` either,
-    ``noon`` 12:00, ``midnight`` 0:00."""
+    ``half past ten`` 10:30 or 22:30, ``quarter to six`` 5:45 or 17:45, ``noon`` 12:00,
+    ``midnight`` 0:00."""
     lowered = token.lower()
     if lowered in ("noon", "midnight"):
         return [(12 if lowered == "noon" else 0, 0)]
-    hour = _HOUR_WORDS[lowered.split()[0]]
+    words = lowered.split()
+    minute = 0
+    if words[0] in ("half", "quarter", "a"):  # "half past ten", "(a) quarter to six"
+        past = "past" in words[:3]
+        minute = 30 if words[0] == "half" else (15 if past else 45)
+        words = words[words.index("past" if past else "to") + 1 :]
+        if not past:
+            hour_word = _HOUR_WORDS[words[0]]
+            words[0] = _HOURS[(hour_word - 2) % 12]  # "quarter to six" is 5:45
+    hour = _HOUR_WORDS[words[0]]
     if "morning" in lowered or lowered.endswith(("a.m.", "am")):
-        return _clock(hour, 0, "a")
+        return _clock(hour, minute, "a")
     if any(lowered.endswith(word) for word in _LATER):
-        return _clock(hour, 0, "a" if hour == 12 and "night" in lowered else "p")
-    return _clock(hour, 0, None)
+        return _clock(hour, minute, "a" if hour == 12 and "night" in lowered else "p")
+    return _clock(hour, minute, None)
 
 
 def _time_points(token: str) -> Iterator[list[Value]]:

@@ -85,6 +85,8 @@ An "a" before it is taken by the scanner (a word starting with "a" never starts 
 _HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
 _WORD_TIMES = (
+    rf"(?i:(?:half\s+past|(?:a\s+)?quarter\s+(?:past|to))\s+(?:{_HOURS})(?![\w])(?:\s+(?:in\s+the\s+"
+    r"(?:morning|afternoon|evening)|at\s+night|[ap]\.m\.|[ap]m(?![\w])))?)|"
     rf"(?i:(?:{_HOURS})(?:\s+o['\u2019]clock)?\s+(?:in\s+the\s+(?:morning|afternoon|evening)"
     rf"|at\s+night|[ap]\.m\.|[ap]m(?![\w]))|(?:{_HOURS})\s+o['\u2019]clock(?![\w])"
     r"|noon(?![\w])|midnight(?![\w]))"
