@@ -142,7 +142,7 @@ def test_a_quarter_passes_exactly_when_a_recorded_day_falls_in_it(
 
 
 def test_half_past_and_quarter_to_are_times() -> None:
-    """"half past ten" is 10:30 (or 22:30), "quarter to six" 5:45 (or 17:45): read and checked."""
+    """ "half past ten" is 10:30 (or 22:30), "quarter to six" 5:45 (or 17:45): read and checked."""
     found = gp.FactRegistry()
     found.record("store", {"hours": "10:30-17:45"}, tool="kb.hours")
     check_dates_recorded(found, "We open at half past ten and close at quarter to six.", "store")
