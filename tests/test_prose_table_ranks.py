@@ -54,6 +54,8 @@ RIGHT = [
     "Harbour had the thinnest margin.",
     "Oak was third on revenue and Pine was fourth on revenue.",  # a tie spans both ranks
     "Oak had the highest traffic.",
+    "Elm Street trailed only Harbour on revenue.",
+    "Oak Lane was behind only Harbour and Elm Street on revenue.",
 ]
 UNREAD = [
     "Elm Street was second.",  # no column named: which order is meant is not said
@@ -75,6 +77,7 @@ WRONG = [  # (text, phrase, column, entity, ranks held)
     ("The No. 2 store by sales was Oak.", "No. 2", "revenue", "Oak", (3, 4)),
     ("Pine is the busiest store.", "busiest", "visits", "Pine", (4, 4)),
     ("Pine had the thinnest margin.", "thinnest", "margin", "Pine", (4, 4)),
+    ("Oak trailed only Harbour on revenue.", "trailed only", "revenue", "Oak", (3, 4)),
 ]  # fmt: skip
 
 

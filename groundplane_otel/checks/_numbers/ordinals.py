@@ -98,6 +98,7 @@ def _phrase(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
         r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|on|in|the\s(?:pack|field|ranking|"
         r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
         r"|\b(?P<runner>runner\s?up)\b"
+        r"|\b(?P<trail>(?:trailed|trails|trailing|behind)\sonly|only\sbehind)(?=\s\ue000)"
         r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
         r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
         rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
@@ -158,7 +159,7 @@ _NOUN = re.compile(r"\s([a-z]+)")
 _TRIGGER = re.compile(
     rf"(?i:\b(?:{_ORDINAL}|\d{{1,4}}(?:st|nd|rd|th)|{'|'.join(_SUPERLATIVE)}|top|bottom|runner|"
     r"last|led|leads|topped|tops|no|number|ranked|ranks|rank|ranking|rankings|leaderboard|"
-    r"standings|winner|won|wins)\b|#\d)"
+    r"standings|winner|won|wins|trailed|trails|trailing|behind)\b|#\d)"
 )
 """A text without any of these words holds no rank claim (checked before any folding)."""
 _SENTENCE = re.compile(r"[.;!?](?:\s|$)")
@@ -244,7 +245,7 @@ def _meaning(
         return 1, "best", False, True
     if match.group("topspot"):
         return 1, "best" if match.group("topspot") == "top" else "worst", False, True
-    if match.group("runner"):
+    if match.group("runner") or match.group("trail"):
         return 2, "best", False, True
     if match.group("ord"):
         word = match.group("ord")
@@ -336,12 +337,23 @@ def _claims(
         ):
             continue
         sup = match.group("sup")
-        measure = _measure(marked, end, bool(sup))
+        if match.group("trail"):  # "A trailed only B (and C) on revenue": one rank per entity
+            ahead, at = 1, end + 1
+            while (item := _LIST_ITEM.match(marked, at)) and item.end() < len(marked):
+                if marked[item.end()] != _ENTITY:
+                    break
+                ahead, at = ahead + 1, item.end()
+            rank = ahead + 1
+            measure = _measure(marked, at + _run(marked, at), False)
+        else:
+            measure = _measure(marked, end, bool(sup))
         if sup in aliased:
             measure = (sup, *measure)  # "the busiest store": the alias names its column
         names: list[int] = []
-        if match.group("led") or (
-            match.group("won") and not match.group("won").startswith("winner")
+        if (
+            match.group("led")
+            or match.group("trail")
+            or (match.group("won") and not match.group("won").startswith("winner"))
         ):
             if led := _LED_BY.search(before):
                 names.append(begin + led.start())
