@@ -55,6 +55,7 @@ RIGHT = [
     "Oak was third on revenue and Pine was fourth on revenue.",  # a tie spans both ranks
     "Oak had the highest traffic.",
     "Elm Street trailed only Harbour on revenue.",
+    "Harbour and Elm Street were first and second on revenue, respectively.",
     "Oak Lane was behind only Harbour and Elm Street on revenue.",
 ]
 UNREAD = [
@@ -78,6 +79,8 @@ WRONG = [  # (text, phrase, column, entity, ranks held)
     ("Pine is the busiest store.", "busiest", "visits", "Pine", (4, 4)),
     ("Pine had the thinnest margin.", "thinnest", "margin", "Pine", (4, 4)),
     ("Oak trailed only Harbour on revenue.", "trailed only", "revenue", "Oak", (3, 4)),
+    ("Oak and Harbour were first and second on revenue, respectively.", "first and second",
+     "revenue", "Oak", (3, 4)),
 ]  # fmt: skip
 
 

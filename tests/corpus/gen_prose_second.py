@@ -513,7 +513,7 @@ HARD: tuple[tuple[str, str, str, dict[str, Any], str, bool], ...] = (
     ("trailed_only", "numbers_recorded", "unsupported", {},
      "Oak Lane trailed only Harbour on revenue.", False),
     ("respectively", "numbers_recorded", "unsupported", {},
-     "Oak Lane and Harbour were first and second on revenue, respectively.", True),
+     "Oak Lane and Harbour were first and second on revenue, respectively.", False),
     ("undeclared_synonym", "numbers_recorded", "unsupported", {},
      "Oak Lane had the highest sales.", True),
     ("seconds_for_milliseconds", "numbers_recorded", "supported",

@@ -308,11 +308,38 @@ def _subject(marked: str, begin: int, end: int) -> int | None:
     return best
 
 
+_JOIN = r"(?:,\sand\s|,\s|\sand\s)"
+_RESPECTIVELY = re.compile(
+    rf"(?P<names>{_ENTITY}{_TAIL}*(?:{_JOIN}{_ENTITY}{_TAIL}*)+)\s(?:were|are|ranked|placed|"
+    rf"finished|came(?:\sin)?)\s(?P<ranks>(?:{_ORD})(?:{_JOIN}(?:{_ORD}))+)\b"
+)
+
+
+def _respectively(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+    """ "A and B were first and second (on revenue)(, respectively)": each entity claims the
+    rank in the same place of the second list (lists of unequal length are not read)."""
+    for found in _RESPECTIVELY.finditer(marked):
+        names = [hit.start() for hit in re.finditer(rf"{_ENTITY}{_TAIL}*", found.group("names"))]
+        ranks = re.findall(_ORD, found.group("ranks"))
+        if len(names) != len(ranks):
+            continue
+        measure = _measure(marked, found.end("ranks"), False)
+        start, end = found.span("ranks")
+        for offset, rank in zip(names, ranks, strict=True):
+            at = found.start("names") + offset
+            if at in scope_spans:
+                yield _Claim(start, end, _ordinal(rank), "best", False,
+                             ((at, at + _run(marked, at)),), measure)  # fmt: skip
+
+
 def _claims(
     marked: str, scope_spans: set[int], aliased: Mapping[str, Direction]
 ) -> Iterator[_Claim]:
     breaks = [found.end() for found in _CLAUSE.finditer(marked)]
+    taken = [found.span("ranks") for found in _RESPECTIVELY.finditer(marked)]
     for match in _phrase(tuple(aliased)).finditer(marked):
+        if any(low <= match.start() < high for low, high in taken):
+            continue  # an ordinal of a "respectively" list: read by _respectively
         meaning = _meaning(match, aliased)
         if meaning is None:
             continue
@@ -501,7 +528,11 @@ def rank_receipts(
     receipts: list[RankReceipt] = []
     read: list[tuple[int, int]] = []
     spans = set(starts)
-    for claim in chain(_claims(marked, spans, aliased), _list_claims(marked, spans)):
+    for claim in chain(
+        _claims(marked, spans, aliased),
+        _list_claims(marked, spans),
+        _respectively(marked, spans),
+    ):
         read.append(folded.span(claim.start, claim.end))
         for span in claim.names:
             receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
