@@ -84,9 +84,12 @@ billion" (a fraction alone, "half", "a quarter", is not read: more often a perio
 An "a" before it is taken by the scanner (a word starting with "a" never starts a match)."""
 _HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
-_WORD_TIMES = (
+_HALF_TIMES = (
     rf"(?i:(?:half\s+past|(?:a\s+)?quarter\s+(?:past|to))\s+(?:{_HOURS})(?![\w])(?:\s+(?:in\s+the\s+"
     r"(?:morning|afternoon|evening)|at\s+night|[ap]\.m\.|[ap]m(?![\w])))?)|"
+)
+"""``half past ten``, ``quarter to six`` (only in a text holding "half" or "quarter")."""
+_WORD_TIMES = (
     rf"(?i:(?:{_HOURS})(?:\s+o['\u2019]clock)?\s+(?:in\s+the\s+(?:morning|afternoon|evening)"
     rf"|at\s+night|[ap]\.m\.|[ap]m(?![\w]))|(?:{_HOURS})\s+o['\u2019]clock(?![\w])"
     r"|noon(?![\w])|midnight(?![\w]))"
@@ -107,8 +110,9 @@ def _alternatives(words: list[str]) -> str:
 
 
 def pattern(locale: NumberLocale, fractions: bool = False) -> re.Pattern[str]:
-    """The scanner's expression; ``fractions``: also "half a million" (a text without "half"
-    or "quarter" is scanned without that branch, which every word start would try)."""
+    """The scanner's expression; ``fractions``: also "half a million" and "half past ten" (a
+    text without "half" or "quarter" is scanned without those branches, which every word start
+    would try)."""
     return _compiled(locale.name, fractions)
 
 
@@ -149,7 +153,7 @@ def _compiled(name: str, fractions: bool) -> re.Pattern[str]:
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
         rf"|\b(?=[{_WORD_START}{'qQ' if fractions else ''}])(?:(?P<mdate>{_MONTH_DATES})"
-        rf"|(?P<wtime>{_WORD_TIMES})"
+        rf"|(?P<wtime>{_HALF_TIMES if fractions else ''}{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
         + (rf"|(?P<fraction>{_FRACTION})" if fractions else "")
         + rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b"
