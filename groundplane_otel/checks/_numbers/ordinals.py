@@ -42,19 +42,16 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, Final
 
-from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
+from groundplane_otel.checks._numbers.rank_judge import Claim, judge
 from groundplane_otel.checks._numbers.rank_receipt import Direction, RankReceipt
-from groundplane_otel.checks._numbers.rank_scope import Ranked, RankScope
+from groundplane_otel.checks._numbers.rank_scope import RankScope
 from groundplane_otel.checks._numbers.rank_words import FUNCTION_WORDS, GENERIC, MODIFIERS
 from groundplane_otel.checks._text import Folded, normalize
-from groundplane_otel.facts import Ranking
 
 __all__ = ["RankReceipt", "RankScope", "rank_receipts"]
 
@@ -172,43 +169,12 @@ _LIST_RANK = re.compile(rf"(?<![\w.,])(\d{{1,2}})(?:[.):]|\s\|)\s(?:\*\*)?(?={_E
 _RANK_HEADER = re.compile(r"\b(?:rank|ranks|ranking|rankings|ranked|top|leaderboard|standings)\b")
 _REVERSED = re.compile(r"\b(?:lowest|smallest|bottom|worst|least|fewest|ascending|reverse)\b")
 _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
-_SORTED = "numbers_recorded.rank_scores"
 _ITEM = re.compile(rf"\s?[:\-]?\s?(?={_ENTITY})")  # "#2 Oak", "No. 2: Oak"
 _SENTENCE_MEASURE = re.compile(r"\b(?:by|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
 _EVALUATIVE: Final = frozenset({"best", "strongest", "worst", "weakest"})
 _CUES: Final = frozenset({"was", "were", "is", "are", "belonged", "went", "came", "in", "by",
                           "for", "on", "among", "of", "and", "but"})  # fmt: skip
 """Words after a superlative's noun that start the rest of the clause, not a second noun."""
-
-
-def _ascending(ranking: Ranking) -> list[int | float]:
-    return derived(ranking, _SORTED, lambda: sorted(ranking.scores))
-
-
-def held(ranking: Ranking, name: Hashable, direction: Direction) -> tuple[int, int]:
-    """The 1-based ranks ``name`` holds counted in ``direction`` (a tie block spans several)."""
-    score = ranking.score_of(name)
-    assert score is not None
-    scores = _ascending(ranking)
-    below, up_to = bisect.bisect_left(scores, score), bisect.bisect_right(scores, score)
-    if direction in ("best", "worst"):
-        better = ranking.higher_is_better == (direction == "best")
-        direction = "high" if better else "low"
-    if direction == "high":
-        return len(scores) - up_to + 1, len(scores) - below
-    return below + 1, up_to
-
-
-@dataclass(frozen=True, slots=True)
-class _Claim:
-    start: int  # folded span of the rank phrase
-    end: int
-    rank: int
-    direction: Direction
-    within: bool
-    names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
-    measure: tuple[str, ...]  # words naming what is ranked: "highest MARGIN", "first IN Q3"
-    evaluative: bool = False  # "best", "worst": which way is better a Table column never says
 
 
 def _count(text: str) -> int:
@@ -315,7 +281,7 @@ _RESPECTIVELY = re.compile(
 )
 
 
-def _respectively(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+def _respectively(marked: str, scope_spans: set[int]) -> Iterator[Claim]:
     """ "A and B were first and second (on revenue)(, respectively)": each entity claims the
     rank in the same place of the second list (lists of unequal length are not read)."""
     for found in _RESPECTIVELY.finditer(marked):
@@ -328,13 +294,13 @@ def _respectively(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         for offset, rank in zip(names, ranks, strict=True):
             at = found.start("names") + offset
             if at in scope_spans:
-                yield _Claim(start, end, _ordinal(rank), "best", False,
+                yield Claim(start, end, _ordinal(rank), "best", False,
                              ((at, at + _run(marked, at)),), measure)  # fmt: skip
 
 
 def _claims(
     marked: str, scope_spans: set[int], aliased: Mapping[str, Direction]
-) -> Iterator[_Claim]:
+) -> Iterator[Claim]:
     breaks = [found.end() for found in _CLAUSE.finditer(marked)]
     taken = [found.span("ranks") for found in _RESPECTIVELY.finditer(marked)]
     for match in _phrase(tuple(aliased)).finditer(marked):
@@ -353,7 +319,7 @@ def _claims(
         if numbered and (item := _ITEM.match(marked, end)) and item.end() in scope_spans:
             at = item.end()  # "#2 Oak", "No. 2: Oak": an item of an ordered list
             measure = _sentence_measure(marked, start)
-            yield _Claim(start, end, rank, direction, False, ((at, at + _run(marked, at)),),
+            yield Claim(start, end, rank, direction, False, ((at, at + _run(marked, at)),),
                          measure)  # fmt: skip
             continue
         generic = numbered and (noun := _NOUN.match(marked, end)) and noun.group(1) in GENERIC
@@ -406,12 +372,12 @@ def _claims(
         if not spans:
             continue
         evaluative = sup in _EVALUATIVE
-        yield _Claim(start, end, rank, direction, within, spans, measure, evaluative)
+        yield Claim(start, end, rank, direction, within, spans, measure, evaluative)
         if len(spans) == 1 and not within:
             yield from _followers(marked, end, rank, direction, measure, scope_spans, evaluative)
         elif len(spans) == 1 and _followed(marked, spans[0][1]):
             # "the top 3 were Elm, followed by Oak and Pine": read in order
-            yield _Claim(start, end, 1, direction, False, spans, measure)
+            yield Claim(start, end, 1, direction, False, spans, measure)
             yield from _followers(marked, end, 1, direction, measure, scope_spans, False)
 
 
@@ -435,7 +401,7 @@ def _followers(
     measure: tuple[str, ...],
     scope_spans: set[int],
     evaluative: bool,
-) -> Iterator[_Claim]:
+) -> Iterator[Claim]:
     """ "North led, followed by South and East": the entities listed after "followed by" in
     the same sentence claim the next ranks, in order."""
     stop = _SENTENCE.search(marked, end)
@@ -445,7 +411,7 @@ def _followers(
     at, offset = found.start(1), 1
     while at < len(marked) and marked[at] == _ENTITY and at in scope_spans:
         length = _run(marked, at)
-        yield _Claim(found.start(), found.end(), rank + offset, direction, False,
+        yield Claim(found.start(), found.end(), rank + offset, direction, False,
                      ((at, at + length),), measure, evaluative)  # fmt: skip
         item = _FOLLOWER.match(marked, at)
         if item is None:
@@ -453,7 +419,7 @@ def _followers(
         at, offset = item.end(), offset + 1
 
 
-def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[Claim]:
     """A numbered ranking ("Ranking by revenue: 1. North, 2. South", "| 1 | North |") after a
     rank header: item N claims rank N. Numbers must run 1, 2, 3 … from the first item."""
     items = [item for item in _LIST_RANK.finditer(marked) if item.end() in scope_spans]
@@ -468,7 +434,7 @@ def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         if int(item.group(1)) != expected:
             return
         at = item.end()
-        yield _Claim(item.start(1), item.end(1), expected, "best", False,
+        yield Claim(item.start(1), item.end(1), expected, "best", False,
                      ((at, at + _run(marked, at)),), measure)  # fmt: skip
 
 
@@ -502,13 +468,6 @@ def _run(marked: str, at: int) -> int:
     return length
 
 
-def _holds(ranking: Ranking, name: Hashable, claim: _Claim) -> tuple[bool, int, int]:
-    low, high = held(ranking, name, claim.direction)
-    if claim.within:
-        return low <= claim.rank, low, high
-    return low <= claim.rank <= high, low, high
-
-
 def rank_receipts(
     scope: RankScope, text: str, where: str
 ) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
@@ -535,67 +494,7 @@ def rank_receipts(
     ):
         read.append(folded.span(claim.start, claim.end))
         for span in claim.names:
-            receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
+            receipt = judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
             if receipt is not None:
                 receipts.append(receipt)
     return receipts, read
-
-
-def _names_it(word: str, key_words: frozenset[str]) -> bool:
-    return word in key_words or (len(word) > 3 and word.endswith("s") and word[:-1] in key_words)
-
-
-def _about(ranked: Ranked, claim: _Claim) -> bool:
-    """Whether the claim may be about this order: a Ranking unless the claim names another
-    measure or period ("the highest margin", "first in Q3"); a Table column only when the
-    claim names it, and not by "best"/"worst" (which way is better a column does not say)."""
-    measure = claim.measure
-    if not all(word in GENERIC or _names_it(word, ranked.key_words) for word in measure):
-        return False
-    if not ranked.named_only:
-        return True
-    return not claim.evaluative and any(_names_it(word, ranked.key_words) for word in measure)
-
-
-def _judge(
-    scope: RankScope,
-    claim: _Claim,
-    named: list[tuple[int, Any]],
-    span: Callable[[int, int], tuple[int, int]],
-    text: str,
-    where: str,
-) -> RankReceipt | None:
-    """None when some order the claim may be about supports it; else the first one's
-    receipt (naming the Ranking's key or the Table's column)."""
-    failed: RankReceipt | None = None
-    for position, name in named:
-        ranked = scope.rankings[position]
-        if not _about(ranked, claim) or (ranking := ranked.ranking()) is None:
-            continue
-        holds, low, high = _holds(ranking, name, claim)
-        if holds:
-            return None
-        if failed is None:
-            start, end = span(claim.start, claim.end)
-            failed = RankReceipt(
-                text[start:end],
-                start,
-                end,
-                Decimal(claim.rank),
-                "rank_outside_top" if claim.within else "rank_mismatch",
-                where,
-                nearest=low,
-                fact=ranked.fact,
-                row=name,
-                column=ranked.key,
-                low=low,
-                high=high,
-                direction=_counted(claim.direction) if ranked.named_only else claim.direction,
-                within=claim.within,
-            )
-    return failed
-
-
-def _counted(direction: Direction) -> Direction:
-    """How a Table column's ranks are counted: from its highest value (or its lowest)."""
-    return {"best": "high", "worst": "low"}.get(direction, direction)  # type: ignore[return-value]
