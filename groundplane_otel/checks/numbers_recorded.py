@@ -8,8 +8,10 @@ as a recorded number (see ``_numbers.recorded``: ints exactly, floats by their s
 compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
 
 Rank claims: when ``fact`` lists a Ranking, an ordinal, rank number or superlative tied to an
-entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it
-(see ``_numbers.ordinals``); a contradicted rank is a ``RankReceipt`` in the same claim.
+entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it;
+against a Table, a claim naming one of its numeric columns (or a declared alias: ``aliases=``)
+must hold against the rows ranked by it ("Elm was second on revenue"; see ``_numbers.ordinals``
+and ``_numbers.rank_scope``). A contradicted rank is a ``RankReceipt`` in the same claim.
 
 Declared options, never implied (all off by default):
 
@@ -63,6 +65,7 @@ from groundplane_otel.checks._numbers.prose_fields import (
 )
 from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_numbers
 from groundplane_otel.checks._numbers.prose_words import LOCALES
+from groundplane_otel.checks._numbers.rank_scope import Aliases, declared_aliases
 from groundplane_otel.checks._numbers.receipts import NumberReceipt, UnrecordedNumbers
 from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding
 from groundplane_otel.checks._numbers.units import declared_units
@@ -94,6 +97,7 @@ class _NumbersRecorded:
     documents: tuple[str, ...] | None = None
     units: tuple[tuple[str, str], ...] = ()
     changes: frozenset[str] = frozenset()
+    aliases: Aliases = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.locale, str) or self.locale not in LOCALES:
@@ -134,8 +138,8 @@ class _NumbersRecorded:
         receipts: list[NumberReceipt] = []
         seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
         units = dict(self.units)
-        ranks = RankScope.of(stored)  # rank claims are read only against Ranking facts
         for where, text in read_texts(output, self.field):
+            ranks = RankScope.of(stored, self.aliases, text)  # Rankings, Tables' columns
             misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
             numerals = scan_numbers(text, self.locale, years=self.years).numerals
             bound = bind(text, numerals) if numerals else {}
@@ -282,6 +286,7 @@ def _spec(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> _NumbersRecorded:
     return _NumbersRecorded(
         facts_argument(fact),
@@ -294,6 +299,7 @@ def _spec(
         documents=require_documents(_BUILDER, documents),
         units=tuple(declared_units(_BUILDER, units).items()),
         changes=_changes(changes),
+        aliases=declared_aliases(_BUILDER, aliases),
     )
 
 
@@ -308,6 +314,7 @@ def numbers_recorded(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> NamedCheck:
     """Every number in ``output[field]`` (prose) must be one ``fact`` records, exactly.
 
@@ -319,7 +326,9 @@ def numbers_recorded(
     ``rounding``, ``question_fact``, ``years`` and ``documents`` (retrieved documents whose
     text is evidence) are declared options, off by default (see the module docstring).
     ``units`` maps columns (or facts) to the unit they are in; ``changes`` lists columns
-    holding changes. Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
+    holding changes; ``aliases`` maps a column (or fact) to the words a rank claim may name
+    it by ("sales", "busiest"). Unrecorded numbers raise ``UnrecordedNumbers`` with one
+    receipt each.
     """
     spec = _spec(
         fact,
@@ -332,6 +341,7 @@ def numbers_recorded(
         documents,
         units,
         changes,
+        aliases,
     )
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
@@ -353,6 +363,7 @@ def check_numbers_recorded(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
     text itself); raises UnrecordedNumbers on a number no fact records."""
@@ -367,5 +378,6 @@ def check_numbers_recorded(
         documents,
         units,
         changes,
+        aliases,
     )
     spec(registry, output)
