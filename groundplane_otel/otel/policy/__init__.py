@@ -27,8 +27,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal, cast
 
-from groundplane_otel._echo import echo
 from groundplane_otel._runner import ReportMode
+from groundplane_otel.otel._rules import fact_not_declared, scalar_attributes
 from groundplane_otel.otel.config import (
     ANSWERS,
     FACT_KINDS,
@@ -43,7 +43,7 @@ from groundplane_otel.otel.config import (
 )
 from groundplane_otel.otel.policy._checks import build_check
 from groundplane_otel.otel.policy._evidence import check_evidence
-from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show, suggest
+from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show
 from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
@@ -228,7 +228,7 @@ def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
             "write `attributes: {attribute.name: value}`",
         )
     for key, value in attributes.items():
-        if not isinstance(key, str) or not isinstance(value, (str, int, bool)):
+        if scalar_attributes({key: value}) is not None:
             reader.fail(
                 (*path, "attributes", str(key)),
                 f"expected a string, integer or boolean, got {show(value)}",
@@ -248,16 +248,9 @@ def _boundary(
     spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
     facts = reader.string_list((*path, "facts"), spec["facts"])
     for index, fact in enumerate(facts):
-        if fact not in declared:
-            close = suggest(fact, declared)
-            fix = (
-                f"did you mean {close!r}?"
-                if close
-                else ("declare it under `facts:` with the tool whose result it is")
-            )
-            reader.fail(
-                (*path, "facts", index), f"fact {echo(fact)} is not declared under facts", fix
-            )
+        problem = fact_not_declared(fact, declared)
+        if problem is not None:
+            reader.fail((*path, "facts", index), problem.problem, problem.fix)
     checks = spec["checks"]
     if not isinstance(checks, list) or not checks:
         reader.fail(
