@@ -238,10 +238,24 @@ class GuardConfig:
     policy_version: str | None = None
     # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
     evaluation_events: bool = True
+    # Coverage (``_engine/coverage.py``): a boundary that matched no span in this many requests
+    # that recorded its facts gets a WARNING naming what was seen (and counts in
+    # ``groundplane.coverage`` either way).
+    coverage_after: int = 20
+    # Strict: an invalid policy is fatal at start-up (zero-code: the process exits), and a
+    # boundary unmatched after ``coverage_after`` requests is *tripped*: an answer in a request
+    # that recorded its facts and matched no boundary is counted ``error``
+    # (``boundary_unmatched``) and refused in enforce mode.
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        after = self.coverage_after
+        if isinstance(after, bool) or not isinstance(after, int) or after < 1:
+            raise ValueError(f"coverage_after must be an int >= 1, got {echo(after)}")
+        if not isinstance(self.strict, bool):
+            raise ValueError(f"strict must be True or False, got {echo(self.strict)}")
         for what, items, kind in (
             ("facts", self.facts, FactSpec),
             ("boundaries", self.boundaries, BoundarySpec),

@@ -23,12 +23,14 @@ __all__ = [
     "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
     "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
+    "GROUNDPLANE_STRICT",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     "apply_environment",
     "capture_content_from_env",
     "mode_from_env",
     "policy_path_from_env",
     "raise_internal_errors_from_env",
+    "strict_from_env",
 ]
 
 logger = logging.getLogger("groundplane_otel")
@@ -43,6 +45,15 @@ GROUNDPLANE_MODE: Final = "GROUNDPLANE_MODE"
 """``enforce`` or ``observe``: overrides the policy's top-level ``mode`` (not a boundary's own).
 
 Lets one policy file serve a shadow rollout (``observe``) and production (``enforce``).
+"""
+
+GROUNDPLANE_STRICT: Final = "GROUNDPLANE_STRICT"
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): strict mode, overriding
+the policy's ``strict``. Under ``opentelemetry-instrument`` an invalid policy then stops the
+process at start-up (exit status 2, the located PolicyError on stderr) instead of leaving the
+app running unguarded; at run time a boundary that matched nothing in ``coverage_after``
+requests that recorded its facts turns the answers of such requests into ``error`` outcomes
+(refused in enforce mode). See ``GuardConfig.strict``.
 """
 
 GROUNDPLANE_CAPTURE_CONTENT: Final = "GROUNDPLANE_CAPTURE_CONTENT"
@@ -127,6 +138,11 @@ def raise_internal_errors_from_env(environ: Mapping[str, str] | None = None) -> 
     return _switch(GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS, environ) is True
 
 
+def strict_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
+    """``GROUNDPLANE_STRICT``: True, False, or None when unset or invalid (warns)."""
+    return _switch(GROUNDPLANE_STRICT, environ)
+
+
 def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
     """The content switch from the environment: True, False, or None (keep the policy's)."""
     capture = _switch(GROUNDPLANE_CAPTURE_CONTENT, environ)
@@ -143,7 +159,7 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
 
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
-    """``config`` with the ``GROUNDPLANE_MODE``, content-capture and evaluation-event
+    """``config`` with the ``GROUNDPLANE_MODE``, content-capture, strict and evaluation-event
     overrides applied."""
     mode = mode_from_env(environ)
     if mode is not None:
@@ -151,6 +167,9 @@ def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = N
     capture = capture_content_from_env(environ)
     if capture is not None:
         config = dataclasses.replace(config, capture_content=capture)
+    strict = strict_from_env(environ)
+    if strict is not None:
+        config = dataclasses.replace(config, strict=strict)
     evaluations = _switch(GROUNDPLANE_OTEL_EVALUATION_EVENTS, environ)
     if evaluations is not None:
         config = dataclasses.replace(config, evaluation_events=evaluations)

@@ -16,6 +16,7 @@ from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import plan_checks
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
@@ -297,6 +298,7 @@ def install(
         meter_provider=meter_provider,
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
+        coverage=Coverage(config, meter_provider),
     )
     guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):

@@ -54,6 +54,8 @@ _TOP: Final = (
     "mode",
     "capture_content",
     "evaluation_events",
+    "strict",
+    "coverage_after",
     "limits",
     "facts",
     "boundaries",
@@ -105,6 +107,14 @@ def _read(reader: Reader, data: object, digest: str) -> GuardConfig:
     mode = cast(Mode, reader.choice(("mode",), top.get("mode", "enforce"), MODES))
     capture = reader.boolean(("capture_content",), top.get("capture_content", False))
     evaluations = reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
+    strict = reader.boolean(("strict",), top.get("strict", False))
+    after = top.get("coverage_after", 20)
+    if isinstance(after, bool) or not isinstance(after, int) or after < 1:
+        reader.fail(
+            ("coverage_after",),
+            f"expected an integer >= 1, got {show(after)}",
+            "set `coverage_after:` to the number of traces (default 20)",
+        )
     limits = _limits(reader, top.get("limits", {}))
     facts = [
         _fact(reader, name, spec)
@@ -129,6 +139,8 @@ def _read(reader: Reader, data: object, digest: str) -> GuardConfig:
         limits,
         policy_version=f"{version}+sha256:{digest[:12]}",
         evaluation_events=evaluations,
+        coverage_after=after,
+        strict=strict,
     )
 
 
