@@ -228,9 +228,10 @@ def test_invalid_policy_logs_the_located_error_and_installs_nothing(tmp_path: Pa
     result = run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     assert result.stderr.splitlines() == [
-        f"groundplane: invalid policy, the guard is NOT installed: {bad}:25: "
-        "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, documents, "
-        "got 'tabel'. Fix: did you mean 'table'?"
+        "groundplane: invalid policy, the guard is NOT installed and the app runs UNGUARDED (no "
+        "output is checked; set GROUNDPLANE_STRICT=true to stop at start-up instead): "
+        f"{bad}:25: facts.campaign_ctr.kind: expected one of ranking, table, domain, value, "
+        "documents, got 'tabel'. Fix: did you mean 'table'?"
     ]
 
 
@@ -401,3 +402,31 @@ def outputs(reader: InMemoryMetricReader) -> dict[tuple[str, str], int]:
                         )
                         found[key] = found.get(key, 0) + point.value
     return found
+
+
+def test_invalid_policy_under_strict_stops_the_process_at_startup(tmp_path: Path) -> None:
+    """Finding 7: GROUNDPLANE_STRICT=true makes an invalid policy fatal: exit status 2 before
+    the app runs, the located error on stderr."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(POLICY.read_text().replace("kind: table", "kind: tabel"))
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad), GROUNDPLANE_STRICT="true")
+    result = failed.value
+    assert result.returncode == 2
+    assert result.stdout == ""  # the app never ran
+    assert result.stderr.splitlines() == [
+        "groundplane: invalid policy and strict mode is on, so the process stops before the app "
+        f"runs (exit status 2): {bad}:25: facts.campaign_ctr.kind: expected one of ranking, "
+        "table, domain, value, documents, got 'tabel'. Fix: did you mean 'table'?"
+    ]
+
+
+def test_an_invalid_policy_saying_strict_stops_the_process_too(tmp_path: Path) -> None:
+    """The policy's own top-level ``strict: true`` counts when the file reads that far."""
+    bad = tmp_path / "bad.yaml"
+    text = POLICY.read_text().replace("kind: table", "kind: tabel")
+    bad.write_text(text.replace("version: 1", "version: 1\nstrict: true", 1))
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
+    assert failed.value.returncode == 2
+    assert failed.value.stdout == ""
