@@ -25,8 +25,10 @@ __all__ = [
     "GROUNDPLANE_POLICY",
     "GROUNDPLANE_STRICT",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    "CONTENT_OFF_FIX",
     "apply_environment",
     "capture_content_from_env",
+    "genai_content_on",
     "mode_from_env",
     "policy_path_from_env",
     "raise_internal_errors_from_env",
@@ -85,6 +87,16 @@ GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
 ``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
 ``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
 """
+
+CONTENT_OFF_FIX: Final = (
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (util-genai "
+    "instrumentations; true for the older ones), or "
+    "OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane to hand the guard the messages with "
+    "content capture off"
+)
+"""What to do when a span the guard needs carries no content: the switches of the
+instrumentation (``GROUNDPLANE_CAPTURE_CONTENT`` only decides what the guard's own events
+carry)."""
 
 _TRUE: Final = ("true", "1", "yes", "on")
 _FALSE: Final = ("false", "0", "no", "off")
@@ -156,6 +168,14 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
     if genai.upper() not in _GENAI_VALUES:
         _ignored(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, genai, _GENAI_VALUES)
     return None
+
+
+def genai_content_on(environ: Mapping[str, str] | None = None) -> bool:
+    """Does ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` put content on spans, as the
+    instrumentations read it (``SPAN_ONLY``/``SPAN_AND_EVENT``; ``true`` for the older ones)?
+    What ``@tool`` follows to write a tool's arguments and result on its span."""
+    value = _read(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, environ)
+    return value is not None and value.upper() in (*_GENAI_ON, "TRUE")
 
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:

@@ -159,7 +159,8 @@ def test_strict_refuses_the_answers_of_a_boundary_unmatched_after_n_traces(
     with pytest.raises(UnsupportedClaim) as caught:
         run(otel, 1)
     error = caught.value  # report_mode "all": a ClaimsUnsupported, itself an UnsupportedClaim
-    assert isinstance(error, ClaimsUnsupported) and error.code == "boundary_unmatched"
+    assert isinstance(error, ClaimsUnsupported)
+    assert error.code == "boundary_unmatched"
     assert [type(claim) for claim in error.claims] == [OutputUnchecked]
     assert error.diagnosis == (
         "unsupported claim in field '<output>': model said <missing>, registered facts support "
