@@ -163,8 +163,7 @@ def test_strict_refuses_the_answers_of_a_boundary_unmatched_after_n_traces(
     assert error.code == "boundary_unmatched"
     assert [type(claim) for claim in error.claims] == [OutputUnchecked]
     assert error.diagnosis == (
-        "unsupported claim in field '<output>': model said <missing>, registered facts support "
-        "None | boundary 'stock_answer' could not check the output (boundary_unmatched): strict: "
+        "boundary 'stock_answer' could not check the output (boundary_unmatched): strict: "
         "the boundary matched no span in 3 traces that recorded its facts, and this answer "
         "matched no boundary; fix the boundary's match (see the coverage warning)"
     )
