@@ -208,9 +208,10 @@ def show_span(path: Path) -> None:
     status = span["status"]
     print(f"  exported span '{span['name']}' (read back from {path.name}):")
     print(f"    status      {status['status_code']} {status.get('description', '')}".rstrip())
-    for key, value in span["attributes"].items():
-        if key.startswith("groundplane."):
-            print(f"    {key:<24}{value}")
+    ours = {k: v for k, v in span["attributes"].items() if k.startswith("groundplane.")}
+    width = max([24, *(len(key) + 1 for key in ours)])  # groundplane.boundary_matched: 28
+    for key, value in ours.items():
+        print(f"    {key:<{width}}{value}")
     for event in span["events"]:
         print(f"    event {event['name']}")
         for key, value in event["attributes"].items():

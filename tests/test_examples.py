@@ -62,7 +62,8 @@ def test_demo_passes_blocks_flags_and_prints_prometheus_metrics(tmp_path: Path) 
         == 2
     )
     assert "    status      UNSET" in lines
-    assert "    groundplane.outcome     flagged" in lines
+    assert "    groundplane.outcome          flagged" in lines  # aligned on the longest key
+    assert "    groundplane.boundary_matched True" in lines  # never run together
     assert claims_line("superlative", "enforce", "unsupported") in lines
     assert claims_line("superlative", "observe", "unsupported") in lines
     assert claims_line("superlative", "enforce", "supported") in lines
