@@ -21,7 +21,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON, DEFAULT_ON
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import install
@@ -39,12 +39,12 @@ WRONG_WINNER = (
     "computed argmax on 'ctr' is 'harbour' (0.0455); 'north' ranked #2 at 0.0412"
 )
 SAMPLER_WARNING = (
-    f"groundplane: the tracer provider's sampler {DEFAULT_ON.get_description()} can drop spans, "
-    "and the guard never sees a dropped span (its output goes unchecked and uncounted). Wrap "
-    "it: TracerProvider(sampler=GuardSampler(sampler)), or set "
-    "OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio (OTEL_TRACES_SAMPLER_ARG = the "
-    "fraction to export); every span is then recorded for the guard and only the sampled ones "
-    "are exported"
+    "groundplane: the tracer provider's sampler is the SDK default, ParentBased(AlwaysOn): it "
+    "drops every span of a request whose incoming traceparent says not sampled (an upstream "
+    "service sampled it out), and the guard never sees a dropped span (its output goes "
+    "unchecked and uncounted). Wrap it: TracerProvider(sampler=GuardSampler(ParentBased("
+    "ALWAYS_ON))), or set OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio; every span "
+    "is then recorded for the guard and only the sampled ones are exported"
 )
 AGENT = {"gen_ai.agent.name": "campaign-analyst"}  # examples/policy.yaml's match
 POLICY_VERSION = f"1+sha256:{hashlib.sha256(POLICY.read_bytes()).hexdigest()[:12]}"
