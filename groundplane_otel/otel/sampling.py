@@ -34,7 +34,7 @@ SAMPLER_ENTRY_POINT: Final = "groundplane_parentbased_traceidratio"
 """The ``OTEL_TRACES_SAMPLER`` value that selects ``sampler_from_env`` under zero-code setup."""
 
 _ALWAYS_ON: Final = "AlwaysOnSampler"
-_SDK_DEFAULT: Final = DEFAULT_ON.get_description()  # ParentBased(ALWAYS_ON)
+_SDK_DEFAULT: Final[str] = DEFAULT_ON.get_description()  # type: ignore[no-untyped-call]
 
 
 class GuardSampler(Sampler):

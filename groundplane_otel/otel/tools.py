@@ -25,7 +25,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.environment import genai_content_on
 from groundplane_otel.otel.install import Guard, active_guard
 
-__all__ = ["tool"]
+__all__ = ["tool", "tool_content_on"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger(__name__)
@@ -35,8 +35,9 @@ def _json(value: Any) -> str:
     return json.dumps(value, default=repr)
 
 
-def _content_on(installed: Guard | None) -> bool:
-    """Is content capture on for tool spans: the instrumentations' switch, or the guard's?"""
+def tool_content_on(installed: Guard | None) -> bool:
+    """Do tool spans groundplane opens carry arguments and result (``@tool``, the MCP
+    adapter)? When the instrumentations' content switch is on, or the guard's."""
     return genai_content_on() or (installed is not None and installed.config.capture_content)
 
 
@@ -62,7 +63,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
                 sc.GEN_AI_TOOL_TYPE: "function",
                 sc.FACT_SOURCE: "code",  # capture skips it: recorded here, not from the span
             }
-            if _content_on(installed):
+            if tool_content_on(installed):
                 attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(call_args)
             span_cm = tracer.start_as_current_span(
                 f"{sc.OP_EXECUTE_TOOL} {name}", kind=SpanKind.INTERNAL, attributes=attributes
@@ -72,7 +73,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
         def finish(installed: Guard | None, span: Span, result: Any, call_args: Any) -> None:
             if installed is None:
                 return
-            if _content_on(installed) and not installed.processor.capture.restricts(name):
+            if tool_content_on(installed) and not installed.processor.capture.restricts(name):
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
             installed.record_fact(span, tool=name, fact=fact, value=result, arguments=call_args)
 
