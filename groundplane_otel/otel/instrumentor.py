@@ -40,6 +40,7 @@ from groundplane_otel.otel.environment import (
 )
 from groundplane_otel.otel.install import Guard, install
 from groundplane_otel.otel.policy import PolicyError, load_policy
+from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["GroundplaneInstrumentor"]
 
@@ -125,11 +126,8 @@ def _strict(path: str) -> bool:
     if strict is not None:
         return strict
     try:
-        import yaml
-
-        with open(path, encoding="utf-8") as text:
-            data = yaml.safe_load(text)
-    except Exception:  # unreadable: only the environment can make it strict
+        data, _ = read_yaml(path)  # the loader's safe reader (plain data, bounded)
+    except PolicyError:  # not even YAML: only the environment can make it strict
         return False
     return isinstance(data, dict) and data.get("strict") is True
 

@@ -146,16 +146,20 @@ class Coverage:
         state = self._boundaries.get(boundary)
         if state is None:
             return
-        with self._lock:
-            if not state.ever:
+        if not state.ever:
+            with self._lock:
                 state.ever = True
                 self.pending = any(not b.ever for b in self._boundaries.values())
-            seen = self._matched.get(request)
-            if seen is None:
-                if len(self._matched) >= _REQUESTS_KEPT:  # requests that never ended
-                    self._matched.pop(next(iter(self._matched)))
-                seen = self._matched[request] = set()
-            seen.add(boundary)
+        # Lock-free on the hot path: each step one atomic dict or set operation under the GIL.
+        seen = self._matched.get(request)
+        if seen is None:
+            if len(self._matched) >= _REQUESTS_KEPT:  # requests that never ended
+                try:  # noqa: SIM105 - contextlib.suppress costs more than this work
+                    self._matched.pop(next(iter(self._matched)), None)
+                except (RuntimeError, StopIteration):  # changed meanwhile
+                    pass
+            seen = self._matched.setdefault(request, set())
+        seen.add(boundary)
 
     def unmatched_span(self, name: str, agents: Iterable[object]) -> None:
         """An LLM or agent span matched no boundary (called only while ``pending``)."""
@@ -173,7 +177,7 @@ class Coverage:
             seen.unknown_tool_calls += 1
             _add(seen.tools, tool)
             calls = seen.unknown_tool_calls
-        if calls >= self.after:
+        if calls % self.after == 0:  # every ``after`` calls, not on each (rate-limited too)
             self._warn_unrecorded_facts(calls)
 
     def resultless(self, request: RequestKey, tool: str) -> None:
@@ -188,9 +192,8 @@ class Coverage:
 
     def request_ended(self, request: RequestKey, facts: Collection[str]) -> None:
         """A request that held facts (recorded, or that could not be) ended."""
-        with self._lock:
-            matched = self._matched.pop(request, ())
-            resultless = self._resultless.pop(request, ())
+        matched = self._matched.pop(request, ())
+        resultless = self._resultless.pop(request, ())
         for name in facts:
             fact = self._facts.get(name)
             if fact is not None and not fact.recorded:
