@@ -292,13 +292,14 @@ def install(
             RuntimeWarning,
             stacklevel=2,
         )
+    telemetry = Telemetry(meter_provider, config, logger_provider=logger_provider)
     processor = GroundplaneSpanProcessor(
         config,
-        Telemetry(meter_provider, config, logger_provider=logger_provider),
+        telemetry,
         meter_provider=meter_provider,
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
-        coverage=Coverage(config, meter_provider),
+        coverage=Coverage(config, telemetry.count_coverage),
     )
     guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):

@@ -21,14 +21,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-from opentelemetry.metrics import MeterProvider
+from typing import Final
 
 from groundplane_otel._echo import capped, echo
-from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.store import RequestKey
 from groundplane_otel.otel._rules import close_to
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, MatchSpec
@@ -108,36 +105,24 @@ class Coverage:
     def __init__(
         self,
         config: GuardConfig,
-        meter_provider: MeterProvider | None,
+        count: Callable[[str, str], None] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.after = config.coverage_after
         self.strict = config.strict
+        self._count = count or _uncounted  # (boundary, outcome) -> groundplane.coverage
         self._clock = clock
         self._lock = threading.Lock()
         self._boundaries = {
             spec.name: _Boundary(spec, frozenset(spec.facts)) for spec in config.boundaries
         }
         self._facts = {spec.name: _Fact(spec.tool) for spec in config.facts}
-        self._tools = {spec.tool for spec in config.facts}
         self._matched: dict[RequestKey, set[str]] = {}
         self._resultless: dict[RequestKey, set[str]] = {}
         self._seen = _Seen()
         self.pending = bool(self._boundaries)  # a boundary has not matched yet: names are kept
         self.tripped: tuple[BoundarySpec, ...] = ()
-        self._counter = None
-        if meter_provider is not None:
-            meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
-            self._counter = meter.create_counter(
-                sc.METRIC_COVERAGE,
-                unit=sc.UNIT_TRACE,
-                description=(
-                    "Requests that recorded a boundary's facts, by whether the boundary "
-                    "matched a span in them."
-                ),
-            )
-        self._points: dict[tuple[str, str], dict[str, str]] = {}
 
     # -- what the engine sees ---------------------------------------------------------------
 
@@ -234,16 +219,6 @@ class Coverage:
 
     # -- counting and warning ---------------------------------------------------------------
 
-    def _count(self, boundary: str, outcome: str) -> None:
-        if self._counter is None:
-            return
-        key = (boundary, outcome)
-        attributes = self._points.get(key)
-        if attributes is None:
-            attributes = {sc.BOUNDARY: boundary, sc.COVERAGE_OUTCOME: outcome}
-            self._points[key] = attributes
-        self._counter.add(1, attributes)
-
     def _due(self, warned: float | None) -> bool:
         return warned is None or self._clock() - warned >= REWARN_SECONDS
 
@@ -327,6 +302,10 @@ class Coverage:
                 )
 
 
+def _uncounted(boundary: str, outcome: str) -> None:
+    """No metric (a Coverage built without a counter)."""
+
+
 def _hint(listed: str, wanted_name: str | None, seen: Collection[str]) -> str:
     """``listed``, with "did you mean" when a seen name is close to (not equal to) the one
     the configuration wants."""
@@ -334,8 +313,3 @@ def _hint(listed: str, wanted_name: str | None, seen: Collection[str]) -> str:
     if close is None or close == wanted_name:
         return listed
     return f"{listed} (did you mean {close!r}?)"
-
-
-def request_facts(registry_names: Iterable[str], problems: Mapping[str, Any]) -> frozenset[str]:
-    """The facts a request holds or tried to hold (recorded, or that could not be)."""
-    return frozenset(registry_names) | frozenset(problems)
