@@ -81,6 +81,13 @@ class _Client:
         self.loop.close()
 
 
+@pytest.fixture(autouse=True)
+def content_capture_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read spans with the instrumentations' content switch off (the default):
+    ``call_and_record`` then puts no arguments or result on its span."""
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+
+
 @pytest.fixture(scope="module")
 def client() -> Iterator[_Client]:
     running = _Client()
