@@ -367,6 +367,22 @@ def panels() -> list[stat.Panel | timeseries.Panel | table.Panel]:
             ],
             (12, 38, 12, 8),
         ),
+        series(
+            "Coverage: traces with a boundary's facts, matched or not",
+            "Requests (local root spans) that recorded a fact a boundary reads, per second, by "
+            "boundary and whether the boundary matched a span in them. A boundary that stays "
+            "unmatched checks nothing: its match rules do not fit the spans (the guard logs a "
+            "WARNING naming the agent and span names it saw; strict mode refuses its answers).",
+            "cps",
+            [
+                query(
+                    "sum by (groundplane_boundary, groundplane_coverage_outcome) (rate("
+                    f"groundplane_coverage_total{{{JOB}, {BOUNDARY}}}[$__rate_interval]))",
+                    "{{groundplane_boundary}} {{groundplane_coverage_outcome}}",
+                )
+            ],
+            (0, 46, 12, 8),
+        ),
     ]
 
 

@@ -113,10 +113,16 @@ class UnsupportedClaim(FactBoundaryError):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        parts = [
-            f"unsupported claim in field {self.field!r}: model said {self.claimed!r}, "
-            f"registered facts support {self.supported!r}"
-        ]
+        if self.claimed is MISSING:  # no value to quote: say so ("a value" is no support)
+            head = f"unsupported claim in field {self.field!r}: the output has no such field"
+            if self.supported not in (None, "a value"):
+                head += f"; registered facts support {self.supported!r}"
+        else:
+            head = (
+                f"unsupported claim in field {self.field!r}: model said {self.claimed!r}, "
+                f"registered facts support {self.supported!r}"
+            )
+        parts = [head]
         if self.fact is not None:
             parts.append(f"fact={self.fact!r}")
         if self.provenance is not None:

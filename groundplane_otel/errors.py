@@ -53,12 +53,36 @@ class UnknownColumn(KeyError, ValueError):
         return self.message
 
 
-class ClaimsUnsupported(FactBoundaryError):
-    """Raised by ``mode="all"``: every unsupported claim at once, in ``.report``."""
+class ClaimsUnsupported(UnsupportedClaim):
+    """Raised by ``mode="all"`` (``report_mode: all``): every unsupported claim at once, in
+    ``.report``.
+
+    An ``UnsupportedClaim`` itself, so ``except UnsupportedClaim`` catches a refusal whatever
+    the report mode. Its ``field``, ``claimed``, ``supported``, ``fact``, ``provenance``,
+    ``reason``, ``code`` and ``to_dict()`` are those of the first claim; ``.claims`` (and
+    ``.report.violations``) are all of them; ``str()`` is ``report.to_text()``, one line each.
+    """
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        super().__init__(report.to_text())
+        first = report.violations[0] if report.violations else None
+        if first is None:  # a report built by hand with no violation
+            super().__init__("<output>", MISSING, None, reason="no claim was reported")
+            return
+        super().__init__(
+            first.field,
+            first.claimed,
+            first.supported,
+            fact=first.fact,
+            provenance=first.provenance,
+            reason=first.reason,
+            code=first.code,
+        )
+
+    @property
+    def claims(self) -> tuple[UnsupportedClaim, ...]:
+        """Every unsupported claim of the report, in check order."""
+        return self.report.violations
 
     def _message(self) -> str:
         return self.report.to_text()

@@ -251,8 +251,8 @@ def test_missing_field_fails_with_a_value_and_no_fact() -> None:
     assert claim.supported == "a value"
     assert claim.code == "field_missing"
     assert str(claim) == (
-        "unsupported claim in field 'n': model said <missing>, registered facts support "
-        "'a value' | the output declared no field 'n'"
+        "unsupported claim in field 'n': the output has no such field | the output declared no "
+        "field 'n'"
     )
 
 

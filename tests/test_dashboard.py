@@ -140,6 +140,7 @@ def test_required_panels_present() -> None:
         "Live traces",
         "Outputs per agent by outcome",
         "Unsupported-claim ratio per agent",
+        "Coverage: traces with a boundary's facts, matched or not",
     } <= titles
     kinds = {p["type"] for p in _board()["panels"]}
     assert {"stat", "timeseries", "table"} <= kinds
@@ -147,6 +148,7 @@ def test_required_panels_present() -> None:
     assert "histogram_quantile(0.99" in exprs
     assert "topk(" in exprs
     assert "sum by (gen_ai_agent_name" in exprs
+    assert "groundplane_coverage_total{" in exprs  # groundplane.coverage, by boundary/outcome
 
 
 def test_every_guard_query_filters_by_the_agent_variable() -> None:

@@ -381,8 +381,8 @@ def test_path_missing_from_the_output_fails_as_field_missing() -> None:
     check = entities_recorded(["name"], "regions", path="summary.entities")
     claim = claim_of(check, regions_registry(), {"summary": {"entity": []}})
     assert str(claim) == (
-        "unsupported claim in field 'summary.entities': model said <missing>, registered facts "
-        "support 'a value' | the output declared nothing at path 'summary.entities' "
+        "unsupported claim in field 'summary.entities': the output has no such field | the "
+        "output declared nothing at path 'summary.entities' "
         "(no 'entities' under 'summary', a dict)"
     )
     assert claim.code == "field_missing"

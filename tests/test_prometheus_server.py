@@ -55,6 +55,9 @@ class App:
             }
             self.instruments["facts"].add(n, attrs)
         self.instruments["traces"].add(1)
+        for outcome, n in (("matched", 5), ("unmatched", 1)):
+            attrs = {"groundplane.boundary": "answer", "groundplane.coverage.outcome": outcome}
+            self.instruments["coverage"].add(n, attrs)
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,7 @@ def app() -> Iterator[App]:
         "duration": meter.create_histogram("groundplane.check.duration", unit="s"),
         "facts": meter.create_counter("groundplane.facts", unit="{fact}"),
         "traces": meter.create_up_down_counter("groundplane.traces.active", unit="{trace}"),
+        "coverage": meter.create_counter("groundplane.coverage", unit="{trace}"),
     }
     yield App(provider, f"127.0.0.1:{port}", instruments)
     httpd.shutdown()

@@ -411,8 +411,8 @@ def test_missing_winner_field_fails_before_anything_else() -> None:
     """An output without the winner field fails as a missing field (no fact, no provenance)."""
     claim = claim_of(superlative("campaign_ctr"), campaign_registry(), {"best": "harbour"})
     assert str(claim) == (
-        "unsupported claim in field 'winner': model said <missing>, registered facts support "
-        "'a value' | the output declared no field 'winner'"
+        "unsupported claim in field 'winner': the output has no such field | the output "
+        "declared no field 'winner'"
     )
 
 

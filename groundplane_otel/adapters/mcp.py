@@ -220,12 +220,13 @@ async def call_and_record(
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
     from groundplane_otel.adapters._otel import active_guard, content_json, mirror_fact
+    from groundplane_otel.otel.tools import tool_content_on
 
     sent = copy_in(dict(arguments or {}), fact=fact, where="arguments")
     guard = active_guard()
     if tracer_provider is None and guard is not None:
         tracer_provider = guard.tracer_provider
-    capture = guard is not None and guard.config.capture_content
+    capture = tool_content_on(guard)  # as an instrumented tool span would
     tracer = trace.get_tracer("groundplane_otel.adapters.mcp", tracer_provider=tracer_provider)
     attributes: dict[str, str] = {
         "gen_ai.operation.name": "execute_tool",
@@ -256,7 +257,7 @@ async def call_and_record(
             span.set_attribute("error.type", type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
             raise
-        if capture and guard is not None and not guard.processor.capture.restricts(tool):
+        if capture and not (guard is not None and guard.processor.capture.restricts(tool)):
             span.set_attribute("gen_ai.tool.call.result", content_json(payload))
         context = span.get_span_context()
         ids: dict[str, str | None] = {"trace_id": None, "span_id": None}

@@ -212,5 +212,11 @@ def require_name(builder: str, param: str, value: object, *, optional: bool = Fa
     if value is None and optional:
         return
     if not isinstance(value, str) or not value:
+        if isinstance(value, FactRegistry):  # the builder itself was used as the check
+            raise TypeError(
+                f"{builder} was passed as a check without being called: it builds the check. "
+                f'Call it with the fact it reads, e.g. {builder}("fact", ...), and pass what it '
+                "returns"
+            )
         allowed = "a non-empty string or None" if optional else "a non-empty string"
         raise TypeError(f"{builder}: {param} must be {allowed}, got {value!r}")

@@ -10,8 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from groundplane_otel._echo import echo
 from groundplane_otel._runner import ReportMode
 from groundplane_otel.checks._base import NamedCheck
+from groundplane_otel.otel._rules import (
+    fact_not_declared,
+    match_names,
+    name_sequence,
+    not_a_check,
+    scalar_attributes,
+)
 
 __all__ = ["BoundarySpec", "FactKind", "FactSpec", "GuardConfig", "Limits", "MatchSpec", "Mode"]
 
@@ -20,6 +28,7 @@ Mode = Literal["enforce", "observe"]
 FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
 ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
+REPORT_MODES: tuple[ReportMode, ...] = ("all", "first")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,16 @@ class MatchSpec:
     span_name: str | None = None
     attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        names = {
+            "agent_name": self.agent_name,
+            "operation_name": self.operation_name,
+            "span_name": self.span_name,
+        }
+        problem = match_names(names) or scalar_attributes(self.attributes)
+        if problem is not None:
+            raise TypeError(problem.text("MatchSpec"))
+
     def is_empty(self) -> bool:
         return not (self.agent_name or self.operation_name or self.span_name or self.attributes)
 
@@ -120,9 +139,33 @@ class BoundarySpec:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"boundary name must be a non-empty string, got {self.name!r}")
+        owner = f"boundary {self.name!r}"
+        problem = name_sequence("facts", self.facts)
+        if problem is not None:
+            raise TypeError(problem.text(owner))
+        if isinstance(self.checks, str) or not isinstance(self.checks, (list, tuple)):
+            raise TypeError(
+                f"{owner}: checks must be a sequence of checks, got {echo(self.checks)}. "
+                "Fix: write checks=(superlative(...),) (a one-element tuple needs the comma)"
+            )
+        for check in self.checks:
+            problem = not_a_check(check)
+            if problem is not None:
+                raise TypeError(problem.text(owner))
+        object.__setattr__(self, "facts", tuple(self.facts))  # a list works as in YAML
+        object.__setattr__(self, "checks", tuple(self.checks))
+        if not isinstance(self.match, MatchSpec):
+            raise TypeError(
+                f"{owner}: match must be a MatchSpec, got {type(self.match).__name__}. "
+                "Fix: write match=MatchSpec(agent_name=...)"
+            )
         if self.mode is not None and self.mode not in MODES:
             raise ValueError(
                 f"boundary {self.name!r}: mode must be one of {MODES}, got {self.mode!r}"
+            )
+        if self.report_mode not in REPORT_MODES:
+            raise ValueError(
+                f"{owner}: report_mode must be one of {REPORT_MODES}, got {echo(self.report_mode)}"
             )
         if not self.checks:
             raise ValueError(f"boundary {self.name!r} declares no checks")
@@ -204,11 +247,48 @@ class GuardConfig:
     policy_version: str | None = None
     # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
     evaluation_events: bool = True
+    # Coverage (``_engine/coverage.py``): a boundary that matched no span in this many requests
+    # that recorded its facts gets a WARNING naming what was seen (and counts in
+    # ``groundplane.coverage`` either way).
+    coverage_after: int = 20
+    # Strict: an invalid policy is fatal at start-up (zero-code: the process exits), and a
+    # boundary unmatched after ``coverage_after`` requests is *tripped*: an answer in a request
+    # that recorded its facts and matched no boundary is counted ``error``
+    # (``boundary_unmatched``) and refused in enforce mode.
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        after = self.coverage_after
+        if isinstance(after, bool) or not isinstance(after, int) or after < 1:
+            raise ValueError(f"coverage_after must be an int >= 1, got {echo(after)}")
+        if not isinstance(self.strict, bool):
+            raise ValueError(f"strict must be True or False, got {echo(self.strict)}")
+        for what, items, kind in (
+            ("facts", self.facts, FactSpec),
+            ("boundaries", self.boundaries, BoundarySpec),
+        ):
+            if not isinstance(items, (list, tuple)):
+                raise TypeError(
+                    f"GuardConfig: {what} must be a tuple of {kind.__name__}, got "
+                    f"{echo(items)}. Fix: write {what}=({kind.__name__}(...),)"
+                )
+            for item in items:
+                if not isinstance(item, kind):
+                    raise TypeError(
+                        f"GuardConfig: {what} must hold {kind.__name__} values, got "
+                        f"{type(item).__name__}"
+                    )
+        object.__setattr__(self, "facts", tuple(self.facts))
+        object.__setattr__(self, "boundaries", tuple(self.boundaries))
         names = [spec.name for spec in self.boundaries]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"boundary names must be unique; repeated: {duplicates}")
+        declared = [spec.name for spec in self.facts]
+        for spec in self.boundaries:
+            for fact in spec.facts:
+                problem = fact_not_declared(fact, declared)
+                if problem is not None:
+                    raise ValueError(problem.text(f"boundary {spec.name!r}"))

@@ -23,12 +23,16 @@ __all__ = [
     "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
     "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
+    "GROUNDPLANE_STRICT",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    "CONTENT_OFF_FIX",
     "apply_environment",
     "capture_content_from_env",
+    "genai_content_on",
     "mode_from_env",
     "policy_path_from_env",
     "raise_internal_errors_from_env",
+    "strict_from_env",
 ]
 
 logger = logging.getLogger("groundplane_otel")
@@ -43,6 +47,15 @@ GROUNDPLANE_MODE: Final = "GROUNDPLANE_MODE"
 """``enforce`` or ``observe``: overrides the policy's top-level ``mode`` (not a boundary's own).
 
 Lets one policy file serve a shadow rollout (``observe``) and production (``enforce``).
+"""
+
+GROUNDPLANE_STRICT: Final = "GROUNDPLANE_STRICT"
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): strict mode, overriding
+the policy's ``strict``. Under ``opentelemetry-instrument`` an invalid policy then stops the
+process at start-up (exit status 2, the located PolicyError on stderr) instead of leaving the
+app running unguarded; at run time a boundary that matched nothing in ``coverage_after``
+requests that recorded its facts turns the answers of such requests into ``error`` outcomes
+(refused in enforce mode). See ``GuardConfig.strict``.
 """
 
 GROUNDPLANE_CAPTURE_CONTENT: Final = "GROUNDPLANE_CAPTURE_CONTENT"
@@ -74,6 +87,16 @@ GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
 ``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
 ``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
 """
+
+CONTENT_OFF_FIX: Final = (
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (util-genai "
+    "instrumentations; true for the older ones), or "
+    "OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane to hand the guard the messages with "
+    "content capture off"
+)
+"""What to do when a span the guard needs carries no content: the switches of the
+instrumentation (``GROUNDPLANE_CAPTURE_CONTENT`` only decides what the guard's own events
+carry)."""
 
 _TRUE: Final = ("true", "1", "yes", "on")
 _FALSE: Final = ("false", "0", "no", "off")
@@ -127,6 +150,11 @@ def raise_internal_errors_from_env(environ: Mapping[str, str] | None = None) -> 
     return _switch(GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS, environ) is True
 
 
+def strict_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
+    """``GROUNDPLANE_STRICT``: True, False, or None when unset or invalid (warns)."""
+    return _switch(GROUNDPLANE_STRICT, environ)
+
+
 def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool | None:
     """The content switch from the environment: True, False, or None (keep the policy's)."""
     capture = _switch(GROUNDPLANE_CAPTURE_CONTENT, environ)
@@ -142,8 +170,16 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
     return None
 
 
+def genai_content_on(environ: Mapping[str, str] | None = None) -> bool:
+    """Does ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` put content on spans, as the
+    instrumentations read it (``SPAN_ONLY``/``SPAN_AND_EVENT``; ``true`` for the older ones)?
+    What ``@tool`` follows to write a tool's arguments and result on its span."""
+    value = _read(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, environ)
+    return value is not None and value.upper() in (*_GENAI_ON, "TRUE")
+
+
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
-    """``config`` with the ``GROUNDPLANE_MODE``, content-capture and evaluation-event
+    """``config`` with the ``GROUNDPLANE_MODE``, content-capture, strict and evaluation-event
     overrides applied."""
     mode = mode_from_env(environ)
     if mode is not None:
@@ -151,6 +187,9 @@ def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = N
     capture = capture_content_from_env(environ)
     if capture is not None:
         config = dataclasses.replace(config, capture_content=capture)
+    strict = strict_from_env(environ)
+    if strict is not None:
+        config = dataclasses.replace(config, strict=strict)
     evaluations = _switch(GROUNDPLANE_OTEL_EVALUATION_EVENTS, environ)
     if evaluations is not None:
         config = dataclasses.replace(config, evaluation_events=evaluations)

@@ -16,6 +16,7 @@ from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import plan_checks
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
@@ -291,12 +292,14 @@ def install(
             RuntimeWarning,
             stacklevel=2,
         )
+    telemetry = Telemetry(meter_provider, config, logger_provider=logger_provider)
     processor = GroundplaneSpanProcessor(
         config,
-        Telemetry(meter_provider, config, logger_provider=logger_provider),
+        telemetry,
         meter_provider=meter_provider,
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,
+        coverage=Coverage(config, telemetry.count_coverage),
     )
     guard = Guard(config, processor, tracer_provider, attached)
     if isinstance(tracer_provider, SdkTracerProvider):

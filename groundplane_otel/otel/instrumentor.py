@@ -9,14 +9,19 @@ environment overrides and installs the guard on those providers.
 
 Startup problems are logged on the ``groundplane_otel`` logger and leave the application running
 unguarded, like every instrumentation: no policy or no SDK tracer provider is a WARNING, an
-invalid policy an ERROR carrying the PolicyError (file, line, key path, fix). A guard already
-installed on the provider (in code) stays the only one: an ERROR says the policy's is not. Run
-``groundplane-otel check-policy`` in CI so an invalid policy never reaches a deployment.
+invalid policy an ERROR carrying the PolicyError (file, line, key path, fix) that says the app
+runs UNGUARDED. Strict (``GROUNDPLANE_STRICT=true``, or the policy's top level ``strict: true``
+when the file reads that far): an invalid policy stops the process at start-up, exit status 2.
+A guard already installed on the provider (in code) stays the only one: an ERROR says the
+policy's is not. Run ``groundplane-otel check-policy`` in CI so an invalid policy never reaches
+a deployment.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Collection
 from typing import Any
 
@@ -28,11 +33,14 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from groundplane_otel.otel.environment import (
     GROUNDPLANE_POLICY,
+    GROUNDPLANE_STRICT,
     apply_environment,
     policy_path_from_env,
+    strict_from_env,
 )
 from groundplane_otel.otel.install import Guard, install
 from groundplane_otel.otel.policy import PolicyError, load_policy
+from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["GroundplaneInstrumentor"]
 
@@ -75,7 +83,14 @@ class GroundplaneInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         try:
             config = apply_environment(load_policy(path))
         except PolicyError as exc:
-            logger.error("groundplane: invalid policy, the guard is NOT installed: %s", exc)
+            if _strict(path):
+                _exit_at_startup(exc)
+            logger.error(
+                "groundplane: invalid policy, the guard is NOT installed and the app runs "
+                "UNGUARDED (no output is checked; set %s=true to stop at start-up instead): %s",
+                GROUNDPLANE_STRICT,
+                exc,
+            )
             return
         logger_provider = kwargs.get("logger_provider") or get_logger_provider()
         try:
@@ -102,3 +117,35 @@ class GroundplaneInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         guard, self.guard = self.guard, None
         if guard is not None:
             guard.uninstall()
+
+
+def _strict(path: str) -> bool:
+    """Is start-up strict? ``GROUNDPLANE_STRICT`` when set, else the policy's own top-level
+    ``strict: true`` if the file can be read that far (best effort: the policy is invalid)."""
+    strict = strict_from_env()
+    if strict is not None:
+        return strict
+    try:
+        data, _ = read_yaml(path)  # the loader's safe reader (plain data, bounded)
+    except PolicyError:  # not even YAML: only the environment can make it strict
+        return False
+    return isinstance(data, dict) and data.get("strict") is True
+
+
+def _exit_at_startup(error: PolicyError) -> None:
+    """Strict: stop the process before the app runs (exit status 2). ``opentelemetry-instrument``
+    runs instrumentors inside ``sitecustomize``, where an exception is swallowed and a
+    ``SystemExit`` is a "Fatal Python error" traceback: so the located error is logged and
+    written to stderr, and the process exits at once."""
+    message = (
+        f"groundplane: invalid policy and strict mode is on, so the process stops before the "
+        f"app runs (exit status 2): {error}"
+    )
+    logger.critical(message)
+    for handler in logging.getLogger().handlers + logger.handlers:
+        handler.flush()
+    if not logger.hasHandlers() and logging.lastResort is None:  # nothing printed it
+        sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(2)

@@ -30,6 +30,11 @@ class OutputUnchecked(UnsupportedClaim):
             code=code,
         )
 
+    def _message(self) -> str:
+        """The reason itself: there is no claimed or supported value to quote."""
+        message = self.reason or ""
+        return message if self.fact is None else f"{message} | fact={self.fact!r}"
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:

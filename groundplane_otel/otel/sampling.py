@@ -15,6 +15,7 @@ from typing import Final
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace.sampling import (
+    DEFAULT_ON,
     Decision,
     ParentBased,
     Sampler,
@@ -33,6 +34,7 @@ SAMPLER_ENTRY_POINT: Final = "groundplane_parentbased_traceidratio"
 """The ``OTEL_TRACES_SAMPLER`` value that selects ``sampler_from_env`` under zero-code setup."""
 
 _ALWAYS_ON: Final = "AlwaysOnSampler"
+_SDK_DEFAULT: Final[str] = DEFAULT_ON.get_description()  # type: ignore[no-untyped-call]
 
 
 class GuardSampler(Sampler):
@@ -135,6 +137,18 @@ def warn_if_sampler_drops(tracer_provider: TracerProvider, *, once: bool = False
             "their start attributes (gen_ai.agent.name, gen_ai.operation.name …), so the guard "
             "cannot match them. Use TracerProvider(sampler=GuardSampler(inner)) instead",
             sampler.get_description(),
+        )
+        return True
+    if sampler.get_description() == _SDK_DEFAULT:
+        logger.warning(
+            "groundplane: the tracer provider's sampler is the SDK default, ParentBased(AlwaysOn): "
+            "it drops every span of a request whose incoming traceparent says not sampled (an "
+            "upstream service sampled it out), and the guard never sees a dropped span (its "
+            "output goes unchecked and uncounted). Wrap it: "
+            "TracerProvider(sampler=GuardSampler(ParentBased(ALWAYS_ON))), or set "
+            "OTEL_TRACES_SAMPLER=%s; every span is then recorded for the guard and only the "
+            "sampled ones are exported",
+            SAMPLER_ENTRY_POINT,
         )
         return True
     logger.warning(

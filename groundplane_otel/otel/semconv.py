@@ -133,6 +133,9 @@ METRIC_VERIFIER_TRACES: Final = "groundplane.verifier.traces"  # root_ended/idle
 METRIC_VERIFIER_REQUESTS: Final = "groundplane.verifier.requests"  # received/oversize/unreadable
 VERIFIER_OUTCOME: Final = "groundplane.verifier.outcome"
 METRIC_TRACES_ACTIVE: Final = "groundplane.traces.active"
+# requests that recorded a boundary's facts, by whether the boundary matched a span in them
+METRIC_COVERAGE: Final = "groundplane.coverage"
+COVERAGE_OUTCOME: Final = "groundplane.coverage.outcome"  # matched | unmatched
 # summary attributes not written on a guarded span at its attribute limit (never evict the app's)
 METRIC_SUMMARY_LEFT_OFF: Final = "groundplane.summary.left_off"
 UNIT_CLAIM: Final = "{claim}"
@@ -160,6 +163,7 @@ FactSource = Literal[
     "pydantic_ai",
 ]
 FactOutcome = Literal["recorded", "conflict", "truncated", "unparseable", "rejected", "evicted"]
+CoverageOutcome = Literal["matched", "unmatched"]
 FactKindLabel = Literal["ranking", "table", "domain", "value", "documents", "unknown"]
 FACT_SOURCES: Final = get_args(FactSource)
 
@@ -176,6 +180,8 @@ REASON_GUARD_ERROR: Final = "guard_error"
 REASON_STREAM_FAILED: Final = "stream_failed"  # the model's stream raised before its end
 REASON_STREAM_ABANDONED: Final = "stream_abandoned"  # the app stopped reading a guarded stream
 REASON_STREAM_UNKNOWN: Final = "stream_chunk_unknown"  # a chunk whose text cannot be read
+# strict: an answer in a trace that recorded a boundary's facts, the boundary matching nothing
+REASON_BOUNDARY_UNMATCHED: Final = "boundary_unmatched"
 
 # A fact that could not be stored -> the reason code of the checks that need it.
 PROBLEM_REASONS: Final[dict[str, str]] = {

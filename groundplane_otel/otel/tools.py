@@ -2,7 +2,10 @@
 
 The return value is recorded in the current trace's registry (typed by the guard's FactSpec
 for that tool when there is one, else as a value under ``fact``), with the tool span as
-provenance. Arguments and result go on the span only when content capture is on.
+provenance. Arguments and result go on the span (``gen_ai.tool.call.arguments`` /
+``gen_ai.tool.call.result``, what ``suggest`` and ``replay`` read) when content capture is on —
+by the switch the instrumentations follow (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``)
+or the guard's own ``capture_content`` — like an instrumented tool's; never a restricted fact's.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel.environment import genai_content_on
 from groundplane_otel.otel.install import Guard, active_guard
 
-__all__ = ["tool"]
+__all__ = ["tool", "tool_content_on"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger(__name__)
@@ -29,6 +33,12 @@ logger = logging.getLogger(__name__)
 
 def _json(value: Any) -> str:
     return json.dumps(value, default=repr)
+
+
+def tool_content_on(installed: Guard | None) -> bool:
+    """Do tool spans groundplane opens carry arguments and result (``@tool``, the MCP
+    adapter)? When the instrumentations' content switch is on, or the guard's."""
+    return genai_content_on() or (installed is not None and installed.config.capture_content)
 
 
 def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> Callable[[F], F]:
@@ -53,7 +63,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
                 sc.GEN_AI_TOOL_TYPE: "function",
                 sc.FACT_SOURCE: "code",  # capture skips it: recorded here, not from the span
             }
-            if installed and installed.config.capture_content:
+            if tool_content_on(installed):
                 attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS] = _json(call_args)
             span_cm = tracer.start_as_current_span(
                 f"{sc.OP_EXECUTE_TOOL} {name}", kind=SpanKind.INTERNAL, attributes=attributes
@@ -63,7 +73,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
         def finish(installed: Guard | None, span: Span, result: Any, call_args: Any) -> None:
             if installed is None:
                 return
-            if installed.config.capture_content and not installed.processor.capture.restricts(name):
+            if tool_content_on(installed) and not installed.processor.capture.restricts(name):
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
             installed.record_fact(span, tool=name, fact=fact, value=result, arguments=call_args)
 

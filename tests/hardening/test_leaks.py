@@ -568,6 +568,7 @@ def test_distinct_agent_and_boundary_names_from_traffic_add_no_series(
         "groundplane.outputs": 1,
         "groundplane.check.duration": 1,
         "groundplane.traces.active": 1,
+        "groundplane.coverage": 1,  # boundary from the configuration, outcome matched
     }
     assert tally(metric_points(otel.reader), "groundplane.outputs", "groundplane.outcome") == {
         "passed": 2_000

@@ -20,7 +20,7 @@ from groundplane_otel.adapters.langgraph import goto_on_violation, guarded_node,
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.facts import Ranking, ranking_from_scores
-from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
+from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 from groundplane_otel.registry import FactRegistry
 
 CTR = {"north": 0.0412, "harbour": 0.0455, "delta": 0.0301}
@@ -423,7 +423,8 @@ def test_state_facts_reach_span_end_boundaries(otel: Otel) -> None:
         match=MatchSpec(agent_name="analyst"),
         report_mode="first",
     )
-    otel.install(GuardConfig(boundaries=(boundary_spec,)))
+    fact = FactSpec("campaign_ctr", "warehouse.query", kind="ranking")  # recorded by the node
+    otel.install(GuardConfig(facts=(fact,), boundaries=(boundary_spec,)))
     registry = FactRegistry()
 
     def tool(state: AgentState) -> dict[str, Any]:

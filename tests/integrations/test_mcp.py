@@ -81,6 +81,13 @@ class _Client:
         self.loop.close()
 
 
+@pytest.fixture(autouse=True)
+def content_capture_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read spans with the instrumentations' content switch off (the default):
+    ``call_and_record`` then puts no arguments or result on its span."""
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+
+
 @pytest.fixture(scope="module")
 def client() -> Iterator[_Client]:
     running = _Client()
@@ -319,6 +326,31 @@ def test_call_and_record_with_span_provenance(
     assert provenance.trace_id == format_trace_id(span.context.trace_id)
     assert provenance.span_id == format_span_id(span.context.span_id)
     assert provenance.tool_call_id == "call_1"
+
+
+def test_call_and_record_writes_content_when_the_genai_switch_is_on(
+    client: _Client,
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the instrumentations' content switch on, the span carries the arguments and the
+    result, as an instrumented tool span would (what suggest and replay read)."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    provider, exporter = spans
+    client.run(
+        lambda session: call_and_record(
+            session,
+            FactRegistry(),
+            fact="ctr",
+            tool="campaign_ctr",
+            arguments={"window": "7d"},
+            tracer_provider=provider,
+        )
+    )
+    (span,) = exporter.get_finished_spans()
+    attributes = dict(span.attributes or {})
+    assert json.loads(str(attributes["gen_ai.tool.call.arguments"])) == {"window": "7d"}
+    assert json.loads(str(attributes["gen_ai.tool.call.result"])) == CTR
 
 
 def test_call_and_record_uses_the_active_span_without_a_tracer(

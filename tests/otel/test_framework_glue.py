@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from groundplane_otel.adapters._guardrail import answer_of, boundary_name, find_guard
 from groundplane_otel.checks.superlative import superlative
-from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec
+from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 from groundplane_otel.otel._engine.swallowed import mechanism_for
 from groundplane_otel.otel.completion_hook import answer_text, tool_results
 
@@ -32,7 +32,7 @@ def guard(*agents: str | None) -> Any:
         )
         for index, agent in enumerate(agents)
     )
-    return FakeGuard(GuardConfig(boundaries=specs))
+    return FakeGuard(GuardConfig(facts=(FactSpec("f", tool="t"),), boundaries=specs))
 
 
 def test_the_boundary_is_found_by_agent_name() -> None:

@@ -140,6 +140,7 @@ class TestPass:
             "groundplane.check.duration": "s",
             "groundplane.facts": "{fact}",
             "groundplane.traces.active": "{trace}",
+            "groundplane.coverage": "{trace}",
         }
 
     def test_exemplars_point_at_the_guarded_trace(self, otel: Harness) -> None:

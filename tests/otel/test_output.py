@@ -11,6 +11,14 @@ import pytest
 from groundplane_otel.otel._engine.output import OutputRead, read_output
 from groundplane_otel.otel.config import Limits
 
+SPAN_NO_CONTENT = (
+    "the span carries no output content; "
+    "content capture is probably off in the instrumentation: set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (util-genai instrumentations; "
+    "true for the older ones), or OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane to hand "
+    "the guard the messages with content capture off"
+)
+
 LIMITS = Limits()
 
 
@@ -102,7 +110,7 @@ def test_finish_reasons_attribute_without_content() -> None:
     assert read({"llm.finish_reason": "tool_calls"}).status == "not_output"
     missing = read({"gen_ai.response.finish_reasons": ("stop",)})
     assert (missing.status, missing.missing_content) == ("unreadable", True)
-    assert missing.problem == "the span carries no output content (content capture off?)"
+    assert missing.problem == SPAN_NO_CONTENT
     assert read({}).status == "absent"
 
 

@@ -11,6 +11,14 @@ import pytest
 from groundplane_otel.otel._engine.output import OutputRead, read_output
 from groundplane_otel.otel.config import Limits
 
+TEXT_PART_NO_CONTENT = (
+    "a text part has no content; "
+    "content capture is probably off in the instrumentation: set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (util-genai instrumentations; "
+    "true for the older ones), or OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane to hand "
+    "the guard the messages with content capture off"
+)
+
 LIMITS = Limits()
 ANSWER = '{"winner": "EU"}'
 FINISH_REASONS = "gen_ai.response.finish_reasons"
@@ -117,7 +125,7 @@ def test_text_part_without_content_is_unreadable_not_absent() -> None:
     found = read(messages({"type": "text"}))
     assert found == OutputRead(
         "unreadable",
-        problem="a text part has no content (content capture off?)",
+        problem=TEXT_PART_NO_CONTENT,
         missing_content=True,
     )
 

@@ -16,6 +16,14 @@ from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_
 from groundplane_otel.otel._engine.payload import Parsed, decode_payload, parse_payload
 from groundplane_otel.otel.config import Limits
 
+TEXT_PART_NO_CONTENT = (
+    "a text part has no content; "
+    "content capture is probably off in the instrumentation: set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (util-genai instrumentations; "
+    "true for the older ones), or OTEL_INSTRUMENTATION_GENAI_COMPLETION_HOOK=groundplane to hand "
+    "the guard the messages with content capture off"
+)
+
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
 _KEYS = st.sampled_from(["a", "b", "a:", "\\u003a", "+"])
 _JSON = st.recursive(
@@ -79,7 +87,7 @@ def _reference(message: Mapping[str, Any], limits: Limits) -> OutputRead | None:
     if not all(isinstance(content, str) for content in contents):
         if calls:
             return OutputRead("not_output")
-        problem = "a text part has no content (content capture off?)"
+        problem = TEXT_PART_NO_CONTENT
         return OutputRead("unreadable", problem=problem, missing_content=True)
     read = parse_answer("".join(contents), limits)
     if read.status != "output" and len(contents) > 1:

@@ -177,7 +177,7 @@ ERRORS = {
     "boundary fact undeclared": (
         BASE.replace("facts: [campaign_ctr]", "facts: [revenue]"),
         "7: boundaries.report.facts[0]: fact 'revenue' is not declared under facts. "
-        "Fix: declare it under `facts:` with the tool whose result it is",
+        "Fix: declare it under `facts:` (in code: a FactSpec) with the tool whose result it is",
     ),
     "unknown check family": (
         BASE.replace("- superlative:", "- superlativ:"),

@@ -211,12 +211,31 @@ def test_no_warning_when_nothing_can_be_dropped(
     assert caplog.messages == []
 
 
-def test_warns_when_the_sampler_can_drop(caplog: pytest.LogCaptureFixture) -> None:
-    """The SDK default (parent-based) can drop spans: the warning names it and both fixes."""
+DEFAULT_SAMPLER_WARNING = (
+    "groundplane: the tracer provider's sampler is the SDK default, ParentBased(AlwaysOn): it "
+    "drops every span of a request whose incoming traceparent says not sampled (an upstream "
+    "service sampled it out), and the guard never sees a dropped span (its output goes "
+    "unchecked and uncounted). Wrap it: TracerProvider(sampler=GuardSampler(ParentBased("
+    "ALWAYS_ON))), or set OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio; every span "
+    "is then recorded for the guard and only the sampled ones are exported"
+)
+
+
+def test_warns_when_the_sdk_default_sampler_can_drop(caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK default (parent-based) drops what an upstream sampled out: the warning says
+    exactly when, and both fixes."""
     with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
         assert warn_if_sampler_drops(TracerProvider(sampler=DEFAULT_ON)) is True
+    assert caplog.messages == [DEFAULT_SAMPLER_WARNING]
+
+
+def test_warns_when_another_sampler_can_drop(caplog: pytest.LogCaptureFixture) -> None:
+    """Any other sampler that can drop spans: the warning names it and both fixes."""
+    sampler = TraceIdRatioBased(0.5)
+    with caplog.at_level(logging.WARNING, logger="groundplane_otel"):
+        assert warn_if_sampler_drops(TracerProvider(sampler=sampler)) is True
     assert caplog.messages == [
-        f"groundplane: the tracer provider's sampler {DEFAULT_ON.get_description()} can drop "
+        f"groundplane: the tracer provider's sampler {sampler.get_description()} can drop "
         "spans, and the guard never sees a dropped span (its output goes unchecked and "
         "uncounted). Wrap it: TracerProvider(sampler=GuardSampler(sampler)), or set "
         "OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio (OTEL_TRACES_SAMPLER_ARG = the "

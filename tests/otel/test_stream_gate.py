@@ -12,13 +12,18 @@ from otel_harness import Harness
 
 import groundplane_otel as gp
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.otel import BoundarySpec, GuardConfig, MatchSpec, guard_stream
+from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec, guard_stream
 from groundplane_otel.otel import trace_registry as registry_of
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._stream.units import HARD_FACTOR
 
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
 DOCS = [{"id": "policy-7", "content": "Orders ship within two business days."}]
+# The facts ``read`` records in code, declared as a GuardConfig requires.
+FACTS = (
+    FactSpec("invoice", "invoice_query", kind="table", key="id"),
+    FactSpec("kb", "kb_search", kind="documents"),
+)
 
 
 def text_boundary(
@@ -68,7 +73,7 @@ def test_a_json_answer_is_released_complete_and_checked(otel: Harness) -> None:
         match=MatchSpec(agent_name="analyst"),
         report_mode="first",
     )
-    otel.install(GuardConfig(boundaries=(spec,)))
+    otel.install(GuardConfig(facts=FACTS, boundaries=(spec,)))
     right = json.dumps({"summary": "Invoice A totals 10,000. B totals 250."})
     wrong = json.dumps({"summary": "Invoice A totals 10,000. B totals 260."})
     assert read(otel, deltas(right)) == (right, None)
@@ -83,7 +88,7 @@ def test_a_whole_answer_check_runs_before_the_last_unit_is_released(otel: Harnes
     """min_citations=1 with no citation: each sentence is clean on its own, the answer is not
     — the app gets every sentence but the last, then the refusal."""
     check = gp.citations_retrieved(text_fields=["*"], min_citations=1)
-    otel.install(GuardConfig(boundaries=(text_boundary(check, facts=("kb",)),)))
+    otel.install(GuardConfig(facts=FACTS, boundaries=(text_boundary(check, facts=("kb",)),)))
     answer = "Orders ship fast. Refunds are quick. Ask us anything."
     text, error = read(otel, deltas(answer))
     assert text == "Orders ship fast. Refunds are quick."
@@ -102,7 +107,8 @@ def test_a_custom_check_holds_the_whole_answer(otel: Harness) -> None:
             raise UnsupportedClaim("*", "!", None, reason="shouting", code="shouting")
 
     check = gp.NamedCheck("no_shouting", no_shouting)
-    otel.install(GuardConfig(boundaries=(text_boundary(check),)))
+    boundary = text_boundary(check, facts=("kb",))  # a boundary names the facts it may read
+    otel.install(GuardConfig(facts=FACTS, boundaries=(boundary,)))
     text, error = read(otel, deltas("Fine. Fine. Not fine!"))
     assert text == ""
     assert isinstance(error, UnsupportedClaim)
@@ -111,7 +117,7 @@ def test_a_custom_check_holds_the_whole_answer(otel: Harness) -> None:
 def test_an_explicit_boundary_guards_a_stream_no_rule_matches(otel: Harness) -> None:
     """boundary= names the boundary: guarded although its match rules select nothing."""
     spec = text_boundary(gp.numbers_recorded("invoice"), agent=None)
-    otel.install(GuardConfig(boundaries=(spec,)))
+    otel.install(GuardConfig(facts=FACTS, boundaries=(spec,)))
     wrong = "Invoice A totals 10,000. It grew 12% last week."
     assert read(otel, deltas(wrong)) == (wrong, None)  # not matched: flows, nothing counted
     assert outcomes(otel) == []
@@ -123,7 +129,9 @@ def test_an_explicit_boundary_guards_a_stream_no_rule_matches(otel: Harness) -> 
 
 def test_bad_arguments_are_named(otel: Harness) -> None:
     """An unknown boundary, a bad bound, no span to count on: each a clear error."""
-    otel.install(GuardConfig(boundaries=(text_boundary(gp.numbers_recorded("invoice")),)))
+    otel.install(
+        GuardConfig(facts=FACTS, boundaries=(text_boundary(gp.numbers_recorded("invoice")),))
+    )
     with otel.tracer.start_as_current_span("work"), pytest.raises(ValueError) as caught:
         guard_stream(iter([]), boundary="nope")
     assert str(caught.value) == "unknown boundary 'nope' (configured: prose)"
@@ -142,7 +150,9 @@ def test_guard_stream_needs_an_installed_guard() -> None:
 def test_a_long_answer_with_no_sentence_end_is_released_in_bounded_units(otel: Harness) -> None:
     """No sentence or line end at all: the text held never exceeds the hard bound plus one
     chunk, and the whole answer arrives."""
-    otel.install(GuardConfig(boundaries=(text_boundary(gp.numbers_recorded("invoice")),)))
+    otel.install(
+        GuardConfig(facts=FACTS, boundaries=(text_boundary(gp.numbers_recorded("invoice")),))
+    )
     answer = "and the invoice total was 10,000 for the year as planned " * 80
     with otel.agent():
         registry_of().record_table("invoice", ROWS, key="id")
@@ -163,7 +173,9 @@ def test_checking_a_streamed_answer_reads_it_at_most_twice(
 ) -> None:
     """4,400 one-token chunks: the units checked add up to the answer once — nothing is
     re-scanned, and no whole-answer check re-reads it (none is configured)."""
-    otel.install(GuardConfig(boundaries=(text_boundary(gp.numbers_recorded("invoice")),)))
+    otel.install(
+        GuardConfig(facts=FACTS, boundaries=(text_boundary(gp.numbers_recorded("invoice")),))
+    )
     checked: list[int] = []
     unit, rest = Accounting.stream_unit, Accounting.stream_rest
 

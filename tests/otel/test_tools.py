@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from otel_harness import Harness, answer, sales_config
 
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.facts import Ranking
 from groundplane_otel.otel import tool, trace_registry
+from groundplane_otel.otel.otlp_files import OtlpFileExporter, read_requests
+from groundplane_otel.otel.replay import Replayer
 
 ROWS = {"rows": [{"region": "EU", "total": 10}, {"region": "US", "total": 7}]}
 
@@ -151,3 +155,40 @@ def test_decorated_tool_feeds_the_guard_end_to_end(otel: Harness) -> None:
 def test_without_a_guard_the_tool_still_runs(otel: Harness) -> None:
     """No guard installed: the function runs and returns as usual."""
     assert headcount() == 42
+
+
+def recorded_with_tool(tmp_path: Path) -> Path:
+    """The app of docs/guard.md: ``@tool`` under an agent span, then a wrong answer, recorded
+    to an OTLP file with the guard's own capture_content off (observe mode)."""
+    otel = Harness()
+    path = tmp_path / "traces.jsonl"
+    otel.tracer_provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
+    otel.install(sales_config(mode="observe"))
+    try:
+        with otel.agent("analyst"):
+            top_sales(2025)
+            otel.chat(answer({"winner": "US"}))
+    finally:
+        otel.close()
+    return path
+
+
+def replayed_outcomes(path: Path) -> dict[tuple[str, str], int]:
+    replayer = Replayer(sales_config())
+    for request in read_requests([path], []):
+        replayer.feed(request)
+    replayer.finish()
+    return dict(replayer.counts()["outputs"])
+
+
+def test_the_genai_content_switch_records_enough_for_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 4: with the instrumentations' switch on (and the guard's capture_content off),
+    ``@tool`` writes the arguments and result on its span, so replay finds the fact and blocks
+    the wrong answer, as the live guard did; with it off, replay can only say fact_missing."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    assert replayed_outcomes(recorded_with_tool(tmp_path)) == {("answer", "blocked"): 1}
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    (tmp_path / "off").mkdir()
+    assert replayed_outcomes(recorded_with_tool(tmp_path / "off")) == {("answer", "error"): 1}

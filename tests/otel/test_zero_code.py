@@ -21,7 +21,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON, DEFAULT_ON
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import install
@@ -39,12 +39,12 @@ WRONG_WINNER = (
     "computed argmax on 'ctr' is 'harbour' (0.0455); 'north' ranked #2 at 0.0412"
 )
 SAMPLER_WARNING = (
-    f"groundplane: the tracer provider's sampler {DEFAULT_ON.get_description()} can drop spans, "
-    "and the guard never sees a dropped span (its output goes unchecked and uncounted). Wrap "
-    "it: TracerProvider(sampler=GuardSampler(sampler)), or set "
-    "OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio (OTEL_TRACES_SAMPLER_ARG = the "
-    "fraction to export); every span is then recorded for the guard and only the sampled ones "
-    "are exported"
+    "groundplane: the tracer provider's sampler is the SDK default, ParentBased(AlwaysOn): it "
+    "drops every span of a request whose incoming traceparent says not sampled (an upstream "
+    "service sampled it out), and the guard never sees a dropped span (its output goes "
+    "unchecked and uncounted). Wrap it: TracerProvider(sampler=GuardSampler(ParentBased("
+    "ALWAYS_ON))), or set OTEL_TRACES_SAMPLER=groundplane_parentbased_traceidratio; every span "
+    "is then recorded for the guard and only the sampled ones are exported"
 )
 AGENT = {"gen_ai.agent.name": "campaign-analyst"}  # examples/policy.yaml's match
 POLICY_VERSION = f"1+sha256:{hashlib.sha256(POLICY.read_bytes()).hexdigest()[:12]}"
@@ -228,9 +228,10 @@ def test_invalid_policy_logs_the_located_error_and_installs_nothing(tmp_path: Pa
     result = run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
     assert result.stdout.splitlines()[0] == "APP: answer accepted"
     assert result.stderr.splitlines() == [
-        f"groundplane: invalid policy, the guard is NOT installed: {bad}:25: "
-        "facts.campaign_ctr.kind: expected one of ranking, table, domain, value, documents, "
-        "got 'tabel'. Fix: did you mean 'table'?"
+        "groundplane: invalid policy, the guard is NOT installed and the app runs UNGUARDED (no "
+        "output is checked; set GROUNDPLANE_STRICT=true to stop at start-up instead): "
+        f"{bad}:25: facts.campaign_ctr.kind: expected one of ranking, table, domain, value, "
+        "documents, got 'tabel'. Fix: did you mean 'table'?"
     ]
 
 
@@ -401,3 +402,31 @@ def outputs(reader: InMemoryMetricReader) -> dict[tuple[str, str], int]:
                         )
                         found[key] = found.get(key, 0) + point.value
     return found
+
+
+def test_invalid_policy_under_strict_stops_the_process_at_startup(tmp_path: Path) -> None:
+    """Finding 7: GROUNDPLANE_STRICT=true makes an invalid policy fatal: exit status 2 before
+    the app runs, the located error on stderr."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(POLICY.read_text().replace("kind: table", "kind: tabel"))
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad), GROUNDPLANE_STRICT="true")
+    result = failed.value
+    assert result.returncode == 2
+    assert result.stdout == ""  # the app never ran
+    assert result.stderr.splitlines() == [
+        "groundplane: invalid policy and strict mode is on, so the process stops before the app "
+        f"runs (exit status 2): {bad}:25: facts.campaign_ctr.kind: expected one of ranking, "
+        "table, domain, value, documents, got 'tabel'. Fix: did you mean 'table'?"
+    ]
+
+
+def test_an_invalid_policy_saying_strict_stops_the_process_too(tmp_path: Path) -> None:
+    """The policy's own top-level ``strict: true`` counts when the file reads that far."""
+    bad = tmp_path / "bad.yaml"
+    text = POLICY.read_text().replace("kind: table", "kind: tabel")
+    bad.write_text(text.replace("version: 1", "version: 1\nstrict: true", 1))
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        run_app(tmp_path, "wrong", GROUNDPLANE_POLICY=str(bad))
+    assert failed.value.returncode == 2
+    assert failed.value.stdout == ""

@@ -7,10 +7,12 @@ framework's own model or the loopback fake OpenAI server) into a Collector-forma
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,21 @@ sys.path.insert(0, str(EXAMPLES))
 
 Rows = list[dict[str, Any]]
 WINDOWS = ("7d", "6d", "5d", "4d", "3d")
+
+
+@contextlib.contextmanager
+def _genai_content() -> Iterator[None]:
+    """OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY for the block only."""
+    name = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+    saved = os.environ.get(name)
+    os.environ[name] = "SPAN_ONLY"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 def _wrong_total(rows: Rows) -> dict[str, Any]:
@@ -122,12 +139,18 @@ def json_answer(winner: tuple[str, float]) -> str:
 
 
 def record_openai(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
+    """``_record_openai`` with the instrumentations' content switch on, restored afterwards (the
+    guard's ``@tool`` follows it too: left on, it would leak into later tests)."""
+    with _genai_content():
+        return _record_openai(path, runs, wrong_every)
+
+
+def _record_openai(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
     """examples/openai_agent.py's ``run_agent``: the real ``openai`` client, instrumented,
     against the loopback fake server; its tool runs in a GenAI ``execute_tool`` span carrying
     the result (as a tool instrumentation records it: the example's ``tool`` decorator records
     the fact in code, which no recording can replay); the CTRs change per run; every
     ``wrong_every``-th answer names the runner-up."""
-    import os
 
     import openai
     import openai_agent
@@ -135,7 +158,6 @@ def record_openai(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
     from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
     from opentelemetry.sdk.metrics import MeterProvider
 
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
     meters = MeterProvider()
@@ -270,11 +292,17 @@ def record_demo_prose(path: Path, runs: int = 30, wrong_every: int = 5) -> set[s
 
 
 def record_langchain(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
+    """``_record_langchain`` with the instrumentations' content switch on, restored afterwards (the
+    guard's ``@tool`` follows it too: left on, it would leak into later tests)."""
+    with _genai_content():
+        return _record_langchain(path, runs, wrong_every)
+
+
+def _record_langchain(path: Path, runs: int = 30, wrong_every: int = 6) -> set[str]:
     """examples/langchain_agent.py's agent and tool: LangChain v1 ``create_agent`` through
     langchain-openai against the loopback fake server, traced by
     opentelemetry-instrumentation-genai-langchain with content capture on; the tool's CTRs
     change per run; every ``wrong_every``-th answer names the runner-up."""
-    import os
 
     import _framework_setup
     import langchain_agent
@@ -283,7 +311,6 @@ def record_langchain(path: Path, runs: int = 30, wrong_every: int = 6) -> set[st
     from langchain_openai import ChatOpenAI
     from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
 
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OtlpFileExporter(path)))
     LangChainInstrumentor().instrument(tracer_provider=provider)

@@ -25,6 +25,7 @@ agent span around it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import (
     Plan,
     Run,
@@ -41,6 +43,7 @@ from groundplane_otel.otel._engine.evaluate import (
     no_output,
     plan_checks,
     run_all,
+    unmatched,
 )
 from groundplane_otel.otel._engine.lineage import (
     COVERED_ATTR,
@@ -49,6 +52,7 @@ from groundplane_otel.otel._engine.lineage import (
     OUTPUT_ATTR,
     STREAM_ATTR,
     Lineage,
+    agents_of,
     attached,
     chain_of,
     same_answer,
@@ -63,6 +67,8 @@ from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 
 __all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
+
+logger = logging.getLogger("groundplane_otel")
 
 HELD_ATTR = "_groundplane_held"  # {guard id: [Held]} on an agent span not yet named
 MAX_HELD = 8  # answers held per agent span and guard; more fail closed
@@ -129,8 +135,10 @@ class Accounting:
         errors: ErrorSink,
         *,
         length_limit: int | None = None,
+        coverage: Coverage | None = None,
     ) -> None:
         self.config = config
+        self.coverage = coverage
         self.store = store
         self.lineage = lineage
         self.results = results
@@ -159,10 +167,19 @@ class Accounting:
         chain: tuple[Any, ...] = chain_of(span)
         agent = is_agent(span.name, attributes)
         spec = self._match(span, attributes, chain)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("groundplane: %s", self.lineage.explain(span, attributes, chain, spec))
+        coverage = self.coverage
         if spec is None:
-            if not agent and self._by_agent_name:
-                self._hold(span, attributes, chain)
+            held = not agent and self._by_agent_name and self._hold(span, attributes, chain)
+            if coverage is not None:
+                if coverage.pending:
+                    coverage.unmatched_span(span.name, agents_of(span, attributes, chain))
+                if coverage.tripped and not agent and not held:
+                    return self._tripped(span, attributes, coverage)
             return []
+        if coverage is not None:
+            coverage.matched(self.request_of(span), spec.name)
         evaluations: list[Evaluation] = []
         delegated = spec.name in self.delegated
         if agent and not delegated:
@@ -349,9 +366,28 @@ class Accounting:
             attached(above, COVERED_ATTR, list).append(entry)
         return evaluation
 
-    def _hold(self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> None:
+    def _tripped(
+        self, span: Span, attributes: Mapping[str, Any], coverage: Coverage
+    ) -> list[Evaluation]:
+        """Strict: an answer matching no boundary, in a request that recorded the facts of a
+        boundary that never matched in ``coverage_after`` requests (tripped): counted
+        ``error`` (``boundary_unmatched``) for that boundary, refused in enforce mode."""
+        request = self.request_of(span)
+        spec = coverage.tripped_for(self.store.fact_names(request))
+        if spec is None:
+            return []
+        read = self._read(span, attributes)
+        if read.status in ("not_output", "absent", "refusal"):
+            return []
+        evaluation = unmatched(spec, spec.mode or self.config.mode, coverage.after)
+        entry = Covered(self.guard, spec.name, None, evaluation)
+        attached(span, COVERED_ATTR, list).append(entry)
+        return [evaluation]
+
+    def _hold(self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> bool:
         """An unmatched LLM span's answer, held on each enclosing agent span that has no
-        name yet (it may arrive as that span ends, and select a boundary then)."""
+        name yet (it may arrive as that span ends, and select a boundary then). True when
+        it was held."""
         unnamed = [
             ancestor
             for ancestor in chain
@@ -361,10 +397,10 @@ class Accounting:
             and ancestor.is_recording()
         ]
         if not unnamed:
-            return
+            return False
         read = self._read(span, attributes)
         if read.status in ("not_output", "absent"):
-            return
+            return False
         held = _Held(read, _failed(span), _call_of(span, chain))
         for ancestor in unnamed:
             answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(self.guard, [])
@@ -373,6 +409,7 @@ class Accounting:
             elif len(answers) == MAX_HELD:  # fail closed, once
                 problem = f"more than {MAX_HELD} answers under one agent span"
                 answers.append(_Held(OutputRead("unreadable", problem=problem), False, NO_CALL))
+        return True
 
     # -- adapters -------------------------------------------------------------------------
 
@@ -399,6 +436,8 @@ class Accounting:
         the same answer in this run if one is not taken yet (counted then), else it is checked
         and counted now (a reask answered the same way again is another outcome)."""
         spec = self._spec(boundary)
+        if self.coverage is not None:
+            self.coverage.matched(self.request_of(span), spec.name)
         if isinstance(output, str):
             read = parse_answer(output, self.config.limits)
         elif isinstance(output, Mapping):

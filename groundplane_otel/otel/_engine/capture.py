@@ -29,7 +29,7 @@ from groundplane_otel.facts import Domain, Provenance, Table
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.payload import Parsed, parse_payload
 from groundplane_otel.otel._engine.sizing import text_bound
-from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of
+from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of, fact_kind
 from groundplane_otel.otel.config import FactSpec, Limits
 from groundplane_otel.ranking import ranking_from_columns
 
@@ -213,7 +213,10 @@ def _cells(
 def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
     """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
     hands it over); ValueError/TypeError when the result does not have the declared shape.
-    ``from_text``: the payload was parsed from text (``_cells``)."""
+    ``from_text``: the payload was parsed from text (``_cells``). A value already of the
+    declared kind (a ``Ranking`` recorded in code for a ranking fact, ...) is kept as it is."""
+    if spec.path is None and spec.kind != "value" and fact_kind(payload) == spec.kind:
+        return payload
     paths = spec.path if isinstance(spec.path, tuple) else (spec.path,)
     for path in paths:  # a tuple: the first path the result has
         found, data = walk_path(payload, path)

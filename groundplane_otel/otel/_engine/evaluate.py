@@ -41,6 +41,7 @@ __all__ = [
     "run_all",
     "run_of",
     "skipped",
+    "unmatched",
     "unreadable",
 ]
 
@@ -337,6 +338,26 @@ def no_output(boundary: BoundarySpec, mode: Mode, *, span_failed: bool) -> Evalu
         "and none was submitted)"
     )
     run = failed_run(boundary.name, sc.REASON_NO_OUTPUT, detail)
+    return decide(
+        boundary.name,
+        mode,
+        boundary.report_mode,
+        run,
+        facts=boundary.facts,
+        view=_NOTHING,
+        duration=0.0,
+        capture_content=False,
+    )
+
+
+def unmatched(boundary: BoundarySpec, mode: Mode, after: int) -> Evaluation:
+    """Strict: an answer in a request that recorded ``boundary``'s facts while the boundary,
+    tripped, matched no span in ``after`` such requests: an error (fail closed)."""
+    detail = (
+        f"strict: the boundary matched no span in {after} traces that recorded its facts, and "
+        "this answer matched no boundary; fix the boundary's match (see the coverage warning)"
+    )
+    run = failed_run(boundary.name, sc.REASON_BOUNDARY_UNMATCHED, detail)
     return decide(
         boundary.name,
         mode,

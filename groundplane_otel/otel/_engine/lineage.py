@@ -173,10 +173,51 @@ class Lineage:
             if rule.agent_name is None:
                 return rule.spec
             if found is None:
-                found = _agents(span, attributes, chain)
+                found = agents_of(span, attributes, chain)
             if rule.agent_name in found:
                 return rule.spec
         return None
+
+    def explain(
+        self,
+        span: Span,
+        attributes: Mapping[str, Any],
+        chain: tuple[Any, ...],
+        spec: BoundarySpec | None,
+    ) -> str:
+        """Why ``span`` matched ``spec`` (or no boundary): the DEBUG line of each decision."""
+        name = span.name
+        named = attributes.get(sc.BOUNDARY)
+        if isinstance(named, str):
+            if spec is None:
+                return f"span {name!r} names unknown boundary {named!r}: not guarded"
+            return f"span {name!r} matched boundary {spec.name!r}: it names it ({sc.BOUNDARY})"
+        if spec is not None:
+            return f"span {name!r} matched boundary {spec.name!r} by its match rules"
+        reasons = [self._miss(rule, span, attributes, chain) for rule in self._rules]
+        agents = sorted(str(a) for a in agents_of(span, attributes, chain) if a is not None)
+        return (
+            f"span {name!r} (operation {operation(name, attributes)!r}, agent names "
+            f"{agents or 'none'}) matched no boundary: " + ("; ".join(reasons) or "no rules")
+        )
+
+    @staticmethod
+    def _miss(
+        rule: _Rule, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]
+    ) -> str:
+        """The first criterion of ``rule`` that ``span`` fails."""
+        label = f"{rule.spec.name!r} wants"
+        if rule.span_name is not None and span.name != rule.span_name:
+            return f"{label} span_name={rule.span_name!r}"
+        if (
+            rule.operation_name is not None
+            and operation(span.name, attributes) != rule.operation_name
+        ):
+            return f"{label} operation_name={rule.operation_name!r}"
+        for key, value in rule.attributes:
+            if attributes.get(key) != value:
+                return f"{label} attributes[{key!r}]={value!r}, got {attributes.get(key)!r}"
+        return f"{label} agent_name={rule.agent_name!r} on the span or an enclosing one"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +237,7 @@ class _Rule:
         return cls(spec, match.span_name, match.operation_name, rules, match.agent_name)
 
 
-def _agents(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
+def agents_of(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
     """The agent names on ``span`` (its ``attributes``) and on its enclosing spans (each
     span's values of the agent-name keys, read at C speed, and the LangChain agent its
     OpenInference metadata names, ``langchain_agent``: ``None`` stands for a name not set, and

@@ -17,6 +17,7 @@ from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.payload import Parsed, decode_payload
 from groundplane_otel.otel.config import Limits
+from groundplane_otel.otel.environment import CONTENT_OFF_FIX
 
 __all__ = ["OutputRead", "parse_answer", "read_output", "tool_call_finish"]
 
@@ -131,8 +132,9 @@ def tool_call_finish(reasons: Any) -> bool:
     return False
 
 
+_CONTENT_OFF = f"content capture is probably off in the instrumentation: {CONTENT_OFF_FIX}"
 _MISSING = OutputRead(
-    "unreadable", problem="a text part has no content (content capture off?)", missing_content=True
+    "unreadable", problem=f"a text part has no content; {_CONTENT_OFF}", missing_content=True
 )
 
 
@@ -293,7 +295,7 @@ def read_output(
     if reasons is not None and tool_call_finish(reasons):
         return _NOT_OUTPUT
     if reasons:  # the model finished an answer turn, but the span carries no content
-        problem = "the span carries no output content (content capture off?)"
+        problem = f"the span carries no output content; {_CONTENT_OFF}"
         return OutputRead("unreadable", problem=problem, missing_content=True)
     return _ABSENT
 

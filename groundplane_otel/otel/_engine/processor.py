@@ -36,6 +36,7 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
+from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
@@ -92,6 +93,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         meter_provider: MeterProvider | None = None,
         length_limit: int | None = None,
         raise_internal_errors: bool | None = None,
+        coverage: Coverage | None = None,
     ) -> None:
         if raise_internal_errors is None:
             raise_internal_errors = raise_internal_errors_from_env()
@@ -112,7 +114,9 @@ class GroundplaneSpanProcessor(SpanProcessor):
             results,
             self._internal_error,
             length_limit=length_limit,
+            coverage=coverage,
         )
+        self.coverage = coverage  # the live guard's (install); replay has none
         self._span_names = frozenset(
             s.match.span_name for s in config.boundaries if s.match.span_name
         )
@@ -221,6 +225,13 @@ class GroundplaneSpanProcessor(SpanProcessor):
         call = read_tool_call(attributes, span.name)
         if call is not None and sc.FACT_SOURCE not in attributes:
             trace_id, span_id = span_ids(span)
+            coverage = self.coverage
+            if coverage is not None:
+                if call.tool not in self.capture.by_tool:
+                    coverage.tool_seen(call.tool)
+                elif call.result is None:
+                    self.store.registry(request)  # its end then reaches _root_ended
+                    coverage.resultless(request, call.tool)
             self.capture.capture(call, request, trace_id, span_id)
 
     def _inherit_request(self, span_id: int, parent_id: int) -> None:
@@ -230,6 +241,9 @@ class GroundplaneSpanProcessor(SpanProcessor):
             self.store.span_started(span_id, request)
 
     def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None:
+        coverage = self.coverage
+        if coverage is not None:  # a request holding facts ended: did its boundaries match?
+            coverage.request_ended(request, self.store.fact_names(request))
         if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
             handoff.release(trace_id)

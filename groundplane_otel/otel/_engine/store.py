@@ -300,6 +300,14 @@ class TraceStore:
                     self._drop(request, evicted=False)
         return last
 
+    def fact_names(self, request: RequestKey) -> frozenset[str]:
+        """The facts ``request`` holds or tried to hold (recorded, or that could not be)."""
+        with self._lock:
+            state = self._requests.get(request)
+            if state is None:
+                return frozenset()
+            return frozenset(state.registry.names()) | frozenset(state.problems)
+
     def clear(self) -> None:
         """The guard is uninstalled: release every request still in flight (not counted as
         evicted: no check will ask for their facts)."""

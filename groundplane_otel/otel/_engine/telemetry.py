@@ -38,15 +38,26 @@ def _content(value: Any) -> str:
 
 class _Shared:
     """The batched instruments of one meter provider, shared by every guard installed on it:
-    ``groundplane.facts`` and ``groundplane.traces.active`` are observed at collection time
-    (cumulative fact counts kept here, the live traces of each guard's store) instead of one
-    synchronous measurement per fact and two per trace. Neither carries a span context, so no
-    exemplar is lost; ``claims``/``outputs``/``check.duration`` stay synchronous for theirs."""
+    ``groundplane.facts``, ``groundplane.coverage`` and ``groundplane.traces.active`` are
+    observed at collection time (cumulative fact and coverage counts kept here, the live traces
+    of each guard's store) instead of one synchronous measurement per fact, request and trace.
+    None carries a span context, so no exemplar is lost; ``claims``/``outputs``/
+    ``check.duration`` stay synchronous for theirs."""
 
     def __init__(self, meter: Any) -> None:
         self.lock = threading.Lock()
         self.facts: dict[tuple[str, str, str], int] = {}
+        self.coverage: dict[tuple[str, str], int] = {}
         self.stores: list[weakref.ref[Any]] = []
+        meter.create_observable_counter(
+            sc.METRIC_COVERAGE,
+            callbacks=[self._observe_coverage],
+            unit=sc.UNIT_TRACE,
+            description=(
+                "Requests that recorded a boundary's facts, by whether the boundary matched a "
+                "span in them."
+            ),
+        )
         meter.create_observable_counter(
             sc.METRIC_FACTS,
             callbacks=[self._observe_facts],
@@ -64,6 +75,17 @@ class _Shared:
         key = (kind, source, outcome)
         with self.lock:
             self.facts[key] = self.facts.get(key, 0) + 1
+
+    def count_coverage(self, boundary: str, outcome: str) -> None:
+        key = (boundary, outcome)
+        with self.lock:
+            self.coverage[key] = self.coverage.get(key, 0) + 1
+
+    def _observe_coverage(self, options: CallbackOptions) -> Iterator[Observation]:
+        with self.lock:
+            counts = list(self.coverage.items())
+        for (boundary, outcome), count in counts:
+            yield Observation(count, {sc.BOUNDARY: boundary, sc.COVERAGE_OUTCOME: outcome})
 
     def _observe_facts(self, options: CallbackOptions) -> Iterator[Observation]:
         with self.lock:
@@ -128,6 +150,7 @@ class Telemetry:
         )
         self._shared = _shared_for(meter_provider, meter)
         self.count_fact = self._shared.count_fact
+        self.count_coverage = self._shared.count_coverage  # groundplane.coverage (Coverage)
         # Metric points' attribute dicts, built once per label set (bounded): a claims point's
         # by (check, verdict, boundary, mode), an output's by ("outputs", boundary, mode,
         # outcome, skip reason).

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, Final, Literal, cast
 
-from groundplane_otel._echo import echo
 from groundplane_otel._runner import ReportMode
+from groundplane_otel.otel._rules import fact_not_declared, scalar_attributes
 from groundplane_otel.otel.config import (
     ANSWERS,
     FACT_KINDS,
@@ -44,7 +44,7 @@ from groundplane_otel.otel.config import (
 )
 from groundplane_otel.otel.policy._checks import build_check
 from groundplane_otel.otel.policy._evidence import check_evidence
-from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show, suggest
+from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show
 from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
@@ -55,6 +55,8 @@ _TOP: Final = (
     "mode",
     "capture_content",
     "evaluation_events",
+    "strict",
+    "coverage_after",
     "limits",
     "facts",
     "boundaries",
@@ -129,6 +131,17 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
     evaluations = reader.attempt(
         lambda: reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
     )
+    strict = reader.attempt(lambda: reader.boolean(("strict",), top.get("strict", False)))
+    after = top.get("coverage_after", 20)
+    if isinstance(after, bool) or not isinstance(after, int) or after < 1:
+        reader.attempt(
+            lambda: reader.fail(
+                ("coverage_after",),
+                f"expected an integer >= 1, got {show(after)}",
+                "set `coverage_after:` to the number of traces (default 20)",
+            )
+        )
+        after = 20
     limits = reader.attempt(lambda: _limits(reader, top.get("limits", {})))
     before = len(reader.errors)
     named = reader.attempt(lambda: list(reader.names(("facts",), top.get("facts", {}), "fact")))
@@ -164,6 +177,8 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
         limits or Limits(),
         policy_version=f"{version}+sha256:{digest[:12]}",
         evaluation_events=bool(evaluations),
+        coverage_after=after,
+        strict=bool(strict),
     )
 
 
@@ -281,7 +296,7 @@ def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
             "write `attributes: {attribute.name: value}`",
         )
     for key, value in attributes.items():
-        if not isinstance(key, str) or not isinstance(value, (str, int, bool)):
+        if scalar_attributes({key: value}) is not None:
             reader.fail(
                 (*path, "attributes", str(key)),
                 f"expected a string, integer or boolean, got {show(value)}",
@@ -305,17 +320,10 @@ def _boundary(
     before = len(reader.errors)
     facts = reader.attempt(lambda: reader.string_list((*path, "facts"), spec["facts"])) or []
     for index, fact in enumerate(facts):
-        if declared is not None and fact not in declared:
-            close = suggest(fact, declared)
-            fix = (
-                f"did you mean {close!r}?"
-                if close
-                else ("declare it under `facts:` with the tool whose result it is")
-            )
+        problem = None if declared is None else fact_not_declared(fact, declared)
+        if problem is not None:
             where = (*path, "facts", index)
-            reader.errors.append(
-                reader.error(where, f"fact {echo(fact)} is not declared under facts", fix)
-            )
+            reader.errors.append(reader.error(where, problem.problem, problem.fix))
     checks = spec["checks"]
     if not isinstance(checks, list) or not checks:
         reader.fail(

@@ -6,7 +6,6 @@ Every failure names the file (and line, when the document came from YAML), the k
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -14,6 +13,7 @@ from typing import Any, NoReturn, TypeVar
 import yaml
 
 from groundplane_otel._echo import capped, echo
+from groundplane_otel.otel._rules import close_to as suggest
 
 __all__ = ["Path", "PolicyError", "Reader", "format_path", "suggest"]
 
@@ -67,14 +67,6 @@ def format_path(path: Path) -> str:
         else:
             text += f"[{echo(part)}]"
     return text
-
-
-def suggest(word: object, choices: Sequence[str]) -> str | None:
-    """The closest choice to a misspelt ``word``, if one is close enough."""
-    if not isinstance(word, str):
-        return None
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def show(value: object) -> str:
