@@ -17,7 +17,10 @@ OTEL = "groundplane_otel.otel"
 # ``policy`` are siblings that never import each other.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("groundplane_otel.",)),  # everything not otel/adapters/cli/plugin (below)
-    ("vocabulary", tuple(f"{OTEL}.{m}" for m in ("semconv", "config", "result", "environment"))),
+    (
+        "vocabulary",
+        tuple(f"{OTEL}.{m}" for m in ("semconv", "config", "result", "environment", "_rules")),
+    ),
     ("engine", (f"{OTEL}._engine",)),
     ("policy", (f"{OTEL}.policy",)),
     (
