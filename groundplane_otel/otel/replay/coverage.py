@@ -11,13 +11,13 @@ that *were* seen (the most frequent ``SHOWN``) with a did-you-mean (``difflib``)
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.capture import read_tool_call
 from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, is_llm
+from groundplane_otel.otel._rules import close_to
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.stats import ReplayStats
 
@@ -87,9 +87,9 @@ def _seen(what: str, names: Mapping[str, int], wanted: str | None) -> str:
     more = f" (and {len(names) - len(shown)} more)" if len(names) > len(shown) else ""
     text = f"{what} seen: {', '.join(shown)}{more}"
     if wanted is not None:
-        close = difflib.get_close_matches(wanted, list(names), n=1)
-        if close:
-            text += f"; did you mean {close[0]!r}?"
+        close = close_to(wanted, list(names))
+        if close is not None:
+            text += f"; did you mean {close!r}?"
     return text
 
 
