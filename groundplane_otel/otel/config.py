@@ -19,6 +19,10 @@ FactKind = Literal["ranking", "table", "domain", "value", "documents"]
 Mode = Literal["enforce", "observe"]
 FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
+# Where the guardrail/evaluation events go: span events (and log records too, given a logger
+# provider), or log records only (span events are being deprecated for log-based events).
+EventSink = Literal["span", "log"]
+EVENT_SINKS: tuple[EventSink, ...] = ("span", "log")
 ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
 
 
@@ -204,10 +208,14 @@ class GuardConfig:
     policy_version: str | None = None
     # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
     evaluation_events: bool = True
+    # "log": the events are written as log records only (install needs a logger_provider).
+    events: EventSink = "span"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.events not in EVENT_SINKS:
+            raise ValueError(f"events must be one of {EVENT_SINKS}, got {self.events!r}")
         names = [spec.name for spec in self.boundaries]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:

@@ -15,17 +15,19 @@ from collections.abc import Mapping
 from typing import Final
 
 from groundplane_otel._echo import echo
-from groundplane_otel.otel.config import MODES, GuardConfig, Mode
+from groundplane_otel.otel.config import EVENT_SINKS, MODES, EventSink, GuardConfig, Mode
 
 __all__ = [
     "GROUNDPLANE_CAPTURE_CONTENT",
     "GROUNDPLANE_MODE",
     "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
+    "GROUNDPLANE_OTEL_EVENTS",
     "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     "apply_environment",
     "capture_content_from_env",
+    "events_from_env",
     "mode_from_env",
     "policy_path_from_env",
     "raise_internal_errors_from_env",
@@ -75,6 +77,13 @@ GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
 ``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
 """
 
+GROUNDPLANE_OTEL_EVENTS: Final = "GROUNDPLANE_OTEL_EVENTS"
+"""``span`` or ``log`` (case-insensitive): where the guard writes its ``gen_ai.guardrail.result``
+and ``gen_ai.evaluation.result`` events — span events (the default; also log records when
+``install`` is given a ``logger_provider``) or log records only. Overrides the policy's
+``events``. Anything else is ignored with a warning.
+"""
+
 _TRUE: Final = ("true", "1", "yes", "on")
 _FALSE: Final = ("false", "0", "no", "off")
 _GENAI_ON: Final = ("SPAN_ONLY", "SPAN_AND_EVENT")
@@ -106,6 +115,18 @@ def mode_from_env(environ: Mapping[str, str] | None = None) -> Mode | None:
         if value.lower() == mode:
             return mode
     _ignored(GROUNDPLANE_MODE, value, MODES)
+    return None
+
+
+def events_from_env(environ: Mapping[str, str] | None = None) -> EventSink | None:
+    """``GROUNDPLANE_OTEL_EVENTS`` (case-insensitive), or None when unset or invalid (warns)."""
+    value = _read(GROUNDPLANE_OTEL_EVENTS, environ)
+    if value is None:
+        return None
+    for sink in EVENT_SINKS:
+        if value.lower() == sink:
+            return sink
+    _ignored(GROUNDPLANE_OTEL_EVENTS, value, EVENT_SINKS)
     return None
 
 
@@ -143,8 +164,8 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
 
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
-    """``config`` with the ``GROUNDPLANE_MODE``, content-capture and evaluation-event
-    overrides applied."""
+    """``config`` with the ``GROUNDPLANE_MODE``, content-capture, evaluation-event and
+    event-sink overrides applied."""
     mode = mode_from_env(environ)
     if mode is not None:
         config = dataclasses.replace(config, mode=mode)
@@ -154,4 +175,7 @@ def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = N
     evaluations = _switch(GROUNDPLANE_OTEL_EVALUATION_EVENTS, environ)
     if evaluations is not None:
         config = dataclasses.replace(config, evaluation_events=evaluations)
+    events = events_from_env(environ)
+    if events is not None:
+        config = dataclasses.replace(config, events=events)
     return config

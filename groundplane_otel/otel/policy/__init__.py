@@ -32,9 +32,11 @@ from groundplane_otel._echo import echo
 from groundplane_otel._runner import ReportMode
 from groundplane_otel.otel.config import (
     ANSWERS,
+    EVENT_SINKS,
     FACT_KINDS,
     MODES,
     BoundarySpec,
+    EventSink,
     FactKind,
     FactSpec,
     GuardConfig,
@@ -55,6 +57,7 @@ _TOP: Final = (
     "mode",
     "capture_content",
     "evaluation_events",
+    "events",
     "limits",
     "facts",
     "boundaries",
@@ -129,6 +132,9 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
     evaluations = reader.attempt(
         lambda: reader.boolean(("evaluation_events",), top.get("evaluation_events", True))
     )
+    events = reader.attempt(
+        lambda: reader.choice(("events",), top.get("events", "span"), EVENT_SINKS)
+    )
     limits = reader.attempt(lambda: _limits(reader, top.get("limits", {})))
     before = len(reader.errors)
     named = reader.attempt(lambda: list(reader.names(("facts",), top.get("facts", {}), "fact")))
@@ -164,6 +170,7 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
         limits or Limits(),
         policy_version=f"{version}+sha256:{digest[:12]}",
         evaluation_events=bool(evaluations),
+        events=cast(EventSink, events or "span"),
     )
 
 
