@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry._logs import NoOpLoggerProvider
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.trace import StatusCode
@@ -21,6 +22,7 @@ from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import Guard, GuardConfig, install
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.environment import apply_environment
+from groundplane_otel.otel.instrumentor import GroundplaneInstrumentor
 from groundplane_otel.otel.policy import PolicyError, load_policy
 
 POLICY = """\
@@ -199,3 +201,58 @@ def test_the_switch_in_code_policy_and_environment(
     assert caplog.messages == [
         "groundplane: ignoring GROUNDPLANE_OTEL_EVENTS='both'; allowed values: span, log"
     ]
+
+
+@pytest.fixture
+def instrumentor() -> Iterator[GroundplaneInstrumentor]:
+    """The (singleton) zero-code instrumentor, always uninstrumented afterwards."""
+    instance = GroundplaneInstrumentor()
+    yield instance
+    if instance.is_instrumented_by_opentelemetry:
+        instance.uninstrument()
+
+
+def test_zero_code_log_only_takes_the_sdk_logger_provider_or_installs_nothing_loudly(
+    instrumentor: GroundplaneInstrumentor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    logs: Logs,
+) -> None:
+    """Under opentelemetry-instrument, GROUNDPLANE_OTEL_EVENTS=log with an SDK logger provider
+    installs a guard writing log records only; with none, an ERROR says why nothing is
+    installed (as for an invalid policy)."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY)
+    monkeypatch.setenv("GROUNDPLANE_POLICY", str(path))
+    monkeypatch.setenv("GROUNDPLANE_OTEL_EVENTS", "log")
+    otel = Harness()
+    with caplog.at_level(logging.ERROR, logger="groundplane_otel"):
+        instrumentor.instrument(
+            tracer_provider=otel.tracer_provider,
+            meter_provider=otel.meter_provider,
+            logger_provider=NoOpLoggerProvider(),
+        )
+    assert instrumentor.guard is None
+    assert caplog.messages == [
+        f"groundplane: the guard from {path} is NOT installed: events='log' writes the guard's "
+        "events as log records only: pass logger_provider= (an OpenTelemetry LoggerProvider), "
+        "or keep events='span'"
+    ]
+    instrumentor.uninstrument()
+    instrumentor.instrument(
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        logger_provider=logs.provider,
+    )
+    assert instrumentor.guard is not None
+    assert instrumentor.guard.config.events == "log"
+    otel.add_exporter()
+    with pytest.raises(ClaimsUnsupported):
+        run(otel, "US")
+    assert no_guard_events(otel)
+    assert [record.event_name for record in logs.records()] == [
+        sc.GUARDRAIL_EVENT,
+        sc.EVALUATION_EVENT,
+    ]
+    otel.close()
