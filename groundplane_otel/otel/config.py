@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from groundplane_otel._echo import echo
 from groundplane_otel._runner import ReportMode
 from groundplane_otel.checks._base import NamedCheck
 
@@ -206,16 +207,17 @@ class GuardConfig:
     # ``gen_ai.guardrail.policy.version`` on every guardrail event (a policy file's ``version``
     # plus a hash of its text: which policy text produced a finding); None: not written.
     policy_version: str | None = None
+    # "log": the guardrail/evaluation events are log records only (install needs a
+    # logger_provider); "span": span events (also log records, given a logger_provider).
+    events: EventSink = "span"
     # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
     evaluation_events: bool = True
-    # "log": the events are written as log records only (install needs a logger_provider).
-    events: EventSink = "span"
 
     def __post_init__(self) -> None:
+        if self.events not in EVENT_SINKS:
+            raise ValueError(f"events must be one of {EVENT_SINKS}, got {echo(self.events)}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.events not in EVENT_SINKS:
-            raise ValueError(f"events must be one of {EVENT_SINKS}, got {self.events!r}")
         names = [spec.name for spec in self.boundaries]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:

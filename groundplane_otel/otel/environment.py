@@ -71,17 +71,17 @@ never breaks the application's spans or export. Read by ``guard.GroundplaneSpanP
 (through ``raise_internal_errors_from_env``) when ``install`` is not given the flag.
 """
 
-GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
-"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): also write one
-``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
-``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
-"""
-
 GROUNDPLANE_OTEL_EVENTS: Final = "GROUNDPLANE_OTEL_EVENTS"
 """``span`` or ``log`` (case-insensitive): where the guard writes its ``gen_ai.guardrail.result``
 and ``gen_ai.evaluation.result`` events — span events (the default; also log records when
 ``install`` is given a ``logger_provider``) or log records only. Overrides the policy's
 ``events``. Anything else is ignored with a warning.
+"""
+
+GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
+"""``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): also write one
+``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
+``gen_ai.guardrail.result`` events. Overrides the policy's ``evaluation_events`` (default on).
 """
 
 _TRUE: Final = ("true", "1", "yes", "on")
@@ -164,8 +164,8 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool |
 
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
-    """``config`` with the ``GROUNDPLANE_MODE``, content-capture, evaluation-event and
-    event-sink overrides applied."""
+    """``config`` with the ``GROUNDPLANE_MODE``, content-capture and evaluation-event
+    overrides applied (and ``GROUNDPLANE_OTEL_EVENTS``)."""
     mode = mode_from_env(environ)
     if mode is not None:
         config = dataclasses.replace(config, mode=mode)

@@ -55,9 +55,9 @@ POLICY_VERSION: Final = 1
 _TOP: Final = (
     "version",
     "mode",
+    "events",
     "capture_content",
     "evaluation_events",
-    "events",
     "limits",
     "facts",
     "boundaries",
