@@ -6,9 +6,10 @@ asks. The fixture ``catching_sdk`` patches the installed SDK that way **in this 
 ``SynchronousMultiSpanProcessor``'s and ``ConcurrentMultiSpanProcessor``'s hooks call each
 processor inside ``try``/``except Exception`` and log, and ``Span.end`` catches and logs what its
 processor dispatch raises. Then the whole enforce matrix runs — the real ``openai`` client
-instrumented by genai-openai against the loopback fake server (a plain call, a plain stream, a
-``guard_stream``), a span the app ends in its own ``with`` block, ``enforce()`` scopes (the
-exception propagating, ``defer=True``, a framework that swallows), report modes first and all,
+instrumented by genai-openai against the loopback fake server (a plain call, a plain stream, the
+async client, the Responses API, a ``guard_stream``), a span the app ends in its own ``with``
+block, ``enforce()`` scopes (the exception propagating, ``defer=True``, a framework that
+swallows), report modes first and all,
 under the three dispatch set-ups (the default dispatcher ridden, a concurrent one ridden, an
 app's own dispatcher class with the guard added as a processor) — and the app gets the claim
 error in every cell, counted ``blocked`` exactly once: the guard delivers it from code it owns
@@ -17,6 +18,7 @@ error in every cell, counted ``blocked`` exactly once: the guard delivers it fro
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -209,6 +211,30 @@ def client_call(otel: Otel, api: FakeOpenAI, *, stream: bool = False) -> Any:
         return final.choices[0].message.content
 
 
+def responses_call(otel: Otel, api: FakeOpenAI) -> str:
+    """The Responses API: the first response asks for the tool, the second answers."""
+    client = openai.OpenAI(base_url=api.base_url, api_key="test", max_retries=0)
+    with otel.tracer.start_as_current_span("invoke_agent campaign-analyst", attributes=AGENT):
+        client.responses.create(model="gpt-fake-1", input="Which campaign won?")
+        tool("warehouse_query")(warehouse_query)("7d")
+        return client.responses.create(model="gpt-fake-1", input="Which campaign won?").output_text
+
+
+def async_call(otel: Otel, api: FakeOpenAI) -> Any:
+    """The async client: the same two calls, awaited."""
+
+    async def main() -> Any:
+        client = openai.AsyncOpenAI(base_url=api.base_url, api_key="test", max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Which campaign won?"}]
+        with otel.tracer.start_as_current_span("invoke_agent campaign-analyst", attributes=AGENT):
+            await client.chat.completions.create(model="gpt-fake-1", messages=messages)
+            tool("warehouse_query")(warehouse_query)("7d")
+            final = await client.chat.completions.create(model="gpt-fake-1", messages=messages)
+            return final.choices[0].message.content
+
+    return asyncio.run(main())
+
+
 def own_span(otel: Otel, api: FakeOpenAI) -> None:
     """A tool and a model call the app traces itself: the tool's result reaches the guard
     through its span's end (the dispatch), the model call's span ends in the app's own
@@ -250,6 +276,8 @@ def in_scope(otel: Otel, api: FakeOpenAI) -> None:
 PATHS: dict[str, Callable[[Otel, FakeOpenAI], Any]] = {
     "client-call": client_call,
     "client-stream": functools.partial(client_call, stream=True),
+    "async-client": async_call,
+    "responses-api": responses_call,
     "own-with-block": own_span,
     "enforce-scope": in_scope,
     "enforce-defer": deferred,
