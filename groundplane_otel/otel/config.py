@@ -27,6 +27,10 @@ FactKind = Literal["ranking", "table", "domain", "value", "documents"]
 Mode = Literal["enforce", "observe"]
 FACT_KINDS: tuple[FactKind, ...] = ("ranking", "table", "domain", "value", "documents")
 MODES: tuple[Mode, ...] = ("enforce", "observe")
+# Where the guardrail/evaluation events go: span events (and log records too, given a logger
+# provider), or log records only (span events are being deprecated for log-based events).
+EventSink = Literal["span", "log"]
+EVENT_SINKS: tuple[EventSink, ...] = ("span", "log")
 ANSWERS: tuple[str, ...] = ("json", "text")  # what a boundary's checks read
 REPORT_MODES: tuple[ReportMode, ...] = ("all", "first")
 
@@ -245,6 +249,9 @@ class GuardConfig:
     # ``gen_ai.guardrail.policy.version`` on every guardrail event (a policy file's ``version``
     # plus a hash of its text: which policy text produced a finding); None: not written.
     policy_version: str | None = None
+    # "log": the guardrail/evaluation events are log records only (install needs a
+    # logger_provider); "span": span events (also log records, given a logger_provider).
+    events: EventSink = "span"
     # Also one ``gen_ai.evaluation.result`` event per evaluated check (the merged convention).
     evaluation_events: bool = True
     # Coverage (``_engine/coverage.py``): a boundary that matched no span in this many requests
@@ -258,6 +265,8 @@ class GuardConfig:
     strict: bool = False
 
     def __post_init__(self) -> None:
+        if self.events not in EVENT_SINKS:
+            raise ValueError(f"events must be one of {EVENT_SINKS}, got {echo(self.events)}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         after = self.coverage_after

@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from typing import Final
 
 from groundplane_otel._echo import echo
-from groundplane_otel.otel.config import MODES, GuardConfig, Mode
+from groundplane_otel.otel.config import EVENT_SINKS, MODES, EventSink, GuardConfig, Mode
 
 __all__ = [
     "GROUNDPLANE_CAPTURE_CONTENT",
     "GROUNDPLANE_MODE",
     "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
+    "GROUNDPLANE_OTEL_EVENTS",
     "GROUNDPLANE_OTEL_RAISE_INTERNAL_ERRORS",
     "GROUNDPLANE_POLICY",
     "GROUNDPLANE_STRICT",
@@ -29,6 +30,7 @@ __all__ = [
     "apply_environment",
     "capture_content_from_env",
     "genai_content_on",
+    "events_from_env",
     "mode_from_env",
     "policy_path_from_env",
     "raise_internal_errors_from_env",
@@ -82,6 +84,13 @@ never breaks the application's spans or export. Read by ``guard.GroundplaneSpanP
 (through ``raise_internal_errors_from_env``) when ``install`` is not given the flag.
 """
 
+GROUNDPLANE_OTEL_EVENTS: Final = "GROUNDPLANE_OTEL_EVENTS"
+"""``span`` or ``log`` (case-insensitive): where the guard writes its ``gen_ai.guardrail.result``
+and ``gen_ai.evaluation.result`` events — span events (the default; also log records when
+``install`` is given a ``logger_provider``) or log records only. Overrides the policy's
+``events``. Anything else is ignored with a warning.
+"""
+
 GROUNDPLANE_OTEL_EVALUATION_EVENTS: Final = "GROUNDPLANE_OTEL_EVALUATION_EVENTS"
 """``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``): also write one
 ``gen_ai.evaluation.result`` event (the merged GenAI convention) per evaluated check, next to the
@@ -129,6 +138,18 @@ def mode_from_env(environ: Mapping[str, str] | None = None) -> Mode | None:
         if value.lower() == mode:
             return mode
     _ignored(GROUNDPLANE_MODE, value, MODES)
+    return None
+
+
+def events_from_env(environ: Mapping[str, str] | None = None) -> EventSink | None:
+    """``GROUNDPLANE_OTEL_EVENTS`` (case-insensitive), or None when unset or invalid (warns)."""
+    value = _read(GROUNDPLANE_OTEL_EVENTS, environ)
+    if value is None:
+        return None
+    for sink in EVENT_SINKS:
+        if value.lower() == sink:
+            return sink
+    _ignored(GROUNDPLANE_OTEL_EVENTS, value, EVENT_SINKS)
     return None
 
 
@@ -180,7 +201,7 @@ def genai_content_on(environ: Mapping[str, str] | None = None) -> bool:
 
 def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = None) -> GuardConfig:
     """``config`` with the ``GROUNDPLANE_MODE``, content-capture, strict and evaluation-event
-    overrides applied."""
+    overrides applied (and ``GROUNDPLANE_OTEL_EVENTS``)."""
     mode = mode_from_env(environ)
     if mode is not None:
         config = dataclasses.replace(config, mode=mode)
@@ -193,4 +214,7 @@ def apply_environment(config: GuardConfig, environ: Mapping[str, str] | None = N
     evaluations = _switch(GROUNDPLANE_OTEL_EVALUATION_EVENTS, environ)
     if evaluations is not None:
         config = dataclasses.replace(config, evaluation_events=evaluations)
+    events = events_from_env(environ)
+    if events is not None:
+        config = dataclasses.replace(config, events=events)
     return config

@@ -102,7 +102,8 @@ class GroundplaneInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                     logger_provider if isinstance(logger_provider, SdkLoggerProvider) else None
                 ),
             )
-        except RuntimeError as exc:  # a guard installed in code already: it stays the one
+        except (RuntimeError, ValueError) as exc:  # a guard in code already; events: log
+            # with no SDK logger provider
             logger.error("groundplane: the guard from %s is NOT installed: %s", path, exc)
             return
         self.guard.origin = f"opentelemetry-instrument ({GROUNDPLANE_POLICY}={path})"

@@ -272,3 +272,41 @@ def test_a_processor_added_to_the_apps_dispatcher_after_uninstall_is_called() ->
         ("late", "end", "invoke_agent analyst"),
     ]
     harness.close()
+
+
+class FailingOnce(SpanProcessor):
+    """A processor that raises at the first span end it sees (the tool span's)."""
+
+    def __init__(self) -> None:
+        self.failed = False
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("processor failed")
+
+
+@pytest.mark.parametrize(
+    "dispatcher",
+    [SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor],
+    ids=["sync", "concurrent"],
+)
+def test_a_processor_raising_at_a_span_end_does_not_keep_the_guard_from_its_part(
+    dispatcher: type[SynchronousMultiSpanProcessor],
+) -> None:
+    """Riding, a processor that raises at the tool span's end: the exception goes on to whoever
+    ended the span (as the SDK's own dispatch lets it), and the guard still records the tool's
+    result, so the wrong winner is checked against it (not refused as fact_missing)."""
+    harness = Harness()
+    harness.tracer_provider = TracerProvider(active_span_processor=dispatcher())
+    harness.tracer = harness.tracer_provider.get_tracer("test-app")
+    harness.tracer_provider.add_span_processor(FailingOnce())
+    harness.install(sales_config(mode="observe"))
+    with harness.agent():
+        with pytest.raises(RuntimeError, match="^processor failed$"):
+            harness.tool(SALES_ROWS)
+        harness.chat(WRONG)
+    (chat,) = harness.spans("chat gpt-test")
+    (event,) = guardrail_events(chat)
+    assert event.attributes["gen_ai.guardrail.result.reason"] == "wrong_winner"
+    harness.close()

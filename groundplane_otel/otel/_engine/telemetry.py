@@ -158,6 +158,7 @@ class Telemetry:
         self._agents: dict[str, str] = {}  # boundary -> its configured agent name
         self.policy_version: str | None = None
         self.evaluation_events = True
+        self.span_events = True  # False: the events are log records only (config.events)
         self._logger = None
         if logger_provider is not None:
             self._logger = logger_provider.get_logger(sc.METER_NAME)
@@ -179,12 +180,19 @@ class Telemetry:
         """What the guard's configuration decides about its telemetry: the agent of each
         boundary (``gen_ai.agent.name`` on its metrics — from the boundary's configured match,
         never from span values, so cardinality stays bounded by the policy), the policy
-        version on guardrail events, and the evaluation-event switch."""
+        version on guardrail events, the evaluation-event switch and where events go
+        (span events, or log records only: then a logger provider is required)."""
         self._agents = {
             spec.name: spec.match.agent_name for spec in config.boundaries if spec.match.agent_name
         }
         self.policy_version = config.policy_version
         self.evaluation_events = config.evaluation_events
+        if config.events == "log" and self._logger is None:
+            raise ValueError(
+                "events='log' writes the guard's events as log records only: pass "
+                "logger_provider= (an OpenTelemetry LoggerProvider), or keep events='span'"
+            )
+        self.span_events = config.events == "span"
         self._attributes.clear()
 
     def _labels(self, *key: str) -> dict[str, str]:
@@ -271,10 +279,11 @@ class Telemetry:
         else:
             context = trace.set_span_in_context(span, Context())
             self.left_off.add(len(summary), {sc.BOUNDARY: evaluation.boundary}, context=context)
-        for finding in evaluation.findings:
-            span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
-        for attributes in self.evaluation_attributes(span, evaluation):
-            span.add_event(sc.EVALUATION_EVENT, attributes)
+        if self.span_events:  # else ``record`` writes them as log records only
+            for finding in evaluation.findings:
+                span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
+            for attributes in self.evaluation_attributes(span, evaluation):
+                span.add_event(sc.EVALUATION_EVENT, attributes)
         if withheld.reveals_restricted(evaluation.findings):
             withheld.scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)

@@ -32,9 +32,11 @@ from groundplane_otel._runner import ReportMode
 from groundplane_otel.otel._rules import fact_not_declared, scalar_attributes
 from groundplane_otel.otel.config import (
     ANSWERS,
+    EVENT_SINKS,
     FACT_KINDS,
     MODES,
     BoundarySpec,
+    EventSink,
     FactKind,
     FactSpec,
     GuardConfig,
@@ -53,6 +55,7 @@ POLICY_VERSION: Final = 1
 _TOP: Final = (
     "version",
     "mode",
+    "events",
     "capture_content",
     "evaluation_events",
     "strict",
@@ -142,6 +145,9 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
             )
         )
         after = 20
+    events = reader.attempt(
+        lambda: reader.choice(("events",), top.get("events", "span"), EVENT_SINKS)
+    )
     limits = reader.attempt(lambda: _limits(reader, top.get("limits", {})))
     before = len(reader.errors)
     named = reader.attempt(lambda: list(reader.names(("facts",), top.get("facts", {}), "fact")))
@@ -179,6 +185,7 @@ def _read_all(reader: Reader, data: object, digest: str) -> GuardConfig | None:
         evaluation_events=bool(evaluations),
         coverage_after=after,
         strict=bool(strict),
+        events=cast(EventSink, events or "span"),
     )
 
 

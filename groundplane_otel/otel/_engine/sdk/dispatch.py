@@ -143,7 +143,11 @@ def _after_dispatch(
         on_start(NO_PROCESSORS, span, parent_context)
 
     def end(owner: Any, span: Any) -> None:
-        others_end(owner, span)
+        try:
+            others_end(owner, span)
+        except BaseException:  # another processor raised: the guard's part still runs
+            on_end(NO_PROCESSORS, span)
+            raise
         on_end(NO_PROCESSORS, span)
 
     return start, end

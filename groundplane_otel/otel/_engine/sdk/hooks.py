@@ -151,8 +151,12 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
             processor._internal_error("on_start")
 
     def on_end(owner: Any, span: Any) -> None:
-        for registered in owner._span_processors:
-            registered.on_end(span)
+        try:
+            for registered in owner._span_processors:
+                registered.on_end(span)
+        except BaseException:  # another processor raised: the guard's part still runs
+            generic_end(processor, span)
+            raise
         if not guarding:
             return
         if shared:  # a trace with two requests is live: each span's request is looked up
