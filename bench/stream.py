@@ -136,9 +136,9 @@ def setup(variant: str, tokens: int) -> Callable[[], Any]:
     def by_unit() -> None:
         with tracer.start_as_current_span("answer") as span:
             trace_registry(guard=guard).record_table("invoice", _ROWS, key="id")
-            view = accounting.stream_view(span, spec)
+            runner = accounting.stream_runner(accounting.stream_view(span, spec), spec)
             for unit in units:
-                accounting.stream_unit(view, spec, unit)
+                runner(unit)
 
     def span() -> None:
         with tracer.start_as_current_span("answer"):
