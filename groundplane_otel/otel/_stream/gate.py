@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from contextvars import ContextVar
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from weakref import ref
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from groundplane_otel.otel.config import BoundarySpec
     from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["LOCAL_FAMILIES", "WHOLE_ANSWER_CODES", "Gate"]
+__all__ = ["LOCAL_FAMILIES", "REFUSED", "WHOLE_ANSWER_CODES", "Gate", "refusal_of"]
 
 # Prose families whose verdict on a text is the verdict on each of its sentences.
 LOCAL_FAMILIES = frozenset(
@@ -55,6 +56,17 @@ LOCAL_FAMILIES = frozenset(
 # Claims about the answer as a whole: decided when the stream ends, never on one unit
 # (``accounting.whole_answer`` says which checks make them).
 WHOLE_ANSWER_CODES = frozenset({"no_citation"})
+
+
+# The last refusal a gate decided in this context (an adapter that reasks reads it).
+REFUSED: ContextVar[Evaluation | None] = ContextVar("groundplane_stream_refused", default=None)
+
+
+def refusal_of(error: BaseException) -> Evaluation | None:
+    """The evaluation of the stream refusal ``error`` (raised by a gate in this context), or
+    None when ``error`` is not one."""
+    evaluation = REFUSED.get()
+    return evaluation if evaluation is not None and evaluation.error is error else None
 
 
 class Gate:
@@ -237,6 +249,7 @@ class Gate:
         released = self.received
         if evaluation.error is not None and self.mode == "enforce":
             self.refusal = evaluation.error
+            REFUSED.set(evaluation)
             self.held.clear()  # nothing of a refused answer stays in memory
             self.parts = []
             released = self.released
