@@ -393,7 +393,7 @@ class _Prepared:
             for position, numeral in enumerate(numerals):
                 if read and any(a <= numeral.start < b for a, b in read):
                     continue  # "top 3", "No. 1": a rank claim, read against the ranking
-                index = self._evidence()
+                index = self._index if self._index is not None else self._evidence()
                 judged = judge(
                     text, numeral, bound.get(position), index, check, units, check.changes
                 )
