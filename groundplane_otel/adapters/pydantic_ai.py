@@ -85,7 +85,7 @@ def _build_class() -> Any:
             sentence never reaches ``stream_text`` / ``stream_output``."""
             from groundplane_otel.adapters.pydantic_ai_stream import guarded_model
 
-            return guarded_model(model, boundary=self.boundary)
+            return guarded_model(model, boundary=self.boundary, guard=self.guard)
 
         async def after_tool_execute(
             self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any

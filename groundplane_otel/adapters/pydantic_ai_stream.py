@@ -20,13 +20,16 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 
 from groundplane_otel.adapters._extras import require
 from groundplane_otel.otel._stream.units import DEFAULT_BOUND
 from groundplane_otel.otel.stream import GuardedStream, guard_stream
+
+if TYPE_CHECKING:
+    from groundplane_otel.otel.install import Guard
 
 __all__ = ["guarded_model"]
 
@@ -35,14 +38,21 @@ __all__ = ["guarded_model"]
 _MODEL_EVENTS = frozenset({"part_start", "part_delta"})
 
 
-def guarded_model(model: Any, *, boundary: str | None = None, bound: int = DEFAULT_BOUND) -> Any:
+def guarded_model(
+    model: Any,
+    *,
+    boundary: str | None = None,
+    bound: int = DEFAULT_BOUND,
+    guard: Guard | None = None,
+) -> Any:
     """``model`` (a pydantic-ai ``Model``) with its streamed answers gated: ``boundary``
     names the boundary (default: the one the guard matches for the model call's span);
-    ``bound``: the longest run with no sentence end before a cut at a safe whitespace."""
+    ``bound``: the longest run with no sentence end before a cut at a safe whitespace;
+    ``guard``: default the installed guard."""
     models = require("pydantic_ai.models", extra="pydantic-ai")
     if not isinstance(model, models.Model):
         raise TypeError(f"model must be a pydantic-ai Model, got {type(model).__name__}")
-    return _classes()[0](model, boundary, bound)
+    return _classes()[0](model, boundary, bound, guard)
 
 
 @functools.cache
@@ -108,9 +118,11 @@ def _classes() -> tuple[Any, Any]:
     class GuardedModel(wrapper):  # type: ignore[misc, valid-type]
         """A model whose streamed responses pass the stream gate (see the module doc)."""
 
-        def __init__(self, wrapped: Any, boundary: str | None, bound: int) -> None:
+        def __init__(
+            self, wrapped: Any, boundary: str | None, bound: int, guard: Guard | None
+        ) -> None:
             super().__init__(wrapped)
-            self.boundary, self.bound = boundary, bound
+            self.boundary, self.bound, self.guard = boundary, bound, guard
 
         @asynccontextmanager
         async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
@@ -118,7 +130,11 @@ def _classes() -> tuple[Any, Any]:
                 # Counted on the model call's span, current here (pydantic-ai opens it around
                 # this call): the gate is chosen now, not at the first chunk.
                 gated = guard_stream(
-                    _events(response), boundary=self.boundary, span=_recording(), bound=self.bound
+                    _events(response),
+                    boundary=self.boundary,
+                    span=_recording(),
+                    bound=self.bound,
+                    guard=self.guard,
                 )
                 yield GuardedStreamedResponse(response, gated)
 
