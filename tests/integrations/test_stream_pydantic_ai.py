@@ -51,7 +51,9 @@ def outcomes(otel: Otel) -> list[str]:
     ]
 
 
-def agent_for(otel: Otel, api: FakeOpenAI, *, reask: bool = False) -> Agent[None, str]:
+def agent_for(
+    otel: Otel, api: FakeOpenAI, *, reask: bool = False, traced: bool = True
+) -> Agent[None, str]:
     spec = BoundarySpec(
         "revenue_answer",
         ("invoice",),
@@ -67,10 +69,9 @@ def agent_for(otel: Otel, api: FakeOpenAI, *, reask: bool = False) -> Agent[None
     settings = InstrumentationSettings(
         tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
     )
+    tracing = [Instrumentation(settings)] if traced else []
     agent: Agent[None, str] = Agent(
-        model,
-        name=AGENT,
-        capabilities=[Instrumentation(settings), Groundplane(reask=reask)],
+        model, name=AGENT, capabilities=[*tracing, Groundplane(reask=reask)]
     )
     agent.tool_plain(invoice_query)
     return agent
@@ -112,6 +113,35 @@ def test_run_stream_never_yields_the_wrong_sentence(
     assert counted.name == "chat gpt-fake-1"
     released = (counted.attributes or {})["groundplane.stream.released_chars"]
     assert released == len(FIRST if refused else RIGHT)
+
+
+@pytest.mark.parametrize("reask", [False, True])
+def test_without_pydantic_ai_tracing_the_capability_s_span_counts_it(
+    otel: Otel, reask: bool
+) -> None:
+    """No instrumentation: the stream is counted on the capability's own invoke_agent span;
+    the wrong sentence never arrives. reask=True changes nothing for a stream (pydantic-ai
+    retries no streamed answer): the refusal raises."""
+    seen: list[str] = []
+    codes: list[str] = []
+
+    async def main() -> None:
+        script = [tool_call_turn("invoice_query", {}), Turn(content=WRONG, pieces=words(WRONG))]
+        with FakeOpenAI(script) as api:
+            agent = agent_for(otel, api, reask=reask, traced=False)
+            try:
+                async with agent.run_stream("How are the invoices?") as result:
+                    async for delta in result.stream_text(delta=True, debounce_by=None):
+                        seen.append(delta)
+            except UnsupportedClaim as claim:
+                codes.append(claim.code)
+
+    asyncio.run(main())
+    assert (codes, "".join(seen)) == (["number_unrecorded"], FIRST)
+    assert outcomes(otel) == ["blocked"]
+    (counted,) = [s for s in otel.spans() if "groundplane.outcome" in (s.attributes or {})]
+    assert counted.name == f"invoke_agent {AGENT}"
+    assert (counted.attributes or {})["groundplane.stream.released_chars"] == len(FIRST)
 
 
 def test_a_pydantic_ai_model_is_required() -> None:
