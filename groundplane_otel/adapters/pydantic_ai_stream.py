@@ -136,7 +136,10 @@ def _classes() -> tuple[Any, Any]:
                     bound=self.bound,
                     guard=self.guard,
                 )
-                yield GuardedStreamedResponse(response, gated)
+                try:
+                    yield GuardedStreamedResponse(response, gated)
+                finally:  # before the model call's span ends: a stream left unread is
+                    await gated.aclose()  # counted abandoned, not concluded by that end
 
     return GuardedModel, GuardedStreamedResponse
 

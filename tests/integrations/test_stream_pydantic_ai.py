@@ -181,3 +181,29 @@ def test_pydantic_ai_events_are_read_by_kind() -> None:
     image = PartStartEvent(index=3, part=FilePart(BinaryContent(data=b"x", media_type="image/png")))
     with pytest.raises(UnknownChunk, match="^a pydantic-ai 'file' part \\(not text\\)$"):
         read_chunk("pydantic_ai", image)
+
+
+def test_a_run_stream_left_early_is_counted_once_as_abandoned(otel: Otel) -> None:
+    """The app stops reading after the first delta and leaves ``run_stream``: the stream is
+    counted once, as an error (stream_abandoned, on the chat span before it ends), with the
+    characters released when it was left — never concluded as a complete answer."""
+    seen: list[str] = []
+
+    async def main() -> None:
+        script = [tool_call_turn("invoice_query", {}), Turn(content=RIGHT, pieces=words(RIGHT))]
+        with FakeOpenAI(script) as api:
+            agent = agent_for(otel, api)
+            async with agent.run_stream("How are the invoices?") as result:
+                async for delta in result.stream_text(delta=True, debounce_by=None):
+                    seen.append(delta)
+                    break
+
+    asyncio.run(main())
+    assert seen == ["Invoice"]  # released with its sentence, then the app stopped
+    points = otel.metrics().get("groundplane.outputs", [])
+    assert [(a["groundplane.outcome"], v) for a, v in points] == [("error", 1)]
+    (counted,) = [s for s in otel.spans() if "groundplane.outcome" in (s.attributes or {})]
+    assert counted.name == "chat gpt-fake-1"
+    reasons = [(e.attributes or {}).get("gen_ai.guardrail.result.reason") for e in counted.events]
+    assert reasons == ["stream_abandoned"]
+    assert (counted.attributes or {})["groundplane.stream.released_chars"] < len(RIGHT)
