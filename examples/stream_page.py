@@ -12,6 +12,7 @@ No API key, no network: a scripted model streams its answer token by token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -118,7 +119,13 @@ def build_app() -> Starlette:
 
         return EventSourceResponse(events())
 
-    return Starlette(routes=[Route("/", page), Route("/answer", answer)])
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        guard.uninstall()  # the server stopped: the guard and its providers go with it
+        provider.shutdown()
+
+    return Starlette(routes=[Route("/", page), Route("/answer", answer)], lifespan=lifespan)
 
 
 def main() -> int:

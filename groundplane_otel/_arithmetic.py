@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, TypeGuard
@@ -118,6 +119,8 @@ def matches(
     computed: int | float | Fraction,
     tolerance: int | float = 0,
     rel_tolerance: int | float | None = None,
+    *,
+    read: Callable[[Any], Fraction] | None = None,
 ) -> bool:
     """Whether a claimed number equals a computed one within the declared tolerances.
 
@@ -125,15 +128,18 @@ def matches(
     nearest to it (a model cannot write 1/3 exactly; 936 stands for a sum whose nearest float
     is 936.0). A value no float stands for (see ``unrepresentable``) matches nothing.
     Tolerances compare exact rationals, like ``math.isclose`` with ``rel_tol`` defaulting to 0,
-    never 1e-9.
+    never 1e-9. ``read`` turns the claim and the tolerances into rationals (default: their
+    exact binary value; the money checks read the decimals they print as).
     """
+    if read is None:
+        read = as_fraction
     kind = type(claimed)
     if (kind is int or kind is float) and type(computed) is not Fraction and claimed == computed:
         return True  # Python compares ints and floats by exact value: the common case, fast
     if not is_number(claimed):
         return False
     exact = as_fraction(computed)
-    claim = as_fraction(claimed)
+    claim = read(claimed)
     if claim == exact:
         return True
     if exact.denominator != 1:
@@ -143,10 +149,10 @@ def matches(
         if claimed == nearest:
             return True  # an int or a float equal in value to the nearest float
     diff = abs(claim - exact)
-    if tolerance and diff <= as_fraction(tolerance):
+    if tolerance and diff <= read(tolerance):
         return True
     if rel_tolerance:
-        return diff <= as_fraction(rel_tolerance) * max(abs(claim), abs(exact))
+        return diff <= read(rel_tolerance) * max(abs(claim), abs(exact))
     return False
 
 

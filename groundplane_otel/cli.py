@@ -321,14 +321,14 @@ class _Progress:
 
 def _serve(args: argparse.Namespace) -> int:
     """Run the verifier until SIGTERM/SIGINT (``otel.serving``: exports, signals, summary)."""
-    from groundplane_otel.otel.serving import run
+    from groundplane_otel.otel.verifier.serving import run
 
     return run(args)
 
 
 def _address(text: str) -> str:
     """An argparse type: ``HOST:PORT``, or a usage error saying what is wrong with it."""
-    from groundplane_otel.otel.addresses import parse_address
+    from groundplane_otel.otel.verifier.addresses import parse_address
 
     try:
         parse_address(text)

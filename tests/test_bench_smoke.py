@@ -119,6 +119,20 @@ EXPECTED = {
         f"| {rows} | 20 | 0 / 20 (0.00 %) | 20 | 0 / 20 (0.00 %) |"
         for rows in ("2", "5", "10", "100", "1,000", "5,000")
     ],
+    "Prose claims, second pass": [
+        f"| {name} |"
+        for name in (
+            "table_rank",
+            "rank_alias",
+            "unit_more",
+            "document_unit",
+            "clock_hour",
+            "period",
+            "hedged_leak",
+            "paraphrase",
+            "hand-written (hard40)",
+        )
+    ],
     "no_restricted_values: a 200-word answer against a 500-row table": [
         "| floor: one regex pass over the text + one pass over the cells |",
         "| first check (builds the fact's index) |",

@@ -76,11 +76,13 @@ def test_known_limits_are_still_what_the_readme_says() -> None:
 
 KNOWN_LIMITS = {
     "numbers_recorded/hard/wrong_attachment": ("unsupported", "supported"),
-    "numbers_recorded/hard/half_a_million": ("unsupported", "supported"),
     "numbers_recorded/hard/a_dozen": ("unsupported", "supported"),
     "numbers_recorded/hard/around_the_clock": ("supported", "unsupported"),
     "numbers_recorded/hard/one_as_a_count": ("unsupported", "supported"),
     "numbers_recorded/hard/wrong_date": ("unsupported", "supported"),
+    "numbers_recorded/hard40/undeclared_synonym": ("unsupported", "supported"),
+    "numbers_recorded/hard40/attached_ms": ("unsupported", "supported"),
+    "no_restricted_values/hard40/just_shy_of": ("unsupported", "supported"),
 }
 """The published misses (docs/measured.md, "The checker's own error rates"): case id →
 (label, what the checker says)."""
@@ -99,4 +101,4 @@ def test_numbers_recorded_rates_are_the_published_ones(result: Result) -> None:
     """The prose family's false passes / rejects are exactly its known limits (the table in
     docs/measured.md)."""
     tally = result.by_family["numbers_recorded"]
-    assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (5, 1, 0, 0)
+    assert (tally.false_pass, tally.false_reject, tally.errors, tally.wrong_code) == (6, 1, 0, 0)

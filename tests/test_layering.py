@@ -131,12 +131,12 @@ def test_the_import_graph_has_no_circle() -> None:
 
 def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
     """At most 16 modules at the top of ``otel/``; the engine, the stream gate, policy
-    reading, replay and suggest are subpackages, and every module of the engine is private to
-    the package."""
+    reading, replay, suggest and the verifier are subpackages, and every module of the engine is
+    private to the package."""
     top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
     assert len(top) <= 16, top
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
-    assert packages == ["_engine", "_stream", "policy", "replay", "suggest"]
+    assert packages == ["_engine", "_stream", "policy", "replay", "suggest", "verifier"]
 
 
 def test_adapters_and_commands_use_the_public_face_only() -> None:

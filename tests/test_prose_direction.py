@@ -234,7 +234,9 @@ class TestUnits:
 
     def test_declarations_are_validated_at_build_time(self) -> None:
         """An unknown unit, a non-mapping, a str ``changes`` are build-time errors."""
-        with pytest.raises(ValueError, match=r"units\['revenue'\] must be one of pp, bps"):
+        with pytest.raises(
+            ValueError, match=r"units\['revenue'\] is .*, which is not a unit; use one of pp, bps"
+        ):
             numbers_recorded("kpi", units={"revenue": "doubloons"})
         with pytest.raises(TypeError, match="units must be a mapping of column to unit"):
             numbers_recorded("kpi", units=["USD"])  # type: ignore[arg-type]

@@ -14,6 +14,12 @@ The neighbourhood rule (false rejects): the written number is a leak only when n
 recorded value lies *strictly* closer to it than the restricted one — ``$1,235`` next to a
 public price of 1,235 reads as that price (a tie is a leak: fail closed).
 
+Hedged (a hedge word or sign right before the number: ``around``, ``about``, ``roughly``,
+``approximately``, ``nearly``, ``almost``, ``some``, ``circa``, ``close to``, ``just under``,
+``a bit over``, ``slightly below`` …, ``~``, ``≈``): the number is also read at the precision
+of its last non-zero digit, its trailing zeros being the rounding ("around $1,230" is 1,230
+to the ten, "roughly $180k" 180,000 to the ten thousand).
+
 Which written numbers are read this way (salience): at least two significant digits as written
 (``|w| / q >= 10``: ``1.2k``, ``4.6%``, ``0.050``), and a plain integer (no fraction digits,
 magnitude or percent) of at least 100 — so ``3``, ``12``, ``30 days``, ``5%`` or ``$1k`` never
@@ -24,8 +30,9 @@ number in a structured field (a JSON number) has no written precision: exact onl
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final, Protocol
 
@@ -33,11 +40,17 @@ from groundplane_otel.checks._numbers.prose_fields import shifted
 from groundplane_otel.checks._numbers.prose_scan import Numeral
 from groundplane_otel.checks._numbers.recorded import CONTEXT, Rounding, rounds_to
 
-__all__ = ["Public", "Rounded", "eligible", "rounded", "roundings"]
+__all__ = ["Public", "Rounded", "eligible", "hedged", "rounded", "roundings"]
 
 _TEN: Final = Decimal(10)
 _HUNDRED: Final = Decimal(100)
 _MODES: Final[tuple[Rounding, ...]] = ("half_even", "half_up")
+_HEDGE: Final = re.compile(
+    r"(?:(?<![\w])(?i:around|about|roughly|approximately|approx\.?|nearly|almost|some|circa|"
+    r"ca\.|close\sto|(?:just|a\sbit|a\slittle|slightly)\s(?:under|over|below|above|more\sthan|"
+    r"less\sthan)|upwards\sof|in\sthe\sregion\sof|"
+    r"on\sthe\sorder\sof)\s+|[~\u2248]\s?)$"
+)
 
 
 class Public(Protocol):
@@ -68,14 +81,36 @@ def eligible(numeral: Numeral) -> bool:
     return not plain or value >= _HUNDRED
 
 
-def roundings(numeral: Numeral) -> Iterator[tuple[Decimal, Decimal, str]]:
-    """(value, quantum, form) of each documented form of an eligible number."""
-    if not eligible(numeral):
-        return
-    yield numeral.value, numeral.quantum, "as written"
-    if numeral.percent:
-        ratio, quantum = shifted(numeral.value, -2), shifted(numeral.quantum, -2)
-        yield ratio, quantum, "as the ratio a percent spells"
+def hedged(text: str, numeral: Numeral) -> bool:
+    """Whether a hedge word or sign comes right before the number ("around $1,230", "~1.2k")."""
+    return _HEDGE.search(text, max(0, numeral.start - 24), numeral.start) is not None
+
+
+def _significant(numeral: Numeral) -> Numeral:
+    """The number at the precision of its last non-zero digit (``1,230`` to the ten)."""
+    value, quantum = numeral.value, numeral.quantum
+    if not value or quantum <= 0:
+        return numeral
+    exponent = quantum.adjusted()
+    while CONTEXT.remainder(value, Decimal((0, (1,), exponent + 1))) == 0:
+        exponent += 1
+    return replace(numeral, quantum=Decimal((0, (1,), exponent)))
+
+
+def roundings(numeral: Numeral, hedge: bool = False) -> Iterator[tuple[Decimal, Decimal, str]]:
+    """(value, quantum, form) of each documented form of an eligible number; a hedged number
+    ("around $1,230") is also read at the precision of its last non-zero digit."""
+    forms = [(numeral, "as written")]
+    if hedge and (coarse := _significant(numeral)).quantum != numeral.quantum:
+        forms.append((coarse, "hedged, to its last non-zero digit"))
+    for read, form in forms:
+        if not eligible(read):
+            continue
+        yield read.value, read.quantum, form
+        if read.percent:
+            ratio, quantum = shifted(read.value, -2), shifted(read.quantum, -2)
+            spelled = "as the ratio a percent spells"
+            yield ratio, quantum, spelled if form == "as written" else f"{spelled}, {form}"
 
 
 def rounded(
@@ -83,11 +118,12 @@ def rounded(
     numeral: Numeral,
     public: Public | None,
     exempt: Callable[[Decimal], bool] | None = None,
+    hedge: bool = False,
 ) -> Rounded | None:
     """The restricted value (of the sorted ``values``, ``exempt`` ones skipped) the numeral
     rounds, in the first form that leaks it; None when none does, or an unrestricted value is
-    strictly closer."""
-    for written, quantum, form in roundings(numeral):
+    strictly closer. ``hedge``: a hedge word comes before it (see ``roundings``)."""
+    for written, quantum, form in roundings(numeral, hedge):
         half = CONTEXT.divide(quantum, 2)
         low, high = CONTEXT.subtract(written, half), CONTEXT.add(written, half)
         start, end = bisect.bisect_left(values, low), bisect.bisect_right(values, high)

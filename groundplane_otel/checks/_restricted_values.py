@@ -34,7 +34,7 @@ from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._numbers.prose_fields import shifted
 from groundplane_otel.checks._numbers.prose_scan import Numeral, scan_numbers
 from groundplane_otel.checks._numbers.recorded import as_decimal
-from groundplane_otel.checks._restricted_rounding import Public, rounded
+from groundplane_otel.checks._restricted_rounding import Public, hedged, rounded
 from groundplane_otel.checks._restricted_terms import terms_of
 from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
 from groundplane_otel.documents import Documents
@@ -53,6 +53,9 @@ __all__ = [
 
 # A string that may be exactly one number ("4.20", "$1,234.5", "12%", "1.2M"): only these are
 # read by the number scanner (a cheap gate: most strings are names).
+_PHRASE_ID = re.compile(r"[A-Za-z]+(?:[-_ ][A-Za-z]+)*")
+"""A document id that is an ordinary phrase ("salary-bands"): a leak only in its citation form
+(the id as written), never as the words it is made of ("salary bands are confidential")."""
 _NUMBERISH = re.compile(
     r"[-\u2212]?[$\u20ac\u00a3\u00a5]?\s?[\d.,]*\d[\d.,]*"
     r"\s?(?:%|[kKMB]|bn|thousand|million|billion)?"
@@ -74,7 +77,7 @@ class Leak:
     where: Where
     start: int
     end: int
-    how: str  # "as text" | "as a number"
+    how: str  # "as text" | "as cited" | "as a number"
 
 
 def readings(numeral: Numeral) -> tuple[Decimal, ...]:
@@ -143,15 +146,18 @@ class RestrictedIndex:
     """The strings (as phrases) and numbers (by value) of one restricted fact, and the salient
     terms of its documents' contents (per locale, on first use)."""
 
-    __slots__ = ("_sorted", "_terms", "_texts", "numbers", "phrases")
+    __slots__ = ("_cited", "_sorted", "_terms", "_texts", "numbers", "phrases")
 
     def __init__(self, fact: str, value: Any) -> None:
         phrases: list[tuple[str, Where]] = []
         numbers: dict[Decimal, Where] = {}
         texts: list[tuple[str, Where]] = []
+        cited: dict[str, Where] = {}
         for leaf, locator in values_of(value):
             where = Where(fact, locator)
-            if isinstance(leaf, str):
+            if isinstance(leaf, str) and locator.endswith("(id)") and _PHRASE_ID.fullmatch(leaf):
+                cited.setdefault(leaf.casefold(), where)  # "salary-bands": as cited only
+            elif isinstance(leaf, str):
                 phrases.append((leaf, where))
                 number = _whole_number(leaf.strip())
                 if number is not None:
@@ -161,6 +167,19 @@ class RestrictedIndex:
             else:
                 numbers.setdefault(as_decimal(leaf), where)
         self.phrases: PhraseIndex[Where] = PhraseIndex(phrases)
+        self._cited = (
+            (
+                re.compile(
+                    r"(?<![\w-])(?:"
+                    + "|".join(re.escape(id_) for id_ in sorted(cited, key=len, reverse=True))
+                    + r")(?![\w-])",
+                    re.IGNORECASE,
+                ),
+                cited,
+            )
+            if cited
+            else None
+        )
         self.numbers = numbers
         self._texts = texts
         self._terms: dict[str, _DocumentTerms] = {}
@@ -203,6 +222,8 @@ class RestrictedIndex:
         names, spelled, every = (
             self._document_terms(locale) if self._texts else (None, None, self._sorted)
         )
+        if self._cited is not None and (cited := self._cited[0].search(text)):
+            return Leak(self._cited[1][cited.group().casefold()], *cited.span(), "as cited")
         if self.phrases or names:
             for folded in _variants(text):
                 for hit in self.phrases.find(folded.text):
@@ -231,7 +252,7 @@ class RestrictedIndex:
                     held = spelled.get(candidate)
                 if held is not None:
                     return Leak(held, numeral.start, numeral.end, "as a number")
-            found = rounded(every, numeral, public, exempt)
+            found = rounded(every, numeral, public, exempt, hedged(text, numeral))
             if found is not None:
                 where = self.numbers.get(found.value) or (spelled or {})[found.value]
                 how = f"as a number rounded to {found.quantum:f} ({found.form})"

@@ -16,8 +16,18 @@ any of the forms above or as an ISO date-time) supports "Dec 31, 2027", "Decembe
 weekday written before a day ("Friday, Dec 31, 2027") must be that day's weekday
 (``date_weekday_mismatch``), whatever the facts say.
 
-Not read: a bare year ("in 2026": numbers_recorded's ``years`` option decides), quarters
-("Q3"), relative dates ("today", "next Monday"), weekday names alone,
+Clock hours: ``units={"opens": "hour"}`` declares an integer column a clock hour, so a
+recorded 9 supports "opens at 9am" and refuses "opens at 10am".
+
+Periods (``_numbers.periods``): quarters, halves and fiscal years ("Q2", "Q3 2026", "H1
+2025", "FY2026", "the second quarter") are checked against the periods the facts record
+(spelled in a cell or a tool argument, ``quarter="Q3"``, or the calendar quarter of a recorded
+day), ``period_unrecorded`` otherwise. By default only when some fact spells a period
+(``periods=None``; boilerplate such as "Q3 collections were on track" in an answer about due
+dates is not read); ``periods=True`` always, ``False`` never.
+
+Not read: a bare year ("in 2026": numbers_recorded's ``years`` option decides), relative
+dates ("today", "next Monday"), weekday names alone,
 durations ("45-day", "2 hours": numbers). ``numbers_recorded`` never reads the digits of a
 date or time token as numbers, whether this check is on or off; with it off they are not
 checked at all.
@@ -36,6 +46,7 @@ from typing import Any, Final
 
 from groundplane_otel.checks._base import NamedCheck, describe
 from groundplane_otel.checks._numbers.dates import Kind, Point, RecordedDates, points, show
+from groundplane_otel.checks._numbers.periods import Period, PeriodKind, periods, show_period
 from groundplane_otel.checks._numbers.prose_fields import (
     facts_argument,
     field_argument,
@@ -56,6 +67,7 @@ CODES: Final[dict[str, str]] = {
     "time_unrecorded": "no fact records this time",
     "date_invalid": "it is not a calendar date",
     "date_weekday_mismatch": "the weekday written is not that date's",
+    "period_unrecorded": "no fact records this period",
 }
 """Reason code of a date or time that fails → what it means."""
 
@@ -67,8 +79,8 @@ class DateReceipt:
     text: str
     start: int
     end: int
-    kind: Kind
-    readings: tuple[str, ...]  # every reading, ISO-like (``2027-12-31``, ``22:00``)
+    kind: Kind | PeriodKind
+    readings: tuple[str, ...]  # every reading, ISO-like (``2027-12-31``, ``22:00``, ``2026-Q3``)
     code: str
     field: str
     nearest: str | None = None
@@ -108,7 +120,8 @@ class DateReceipt:
         if self.code == "date_weekday_mismatch":
             return line
         if self.nearest is None:
-            return line + f"; no {'time' if self.kind == 'time' else 'date'} is recorded at all"
+            what = {"time": "time", "day": "date", "monthday": "date", "month": "date"}
+            return line + f"; no {what.get(self.kind, 'period')} is recorded at all"
         where = [f"fact {self.fact!r}"]
         if self.row is not None:
             where.append(f"row {cap(repr(self.row))}")
@@ -135,6 +148,8 @@ class _DatesRecorded:
     locale: str = "en"
     times: bool = True
     day_first: bool | None = None
+    hours: frozenset[str] = frozenset()
+    periods: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.locale, str) or self.locale not in LOCALES:
@@ -147,6 +162,10 @@ class _DatesRecorded:
             raise TypeError(
                 f"{_BUILDER}: day_first must be True, False or None, got {self.day_first!r}"
             )
+        if self.periods is not None and not isinstance(self.periods, bool):
+            raise TypeError(
+                f"{_BUILDER}: periods must be True, False or None, got {self.periods!r}"
+            )
 
     @property
     def label(self) -> str:
@@ -157,12 +176,23 @@ class _DatesRecorded:
         index: RecordedDates | None = None
         receipts: list[DateReceipt] = []
         for where, text in read_texts(output, self.field):
-            for point in points(text, self.locale, self.day_first):
-                if point.kind == "time" and not self.times:
-                    continue
+            found: list[Point | Period] = [
+                point
+                for point in points(text, self.locale, self.day_first)
+                if point.kind != "time" or self.times
+            ]
+            if self.periods is not False:
+                found += periods(text)
+            for point in sorted(found, key=lambda item: item.start):
                 if index is None:
-                    index = RecordedDates(stored, self.locale)
-                receipt = _judge(index, point, where)
+                    index = RecordedDates(stored, self.locale, self.hours)
+                if isinstance(point, Period):
+                    if self.periods or index.periods_written:
+                        receipt = _judge_period(index, point, where)
+                    else:
+                        continue  # no fact spells a period: one said is not read
+                else:
+                    receipt = _judge(index, point, where)
                 if receipt is not None:
                     receipts.append(receipt)
         if not receipts:
@@ -210,12 +240,52 @@ def _judge(index: RecordedDates, point: Point, where: str) -> DateReceipt | None
     )
 
 
+def _judge_period(index: RecordedDates, period: Period, where: str) -> DateReceipt | None:
+    """None when a fact records the period (a yearless one in any year)."""
+    if index.where(period.kind, (period.value,)) is not None:
+        return None
+    near = index.nearest(period.kind, (period.value,))
+    value, (fact, row, column) = near if near else (None, (None, None, None))
+    return DateReceipt(
+        period.text,
+        period.start,
+        period.end,
+        period.kind,
+        (show_period(period.kind, period.value),),
+        "period_unrecorded",
+        where,
+        nearest=None if value is None else show_period(period.kind, (value[0], value[1])),
+        fact=fact,
+        row=row,
+        column=column,
+    )
+
+
+def _hours(units: object) -> frozenset[str]:
+    """Build-time check of ``units``: columns declared ``"hour"`` (an integer clock hour)."""
+    if units is None:
+        return frozenset()
+    if not isinstance(units, Mapping):
+        raise TypeError(f"{_BUILDER}: units must be a mapping of column to unit, got {units!r}")
+    for column, unit in units.items():
+        if not isinstance(column, str) or not column:
+            raise TypeError(f"{_BUILDER}: units keys must be column names, got {column!r}")
+        if unit != "hour":
+            raise ValueError(
+                f'{_BUILDER}: units[{column!r}] is {unit!r}; dates_recorded reads only "hour" '
+                "(an integer column holding a clock hour, 9 for 9:00)"
+            )
+    return frozenset(units)
+
+
 def _spec(
     fact: str | Sequence[str],
     field: str | Sequence[str] | None,
     locale: str,
     times: bool,
     day_first: bool | None,
+    units: Mapping[str, str] | None = None,
+    periods: bool | None = None,
 ) -> _DatesRecorded:
     return _DatesRecorded(
         facts_argument(fact, _BUILDER),
@@ -223,6 +293,8 @@ def _spec(
         locale=locale,
         times=times,
         day_first=day_first,
+        hours=_hours(units),
+        periods=periods,
     )
 
 
@@ -232,16 +304,21 @@ def dates_recorded(
     locale: str = "en",
     times: bool = True,
     day_first: bool | None = None,
+    units: Mapping[str, str] | None = None,
+    periods: bool | None = None,
 ) -> NamedCheck:
     """Every date (and, with ``times``, every time) in ``output[field]`` must be one ``fact``
     records, compared as dates and times (see the module docstring).
 
     ``fact`` and ``field`` as in ``numbers_recorded``. ``locale`` names the separators the
     scanner reads. ``times=False`` reads dates only. ``day_first``: how ``03/04/2027`` reads
-    (True: 3 April; False: 4 March; None, the default: either). Unrecorded dates and times
-    raise ``UnrecordedDates`` with one receipt each.
+    (True: 3 April; False: 4 March; None, the default: either). ``units={"opens": "hour"}``:
+    an integer column holding a clock hour (9 records 9:00). ``periods``: quarters, halves and
+    fiscal years (True: always read; None, the default: read when a fact spells a period;
+    False: never). Unrecorded dates, times and periods raise ``UnrecordedDates`` with one
+    receipt each.
     """
-    spec = _spec(fact, field, locale, times, day_first)
+    spec = _spec(fact, field, locale, times, day_first, units, periods)
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.facts, text=spec.field is None)
@@ -255,7 +332,9 @@ def check_dates_recorded(
     locale: str = "en",
     times: bool = True,
     day_first: bool | None = None,
+    units: Mapping[str, str] | None = None,
+    periods: bool | None = None,
 ) -> None:
     """Run :func:`dates_recorded` once, outside a boundary (``output`` may be the answer text
-    itself); raises UnrecordedDates on a date or time no fact records."""
-    _spec(fact, field, locale, times, day_first)(registry, output)
+    itself); raises UnrecordedDates on a date, time or period no fact records."""
+    _spec(fact, field, locale, times, day_first, units, periods)(registry, output)

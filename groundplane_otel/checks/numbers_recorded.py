@@ -8,8 +8,10 @@ as a recorded number (see ``_numbers.recorded``: ints exactly, floats by their s
 compared as decimals — ``1.20`` is 1.2, ``10,000`` is not ``1,000``, ``-3.2`` is not ``3.2``.
 
 Rank claims: when ``fact`` lists a Ranking, an ordinal, rank number or superlative tied to an
-entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it
-(see ``_numbers.ordinals``); a contradicted rank is a ``RankReceipt`` in the same claim.
+entity it names ("North was third", "ranked #2", "the top 3 were …") must hold against it;
+against a Table, a claim naming one of its numeric columns (or a declared alias: ``aliases=``)
+must hold against the rows ranked by it ("Elm was second on revenue"; see ``_numbers.ordinals``
+and ``_numbers.rank_scope``). A contradicted rank is a ``RankReceipt`` in the same claim.
 
 Declared options, never implied (all off by default):
 
@@ -63,6 +65,7 @@ from groundplane_otel.checks._numbers.prose_fields import (
 )
 from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_numbers, scanner
 from groundplane_otel.checks._numbers.prose_words import LOCALES
+from groundplane_otel.checks._numbers.rank_scope import Aliases, declared_aliases
 from groundplane_otel.checks._numbers.receipts import NumberReceipt, UnrecordedNumbers
 from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding
 from groundplane_otel.checks._numbers.units import declared_units
@@ -95,6 +98,7 @@ class _NumbersRecorded:
     documents: tuple[str, ...] | None = None
     units: tuple[tuple[str, str], ...] = ()
     changes: frozenset[str] = frozenset()
+    aliases: Aliases = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.locale, str) or self.locale not in LOCALES:
@@ -135,7 +139,7 @@ class _NumbersRecorded:
         """This check against ``registry`` (read-only while it is used), its per-registry
         setup done once: a stream gate runs it on every release unit of an answer."""
         stored = tuple(registry.peek(name) for name in self.facts)
-        return _Prepared(self, registry, stored, self._echoes(registry), RankScope.of(stored))
+        return _Prepared(self, registry, stored, self._echoes(registry))
 
     def _echoes(self, registry: FactRegistry) -> frozenset[Decimal]:
         if self.question_fact is None:
@@ -257,6 +261,7 @@ def _spec(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> _NumbersRecorded:
     return _NumbersRecorded(
         facts_argument(fact),
@@ -269,6 +274,7 @@ def _spec(
         documents=require_documents(_BUILDER, documents),
         units=tuple(declared_units(_BUILDER, units).items()),
         changes=_changes(changes),
+        aliases=declared_aliases(_BUILDER, aliases),
     )
 
 
@@ -283,6 +289,7 @@ def numbers_recorded(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> NamedCheck:
     """Every number in ``output[field]`` (prose) must be one ``fact`` records, exactly.
 
@@ -294,7 +301,9 @@ def numbers_recorded(
     ``rounding``, ``question_fact``, ``years`` and ``documents`` (retrieved documents whose
     text is evidence) are declared options, off by default (see the module docstring).
     ``units`` maps columns (or facts) to the unit they are in; ``changes`` lists columns
-    holding changes. Unrecorded numbers raise ``UnrecordedNumbers`` with one receipt each.
+    holding changes; ``aliases`` maps a column (or fact) to the words a rank claim may name
+    it by ("sales", "busiest"). Unrecorded numbers raise ``UnrecordedNumbers`` with one
+    receipt each.
     """
     spec = _spec(
         fact,
@@ -307,6 +316,7 @@ def numbers_recorded(
         documents,
         units,
         changes,
+        aliases,
     )
     shown: Any = spec.facts[0] if len(spec.facts) == 1 else list(spec.facts)
     name = describe(_BUILDER, fact=shown, field=spec.label)
@@ -328,6 +338,7 @@ def check_numbers_recorded(
     documents: Sequence[str] | None = None,
     units: Mapping[str, str] | None = None,
     changes: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
     text itself); raises UnrecordedNumbers on a number no fact records."""
@@ -342,17 +353,18 @@ def check_numbers_recorded(
         documents,
         units,
         changes,
+        aliases,
     )
     spec(registry, output)
 
 
 class _Prepared:
     """A numbers_recorded check bound to one registry (``_NumbersRecorded.for_registry``): the
-    facts, echoes and rank scope read once, the evidence index built on first need and kept.
+    facts and echoes read once, the evidence index built on first need and kept.
     Calling it runs the check on ``output`` (the ``registry`` argument is the one it was
     prepared for)."""
 
-    __slots__ = ("_index", "check", "echoes", "ranks", "registry", "scan", "stored", "units")
+    __slots__ = ("_index", "check", "echoes", "registry", "scan", "stored", "units")
 
     def __init__(
         self,
@@ -360,10 +372,9 @@ class _Prepared:
         registry: FactRegistry,
         stored: tuple[Any, ...],
         echoes: frozenset[Decimal],
-        ranks: RankScope | None,
     ) -> None:
         self.check, self.registry, self.stored = check, registry, stored
-        self.echoes, self.ranks = echoes, ranks
+        self.echoes = echoes
         self.units = dict(check.units)  # read only
         self.scan = scanner(check.locale, years=check.years)
         self._index: RecordedNumbers | None = None
@@ -377,7 +388,7 @@ class _Prepared:
         return self._index
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any] | str) -> None:
-        check, ranks = self.check, self.ranks
+        check = self.check
         receipts: list[NumberReceipt] = []
         seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
         units = self.units
@@ -387,6 +398,7 @@ class _Prepared:
             else read_texts(output, check.field)
         )
         for where, text in texts:
+            ranks = RankScope.of(self.stored, check.aliases, text)  # Rankings, Tables' columns
             misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
             numerals = self.scan(text).numerals
             bound = bind(text, numerals) if numerals else {}

@@ -28,6 +28,9 @@ from .gen_prose_direction import direction_corpus
 from .gen_prose_evidence import EVIDENCE_CLASSES, evidence_cases
 from .gen_prose_hard import hard_cases
 from .gen_prose_ranks_dates import DATE_FAILURES, RANK_FAILURES, ranks_dates_cases
+from .gen_prose_second import CLASSES as SECOND_CLASSES
+from .gen_prose_second import FAMILY_OF as SECOND_FAMILY
+from .gen_prose_second import second_pass_cases
 from .gen_ranked import prefix_cases, superlative_cases
 from .model import Case
 
@@ -50,7 +53,8 @@ GENERATORS = (
     evidence_cases,
     direction_corpus,
     ranks_dates_cases,
-    money_cases,  # last: the cases before it keep their seeds
+    money_cases,
+    second_pass_cases,  # last: the cases before it keep their seeds
 )
 
 # Every failure class the corpus must cover (issue 6, item 2), per family.
@@ -95,6 +99,9 @@ REQUIRED_CLASSES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 for _family, _classes in EVIDENCE_CLASSES.items():  # issue 22, prose-evidence
     REQUIRED_CLASSES[_family] += _classes
+for _class in SECOND_CLASSES:  # issue 40, prose claims second pass
+    _family = SECOND_FAMILY.get(_class, "numbers_recorded")
+    REQUIRED_CLASSES[_family] += (_class,)
 
 
 def generate(seed: int = SEED, per_class: int = PER_CLASS) -> list[Case]:

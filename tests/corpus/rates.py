@@ -37,6 +37,7 @@ class Result:
     miscoded: list[tuple[Case, Outcome]]  # rejected as expected, under another reason code
     limits: list[tuple[Case, Outcome]] = field(default_factory=list)  # known, published misses
     fixed_limits: list[tuple[Case, Outcome]] = field(default_factory=list)  # now right: doc it
+    by_class: dict[str, Tally] = field(default_factory=dict)  # a class with its correct: side
 
 
 def run(cases: Iterable[Case]) -> Result:
@@ -46,6 +47,7 @@ def run(cases: Iterable[Case]) -> Result:
     miscoded: list[tuple[Case, Outcome]] = []
     limits: list[tuple[Case, Outcome]] = []
     fixed_limits: list[tuple[Case, Outcome]] = []
+    by_class: dict[str, Tally] = {}
     for case in cases:
         outcome = evaluate(case)
         if (
@@ -54,7 +56,12 @@ def run(cases: Iterable[Case]) -> Result:
             and outcome.code == case.expect_error
         ):  # refused as a result no claim can be judged against: the wrong output is rejected
             outcome = Outcome("unsupported", None, outcome.detail)
-        for tally in (by_family.setdefault(case.family, Tally()), total):
+        name = case.failure_class.removeprefix("correct:").split(":")[0]
+        for tally in (
+            by_family.setdefault(case.family, Tally()),
+            total,
+            by_class.setdefault(name, Tally()),
+        ):
             tally.classes.add(case.failure_class)
             if case.label == "unsupported":
                 tally.wrong += 1
@@ -75,7 +82,7 @@ def run(cases: Iterable[Case]) -> Result:
             misses.append((case, outcome))
         elif case.expect_code is not None and outcome.code != case.expect_code:
             miscoded.append((case, outcome))
-    return Result(by_family, total, misses, miscoded, limits, fixed_limits)
+    return Result(by_family, total, misses, miscoded, limits, fixed_limits, by_class)
 
 
 def _rate(count: int, of: int) -> str:

@@ -45,7 +45,7 @@ def test_an_unknown_unit_fails_at_its_key(tmp_path: Path) -> None:
         load(tmp_path, BASE.replace("revenue: USD", "revenue: doubloons"))
     assert str(caught.value) == (
         f"{tmp_path / 'policy.yaml'}:8: boundaries.summary.checks[0].numbers_recorded.units: "
-        "units['revenue'] must be one of pp, bps, percent, ratio, AUD, CAD, CHF, CNY, DKK, EUR, "
-        "GBP, INR, JPY, NOK, SEK, USD, km, mi, m, kg, lb, g, day, hour, minute, second, week, "
-        "month, year, got 'doubloons'. Fix: give `units` a value numbers_recorded() accepts"
+        "units['revenue'] is 'doubloons', which is not a unit; use one of pp, bps, percent, "
+        "ratio, AUD, CAD, CHF, CNY, DKK, EUR, GBP, INR, JPY, NOK, SEK, USD, km, mi, m, kg, lb, "
+        "g, day, hour, minute, second, m…. Fix: give `units` a value numbers_recorded() accepts"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel.otel.otlp_wire import span_count
+from groundplane_otel.otel.verifier.wire import span_count
 
 
 def request(shape: list[list[int]]) -> bytes:

@@ -24,17 +24,21 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from groundplane_otel._arithmetic import is_number
 from groundplane_otel.checks._base import dotted_leaves
 from groundplane_otel.checks._memo import derived
+from groundplane_otel.checks._numbers.periods import PeriodKind, argument_years, of_day, periods
 from groundplane_otel.checks._numbers.prose_scan import scan_numbers
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
 __all__ = ["Kind", "Point", "RecordedDates", "Where", "points", "show"]
+
+_WRITTEN: Final = "period_written"  # a pseudo-kind: the facts spell a period somewhere
 
 Kind = Literal["day", "monthday", "month", "time"]
 Value = tuple[int, ...]  # day (y, m, d) · monthday (m, d) · month (y, m) · time (h, m)
@@ -168,16 +172,26 @@ _LATER: Final = ("afternoon", "evening", "night", "p.m.", "pm")
 
 def _word_time(token: str) -> list[Value]:
     """``nine in the morning`` 9:00, ``six in the evening`` 18:00, ``ten o'clock`` either,
-    ``noon`` 12:00, ``midnight`` 0:00."""
+    ``half past ten`` 10:30 or 22:30, ``quarter to six`` 5:45 or 17:45, ``noon`` 12:00,
+    ``midnight`` 0:00."""
     lowered = token.lower()
     if lowered in ("noon", "midnight"):
         return [(12 if lowered == "noon" else 0, 0)]
-    hour = _HOUR_WORDS[lowered.split()[0]]
+    words = lowered.split()
+    minute = 0
+    if words[0] in ("half", "quarter", "a"):  # "half past ten", "(a) quarter to six"
+        past = "past" in words[:3]
+        minute = 30 if words[0] == "half" else (15 if past else 45)
+        words = words[words.index("past" if past else "to") + 1 :]
+        if not past:
+            hour_word = _HOUR_WORDS[words[0]]
+            words[0] = _HOURS[(hour_word - 2) % 12]  # "quarter to six" is 5:45
+    hour = _HOUR_WORDS[words[0]]
     if "morning" in lowered or lowered.endswith(("a.m.", "am")):
-        return _clock(hour, 0, "a")
+        return _clock(hour, minute, "a")
     if any(lowered.endswith(word) for word in _LATER):
-        return _clock(hour, 0, "a" if hour == 12 and "night" in lowered else "p")
-    return _clock(hour, 0, None)
+        return _clock(hour, minute, "a" if hour == 12 and "night" in lowered else "p")
+    return _clock(hour, minute, None)
 
 
 def _time_points(token: str) -> Iterator[list[Value]]:
@@ -260,13 +274,26 @@ def _is_text(value: object) -> bool:
 _DERIVED = {"monthday": (1, 3), "month": (0, 2)}  # what a recorded day also records
 
 
-def _recorded(fact: Fact, locale: str) -> dict[Kind, dict[Value, Where]]:
-    """Every date and time recorded in one fact's strings, with where it first appears."""
-    found: dict[Kind, dict[Value, Where]] = {"day": {}, "monthday": {}, "month": {}, "time": {}}
+Found = dict[str, dict[Value, Where]]
+
+
+def _recorded(fact: Fact, locale: str) -> Found:
+    """Every date, time and period recorded in one fact's strings, with where it first
+    appears (a day or month also records its calendar quarter and half)."""
+    found: Found = {"day": {}, "monthday": {}, "month": {}, "time": {}}
+    years = argument_years(fact.provenance.args.values())
     for text, row, column in _strings(fact):
         if not any(char.isdigit() for char in text):
             continue
         where = (fact.name, row, column)
+        for period in periods(text):
+            found.setdefault(_WRITTEN, {})[(0, 0)] = where
+            kinds = found.setdefault(period.kind, {})
+            kinds.setdefault(period.value, where)
+            kinds.setdefault((0, period.value[1]), where)
+            if not period.value[0] and column is not None and column.startswith("args"):
+                for year in years:  # quarter="Q3", year=2026: Q3 2026
+                    kinds.setdefault((year, period.value[1]), where)
         for point in points(text, locale, day_first=None):
             if point.kind == "time" and len(point.readings) > 1:  # "9:00" recorded is 9:00
                 readings: Sequence[Value] = point.readings[:1]
@@ -276,11 +303,37 @@ def _recorded(fact: Fact, locale: str) -> dict[Kind, dict[Value, Where]]:
                 found[point.kind].setdefault(reading, where)
                 if point.kind == "day":
                     for kind, (low, high) in _DERIVED.items():
-                        found[kind].setdefault(reading[low:high], where)  # type: ignore[index]
+                        found[kind].setdefault(reading[low:high], where)
+                if point.kind in ("day", "month") and reading[0]:
+                    for kind, value in of_day(reading[0], reading[1]):
+                        found.setdefault(kind, {}).setdefault(value, where)
     return found
 
 
-def _builder(fact: Fact, locale: str) -> Callable[[], dict[Kind, dict[Value, Where]]]:
+def clock_hours(fact: Fact, columns: frozenset[str]) -> Iterator[tuple[Value, Where]]:
+    """The integer cells 0-23 of the columns declared clock hours (``opens``: 9 is 9:00)."""
+    value = fact.value
+    if isinstance(value, Table):
+        cells: Iterable[tuple[Hashable | None, str, object]] = (
+            (row.get(value.key), column, row.get(column))
+            for row in value.rows
+            for column in value.columns
+            if column in columns
+        )
+    elif isinstance(value, (Ranking, Domain, Documents)):
+        return
+    else:
+        cells = (
+            (None, path, leaf)
+            for path, leaf in dotted_leaves(value, is_number, "")
+            if path in columns or path.rsplit(".", 1)[-1] in columns
+        )
+    for row, column, cell in cells:
+        if type(cell) is int and 0 <= cell <= 23:
+            yield (cell, 0), (fact.name, row, column)
+
+
+def _builder(fact: Fact, locale: str) -> Callable[[], Found]:
     return lambda: _recorded(fact, locale)
 
 
@@ -288,13 +341,10 @@ class RecordedDates:
     """The dates and times some facts record (built once per Table, Ranking or Domain and
     kept on it): ``where`` a reading is recorded, ``nearest`` for a receipt."""
 
-    def __init__(self, facts: Sequence[Fact], locale: str) -> None:
-        self._found: dict[Kind, dict[Value, Where]] = {
-            "day": {},
-            "monthday": {},
-            "month": {},
-            "time": {},
-        }
+    def __init__(
+        self, facts: Sequence[Fact], locale: str, hours: frozenset[str] = frozenset()
+    ) -> None:
+        self._found: Found = {"day": {}, "monthday": {}, "month": {}, "time": {}}
         for fact in facts:
             value: Any = fact.value
             if isinstance(value, (Table, Ranking, Domain)):
@@ -303,19 +353,29 @@ class RecordedDates:
                 each = _recorded(fact, locale)
             for kind, readings in each.items():
                 for reading, where in readings.items():
-                    self._found[kind].setdefault(reading, where)
+                    self._found.setdefault(kind, {}).setdefault(reading, where)
+            if hours:
+                for reading, where in clock_hours(fact, hours):
+                    self._found["time"].setdefault(reading, where)
 
-    def where(self, kind: Kind, readings: Sequence[Value]) -> Where | None:
+    @property
+    def periods_written(self) -> bool:
+        """Whether a fact spells a period (a quarter, half or fiscal year) anywhere."""
+        return bool(self._found.get(_WRITTEN))
+
+    def where(self, kind: Kind | PeriodKind, readings: Sequence[Value]) -> Where | None:
         """Where the first recorded reading lives; None when none is recorded."""
-        recorded = self._found[kind]
+        recorded = self._found.get(kind, {})
         for reading in readings:
             if reading in recorded:
                 return recorded[reading]
         return None
 
-    def nearest(self, kind: Kind, readings: Sequence[Value]) -> tuple[Value, Where] | None:
+    def nearest(
+        self, kind: Kind | PeriodKind, readings: Sequence[Value]
+    ) -> tuple[Value, Where] | None:
         """The recorded value of this kind closest to the first reading (None: none)."""
-        recorded = self._found[kind]
+        recorded = self._found.get(kind, {})
         if not recorded or not readings:
             return next(iter(recorded.items()), None)
         target = _ordinal(kind, readings[0])
@@ -323,8 +383,10 @@ class RecordedDates:
         return best, recorded[best]
 
 
-def _ordinal(kind: Kind, value: Value) -> int:
-    """A point as a number on its own axis (days, months, minutes) for "nearest"."""
+def _ordinal(kind: Kind | PeriodKind, value: Value) -> int:
+    """A point as a number on its own axis (days, months, minutes, periods) for "nearest"."""
+    if kind not in ("day", "month", "monthday", "time"):
+        return value[0] * 4 + value[1]
     if kind == "day":
         return dt.date(*value).toordinal()
     if kind == "month":

@@ -11,6 +11,11 @@ supports ``$10,000`` and ``10k``; ``3.90%`` supports ``3.9%``; ``two business da
 metadata are never evidence. A restricted Documents fact is never evidence (listing one is a
 ``ValueError``, a misconfigured boundary), and documents of another request are never visible.
 
+Units: a number written with a unit or currency is supported by a document's number only when
+the document writes it without a unit or in one that agrees (``$12`` is not supported by "12
+months": ``number_unit_mismatch``, the receipt naming the document); a bare number keeps the
+rule above. Conversions are never guessed.
+
 A receipt whose nearest value comes from a document names it (``document``: the document id;
 ``fact``: the Documents fact), like Groundlens's "nearest in invoice.pdf#p1".
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Final
 
@@ -31,6 +36,7 @@ from groundplane_otel.checks._numbers.recorded import (
     Rounding,
     rounds_to,
 )
+from groundplane_otel.checks._numbers.units import claimed_unit
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Fact
 from groundplane_otel.registry import FactRegistry
@@ -58,18 +64,36 @@ class DocumentNumbers:
     """The numbers the contents of one Documents fact spell, by value (built once per locale
     and kept on the Documents value)."""
 
-    __slots__ = ("_exact", "_values", "fact")
+    __slots__ = ("_exact", "_units", "_values", "fact")
 
     def __init__(self, fact: str, documents: Documents, locale: str) -> None:
         exact: dict[Decimal, _Spelled] = {}
+        units: dict[Decimal, list[tuple[str | None, str]]] = {}
         for document in documents:
-            if document.content is None:
+            content = document.content
+            if content is None:
                 continue
-            for numeral in scan_numbers(document.content, locale).numerals:
+            for numeral in scan_numbers(content, locale).numerals:
                 exact.setdefault(numeral.value, _Spelled(numeral.value, document.id))
+                units.setdefault(numeral.value, []).append(
+                    (claimed_unit(content, numeral), document.id)
+                )
         self.fact = fact
         self._exact = exact
+        self._units = units
         self._values = sorted(exact)
+
+    def units_of(self, target: Decimal) -> list[tuple[str | None, Recorded]]:
+        """Each unit the documents spell ``target`` in (None: written without one), with the
+        spelling's record (naming its document)."""
+        spelled = self._exact.get(target)
+        if spelled is None:
+            return []
+        record = self._recorded(spelled)
+        return [
+            (unit, record if document == spelled.document else replace(record, document=document))
+            for unit, document in self._units[target]
+        ]
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -110,6 +134,10 @@ class WithDocuments(RecordedNumbers):
     def __init__(self, facts: Sequence[Fact], documents: Sequence[DocumentNumbers]) -> None:
         super().__init__(facts)
         self._documents = tuple(documents)
+
+    def spelled_units(self, target: Decimal) -> list[tuple[str | None, Recorded]]:
+        """The units the documents spell ``target`` in (see ``DocumentNumbers.units_of``)."""
+        return [found for spelled in self._documents for found in spelled.units_of(target)]
 
     def holds(self, target: Decimal) -> bool:
         return super().holds(target) or any(d.find(target) for d in self._documents)

@@ -29,26 +29,29 @@ Not rank claims: an ordinal no rank verb or rank word ties to an entity ("the th
 followed by a noun ("the first region"), an entity no Ranking fact in scope names, a
 superlative followed by a noun naming another measure ("the highest margin" on a ranking keyed
 ``revenue``: see ``rank_words.GENERIC`` for the nouns that name no measure), and a claim
-qualified by another measure or period ("first in headcount", "second in Q3"). A Table's ranks are
-not read (a Table has no single order): rank it with ``record_ranking``.
+qualified by another measure or period ("first in headcount", "second in Q3").
+
+A Table is ranked by the column a claim names ("second on revenue", "the lowest margin", "top 3
+by orders"; a declared alias counts): see ``rank_scope``. Ordered lists are read in order: "#1
+A, #2 B", and "followed by" (also after "top N"); "No. 1 store by sales" reads "store" as the
+entity noun and "sales" as the measure.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, Final
 
-from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.prose_words import ORDINAL_WORDS, WORD_VALUES
+from groundplane_otel.checks._numbers.rank_judge import Claim, judge
 from groundplane_otel.checks._numbers.rank_receipt import Direction, RankReceipt
+from groundplane_otel.checks._numbers.rank_scope import RankScope
 from groundplane_otel.checks._numbers.rank_words import FUNCTION_WORDS, GENERIC, MODIFIERS
-from groundplane_otel.checks._text import Folded, PhraseIndex, normalize
-from groundplane_otel.facts import Fact, Ranking
+from groundplane_otel.checks._text import Folded, normalize
 
 __all__ = ["RankReceipt", "RankScope", "rank_receipts"]
 
@@ -75,24 +78,33 @@ _SUPERLATIVE: Final[dict[str, Direction]] = {
     "worst": "worst",
     "weakest": "worst",
 }
-# Every rank phrase starts with one of these characters: other positions fail on one test.
-_PHRASE = re.compile(
-    r"(?=[0-9#fstenhlbgwrco])(?:"
-    rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{'|'.join(_SUPERLATIVE)})"
-    r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
-    r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
-    r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
-    r"seller|selling|earner|grossing|scorer|scoring)\b"
-    r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|the\s(?:pack|field|ranking|"
-    r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
-    r"|\b(?P<runner>runner\s?up)\b"
-    r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
-    r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
-    rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
-    rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
-    r"(?:\s(?:place|position|spot|overall))?"
-    r")"
-)
+
+
+@functools.lru_cache(maxsize=64)
+def _phrase(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """Every rank phrase; ``extra``: superlatives declared as aliases ("busiest")."""
+    sups = "|".join(sorted((*_SUPERLATIVE, *extra), key=len, reverse=True))
+    first = "".join(sorted({word[0] for word in extra} - set("0123456789#fstenhlbgwrco")))
+    return re.compile(
+        rf"(?=[0-9#fstenhlbgwrco{first}])(?:"
+        rf"\b(?:(?P<sord>{_ORD})\s)?(?P<sup>{sups})"
+        r"(?:\s(?:ranked|performing|grossing|rated|scoring|selling|earning|placed))?\b"
+        r"|\b(?P<set>top|bottom)\s(?P<n>" + _COUNT + r")\b"
+        r"|\b(?P<topspot>top|bottom)\s(?:spot|position|place|slot|ranked|performer|performing|"
+        r"seller|selling|earner|grossing|scorer|scoring)\b"
+        r"|\b(?P<led>led|leads|topped|tops)(?=\s(?:with|all|every|on|in|the\s(?:pack|field|ranking|"
+        r"rankings|list|table|leaderboard|chart|way|group))\b|\s?[,.;]|$)"
+        r"|\b(?P<runner>runner\s?up)\b"
+        r"|\b(?P<trail>(?:trailed|trails|trailing|behind)\sonly|only\sbehind)(?=\s\ue000)"
+        r"|\b(?P<won>winner|came\sout\son\stop|on\stop(?!\sof)|(?:won|wins)(?=\s(?:with|this|last|"
+        r"overall|outright|the\s(?:week|month|quarter|year|period|ranking|race|round))\b|\s?[,.;]|$))\b"
+        rf"|\b(?P<ord>{_ORD}|last)\b(?P<place>\s(?:place|position|spot|ranked|overall))?"
+        rf"|(?P<num>(?:#|\bno\.?\s?|\bnumber\s)(?:{_COUNT})|(?:(?<=\branked\s)|(?<=\branks\s))\d{{1,4}})\b"
+        r"(?:\s(?:place|position|spot|overall))?"
+        r")"
+    )
+
+
 _ENTITY_RUN = rf"{_ENTITY}{_TAIL}*(?:'s|\u2019s)?"
 _VERBS = (
     "is|was|were|are|be|been|being|ranked|ranks|rank|ranking|placed|places|placing|finished|"
@@ -144,7 +156,7 @@ _NOUN = re.compile(r"\s([a-z]+)")
 _TRIGGER = re.compile(
     rf"(?i:\b(?:{_ORDINAL}|\d{{1,4}}(?:st|nd|rd|th)|{'|'.join(_SUPERLATIVE)}|top|bottom|runner|"
     r"last|led|leads|topped|tops|no|number|ranked|ranks|rank|ranking|rankings|leaderboard|"
-    r"standings|winner|won|wins)\b|#\d)"
+    r"standings|winner|won|wins|trailed|trails|trailing|behind)\b|#\d)"
 )
 """A text without any of these words holds no rank claim (checked before any folding)."""
 _SENTENCE = re.compile(r"[.;!?](?:\s|$)")
@@ -157,74 +169,12 @@ _LIST_RANK = re.compile(rf"(?<![\w.,])(\d{{1,2}})(?:[.):]|\s\|)\s(?:\*\*)?(?={_E
 _RANK_HEADER = re.compile(r"\b(?:rank|ranks|ranking|rankings|ranked|top|leaderboard|standings)\b")
 _REVERSED = re.compile(r"\b(?:lowest|smallest|bottom|worst|least|fewest|ascending|reverse)\b")
 _OPENING = re.compile(r"\s*(?:in|at)?\s*")  # "Second: North", "In second place, North"
-_WORD = re.compile(r"[a-z]+")
-_NAMES = "numbers_recorded.rank_names"
-_SORTED = "numbers_recorded.rank_scores"
-
-
-@dataclass(frozen=True, slots=True)
-class _Ranked:
-    fact: str
-    ranking: Ranking
-    key_words: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class RankScope:
-    """The Rankings a text's rank claims are read against."""
-
-    rankings: tuple[_Ranked, ...]
-
-    @classmethod
-    def of(cls, facts: Sequence[Fact]) -> RankScope | None:
-        """None when no fact is a Ranking (then no rank claim is read)."""
-        rankings = tuple(
-            _Ranked(fact.name, fact.value, _words(fact.value.key) | _words(fact.name))
-            for fact in facts
-            if isinstance(fact.value, Ranking)
-        )
-        return cls(rankings) if rankings else None
-
-
-def _words(name: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(name.lower()))
-
-
-def _names(ranking: Ranking) -> PhraseIndex[Hashable]:
-    return derived(
-        ranking,
-        _NAMES,
-        lambda: PhraseIndex((name, name) for name in ranking.names if isinstance(name, str)),
-    )
-
-
-def _ascending(ranking: Ranking) -> list[int | float]:
-    return derived(ranking, _SORTED, lambda: sorted(ranking.scores))
-
-
-def held(ranking: Ranking, name: Hashable, direction: Direction) -> tuple[int, int]:
-    """The 1-based ranks ``name`` holds counted in ``direction`` (a tie block spans several)."""
-    score = ranking.score_of(name)
-    assert score is not None
-    scores = _ascending(ranking)
-    below, up_to = bisect.bisect_left(scores, score), bisect.bisect_right(scores, score)
-    if direction in ("best", "worst"):
-        better = ranking.higher_is_better == (direction == "best")
-        direction = "high" if better else "low"
-    if direction == "high":
-        return len(scores) - up_to + 1, len(scores) - below
-    return below + 1, up_to
-
-
-@dataclass(frozen=True, slots=True)
-class _Claim:
-    start: int  # folded span of the rank phrase
-    end: int
-    rank: int
-    direction: Direction
-    within: bool
-    names: tuple[tuple[int, int], ...]  # folded spans of the entities it is about
-    measure: tuple[str, ...]  # words naming what is ranked: "highest MARGIN", "first IN Q3"
+_ITEM = re.compile(rf"\s?[:\-]?\s?(?={_ENTITY})")  # "#2 Oak", "No. 2: Oak"
+_SENTENCE_MEASURE = re.compile(r"\b(?:by|on)\s(?:the\s|terms\sof\s)?([a-z]+)")
+_EVALUATIVE: Final = frozenset({"best", "strongest", "worst", "weakest"})
+_CUES: Final = frozenset({"was", "were", "is", "are", "belonged", "went", "came", "in", "by",
+                          "for", "on", "among", "of", "and", "but"})  # fmt: skip
+"""Words after a superlative's noun that start the rest of the clause, not a second noun."""
 
 
 def _count(text: str) -> int:
@@ -244,12 +194,15 @@ def _ordinal(text: str) -> int:
     return _ORDINAL_VALUES[words[0]]
 
 
-def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
+def _meaning(
+    match: re.Match[str], aliased: Mapping[str, Direction]
+) -> tuple[int, Direction, bool, bool] | None:
     """(rank, direction, within, self-evident) of a rank phrase; self-evident phrases need no
-    rank verb ("the second-highest", "third place", "top 3")."""
-    if match.group("sup"):
+    rank verb ("the second-highest", "third place", "top 3"). ``aliased``: the superlatives
+    declared as aliases ("busiest")."""
+    if sup := match.group("sup"):
         rank = _ordinal(match.group("sord")) if match.group("sord") else 1
-        return rank, _SUPERLATIVE[match.group("sup")], False, True
+        return rank, _SUPERLATIVE.get(sup) or aliased[sup], False, True
     if match.group("set"):
         direction: Direction = "best" if match.group("set") == "top" else "worst"
         count = _count(match.group("n"))
@@ -258,7 +211,7 @@ def _meaning(match: re.Match[str]) -> tuple[int, Direction, bool, bool] | None:
         return 1, "best", False, True
     if match.group("topspot"):
         return 1, "best" if match.group("topspot") == "top" else "worst", False, True
-    if match.group("runner"):
+    if match.group("runner") or match.group("trail"):
         return 2, "best", False, True
     if match.group("ord"):
         word = match.group("ord")
@@ -286,14 +239,16 @@ def _entity_spans(
     first. Names match case-insensitively, except a short all-capitals name ("US", "EU"),
     which must be written as recorded ("us" is a pronoun)."""
     found: dict[tuple[int, int], list[tuple[int, Any]]] = {}
-    for position, ranked in enumerate(scope.rankings):
-        for hit in _names(ranked.ranking).find(folded.text):
+    for source in scope.sources:
+        for hit in source.names.find(folded.text):
             name = hit.payload
             if isinstance(name, str) and len(name) <= 4 and name.isupper():
                 start, end = folded.span(hit.start, hit.end)
                 if text[start:end] != name:
                     continue
-            found.setdefault((hit.start, hit.end), []).append((position, name))
+            found.setdefault((hit.start, hit.end), []).extend(
+                (position, name) for position in source.orders
+            )
     kept: dict[tuple[int, int], list[tuple[int, Any]]] = {}
     taken_until = -1
     for span in sorted(found, key=lambda s: (s[0], -s[1])):
@@ -319,10 +274,39 @@ def _subject(marked: str, begin: int, end: int) -> int | None:
     return best
 
 
-def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+_JOIN = r"(?:,\sand\s|,\s|\sand\s)"
+_RESPECTIVELY = re.compile(
+    rf"(?P<names>{_ENTITY}{_TAIL}*(?:{_JOIN}{_ENTITY}{_TAIL}*)+)\s(?:were|are|ranked|placed|"
+    rf"finished|came(?:\sin)?)\s(?P<ranks>(?:{_ORD})(?:{_JOIN}(?:{_ORD}))+)\b"
+)
+
+
+def _respectively(marked: str, scope_spans: set[int]) -> Iterator[Claim]:
+    """ "A and B were first and second (on revenue)(, respectively)": each entity claims the
+    rank in the same place of the second list (lists of unequal length are not read)."""
+    for found in _RESPECTIVELY.finditer(marked):
+        names = [hit.start() for hit in re.finditer(rf"{_ENTITY}{_TAIL}*", found.group("names"))]
+        ranks = re.findall(_ORD, found.group("ranks"))
+        if len(names) != len(ranks):
+            continue
+        measure = _measure(marked, found.end("ranks"), False)
+        start, end = found.span("ranks")
+        for offset, rank in zip(names, ranks, strict=True):
+            at = found.start("names") + offset
+            if at in scope_spans:
+                yield Claim(start, end, _ordinal(rank), "best", False,
+                             ((at, at + _run(marked, at)),), measure)  # fmt: skip
+
+
+def _claims(
+    marked: str, scope_spans: set[int], aliased: Mapping[str, Direction]
+) -> Iterator[Claim]:
     breaks = [found.end() for found in _CLAUSE.finditer(marked)]
-    for match in _PHRASE.finditer(marked):
-        meaning = _meaning(match)
+    taken = [found.span("ranks") for found in _RESPECTIVELY.finditer(marked)]
+    for match in _phrase(tuple(aliased)).finditer(marked):
+        if any(low <= match.start() < high for low, high in taken):
+            continue  # an ordinal of a "respectively" list: read by _respectively
+        meaning = _meaning(match, aliased)
         if meaning is None:
             continue
         rank, direction, within, evident = meaning
@@ -331,12 +315,38 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         before = marked[begin:start]
         lead = re.search(rf"{_DETERMINER}\s$", before)
         bare = not match.group("sup") and not within and not evident
-        if bare and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end)):
+        numbered = match.group("num") is not None and match.group("num")[:1] in "#n"
+        if numbered and (item := _ITEM.match(marked, end)) and item.end() in scope_spans:
+            at = item.end()  # "#2 Oak", "No. 2: Oak": an item of an ordered list
+            measure = _sentence_measure(marked, start)
+            yield Claim(start, end, rank, direction, False, ((at, at + _run(marked, at)),),
+                         measure)  # fmt: skip
             continue
-        measure = _measure(marked, end, bool(match.group("sup")))
+        generic = numbered and (noun := _NOUN.match(marked, end)) and noun.group(1) in GENERIC
+        if (
+            bare
+            and not generic
+            and (_DISCOURSE_AFTER.match(marked, end) or not _RANK_END.match(marked, end))
+        ):
+            continue
+        sup = match.group("sup")
+        if match.group("trail"):  # "A trailed only B (and C) on revenue": one rank per entity
+            ahead, at = 1, end + 1
+            while (item := _LIST_ITEM.match(marked, at)) and item.end() < len(marked):
+                if marked[item.end()] != _ENTITY:
+                    break
+                ahead, at = ahead + 1, item.end()
+            rank = ahead + 1
+            measure = _measure(marked, at + _run(marked, at), False)
+        else:
+            measure = _measure(marked, end, bool(sup))
+        if sup in aliased:
+            measure = (sup, *measure)  # "the busiest store": the alias names its column
         names: list[int] = []
-        if match.group("led") or (
-            match.group("won") and not match.group("won").startswith("winner")
+        if (
+            match.group("led")
+            or match.group("trail")
+            or (match.group("won") and not match.group("won").startswith("winner"))
         ):
             if led := _LED_BY.search(before):
                 names.append(begin + led.start())
@@ -359,10 +369,28 @@ def _claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
         if not names:
             continue
         spans = tuple((at, at + _run(marked, at)) for at in names if at in scope_spans)
-        if spans:
-            yield _Claim(start, end, rank, direction, within, spans, measure)
-            if len(spans) == 1 and not within:
-                yield from _followers(marked, end, rank, direction, measure, scope_spans)
+        if not spans:
+            continue
+        evaluative = sup in _EVALUATIVE
+        yield Claim(start, end, rank, direction, within, spans, measure, evaluative)
+        if len(spans) == 1 and not within:
+            yield from _followers(marked, end, rank, direction, measure, scope_spans, evaluative)
+        elif len(spans) == 1 and _followed(marked, spans[0][1]):
+            # "the top 3 were Elm, followed by Oak and Pine": read in order
+            yield Claim(start, end, 1, direction, False, spans, measure)
+            yield from _followers(marked, end, 1, direction, measure, scope_spans, False)
+
+
+def _followed(marked: str, at: int) -> bool:
+    """Whether "followed by" comes right after the entity ending at ``at``."""
+    return re.match(r"(?:\s\([^)]*\))?,?\s(?:closely\s)?followed\sby\b", marked[at:]) is not None
+
+
+def _sentence_measure(marked: str, at: int) -> tuple[str, ...]:
+    """The measure an ordered list names before its items ("Top stores by revenue: #1 …")."""
+    stop = max(marked.rfind(". ", 0, at), marked.rfind("\n", 0, at), 0)
+    named = [found.group(1) for found in _SENTENCE_MEASURE.finditer(marked, stop, at)]
+    return tuple(named[-1:])
 
 
 def _followers(
@@ -372,7 +400,8 @@ def _followers(
     direction: Direction,
     measure: tuple[str, ...],
     scope_spans: set[int],
-) -> Iterator[_Claim]:
+    evaluative: bool,
+) -> Iterator[Claim]:
     """ "North led, followed by South and East": the entities listed after "followed by" in
     the same sentence claim the next ranks, in order."""
     stop = _SENTENCE.search(marked, end)
@@ -382,15 +411,15 @@ def _followers(
     at, offset = found.start(1), 1
     while at < len(marked) and marked[at] == _ENTITY and at in scope_spans:
         length = _run(marked, at)
-        yield _Claim(found.start(), found.end(), rank + offset, direction, False,
-                     ((at, at + length),), measure)  # fmt: skip
+        yield Claim(found.start(), found.end(), rank + offset, direction, False,
+                     ((at, at + length),), measure, evaluative)  # fmt: skip
         item = _FOLLOWER.match(marked, at)
         if item is None:
             return
         at, offset = item.end(), offset + 1
 
 
-def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
+def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[Claim]:
     """A numbered ranking ("Ranking by revenue: 1. North, 2. South", "| 1 | North |") after a
     rank header: item N claims rank N. Numbers must run 1, 2, 3 … from the first item."""
     items = [item for item in _LIST_RANK.finditer(marked) if item.end() in scope_spans]
@@ -399,18 +428,20 @@ def _list_claims(marked: str, scope_spans: set[int]) -> Iterator[_Claim]:
     header = _RANK_HEADER.search(marked, 0, items[0].start())
     if header is None or _REVERSED.search(marked, header.start(), items[0].start()):
         return
+    named = _SENTENCE_MEASURE.search(marked, header.start(), items[0].start())
+    measure = (named.group(1),) if named else ()  # "Ranking by revenue:"
     for expected, item in enumerate(items, 1):
         if int(item.group(1)) != expected:
             return
         at = item.end()
-        yield _Claim(item.start(1), item.end(1), expected, "best", False,
-                     ((at, at + _run(marked, at)),), ())  # fmt: skip
+        yield Claim(item.start(1), item.end(1), expected, "best", False,
+                     ((at, at + _run(marked, at)),), measure)  # fmt: skip
 
 
 def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
     """The words after a rank phrase that may name another measure or period: the noun after
     a superlative (modifiers skipped: "highest total revenue" → revenue), and the word after
-    "in/by/for/on" ("first in Q3", "second by headcount")."""
+    "in/by/for/on" ("first in Q3", "second by headcount", "top 3 stores by revenue")."""
     found: list[str] = []
     at = end
     if superlative:
@@ -419,6 +450,12 @@ def _measure(marked: str, end: int, superlative: bool) -> tuple[str, ...]:
         if noun and noun.group(1) not in FUNCTION_WORDS:
             found.append(noun.group(1))
             at = noun.end()
+            after = _NOUN.match(marked, at)  # "the highest revenue GROWTH": growth is measured
+            if after and after.group(1) not in FUNCTION_WORDS and after.group(1) not in _CUES:
+                found.append(after.group(1))
+                at = after.end()
+    elif (noun := _NOUN.match(marked, at)) and noun.group(1) in GENERIC:
+        at = noun.end()  # "No. 2 region by sales"
     if qualifier := _QUALIFIER.match(marked, at):
         found.append(qualifier.group(1))
     return tuple(found)
@@ -431,19 +468,15 @@ def _run(marked: str, at: int) -> int:
     return length
 
 
-def _holds(ranking: Ranking, name: Hashable, claim: _Claim) -> tuple[bool, int, int]:
-    low, high = held(ranking, name, claim.direction)
-    if claim.within:
-        return low <= claim.rank, low, high
-    return low <= claim.rank <= high, low, high
-
-
 def rank_receipts(
     scope: RankScope, text: str, where: str
 ) -> tuple[list[RankReceipt], list[tuple[int, int]]]:
     """A receipt for every rank claim in ``text`` that no ranking in scope supports, and the
     span of every rank claim read (its digits are a rank, not a number to look up)."""
-    if not _TRIGGER.search(text):  # no word a rank claim is made of: nothing to fold or find
+    aliased: dict[str, Direction] = dict(scope.superlatives)
+    if not _TRIGGER.search(text) and not (
+        aliased and any(word in text.lower() for word in aliased)
+    ):  # no word a rank claim is made of: nothing to fold or find
         return [], []
     folded: Folded = normalize(text)
     entities = _entity_spans(folded, text, scope)
@@ -453,52 +486,15 @@ def rank_receipts(
     starts = {span[0]: span for span in entities}
     receipts: list[RankReceipt] = []
     read: list[tuple[int, int]] = []
-    for claim in chain(_claims(marked, set(starts)), _list_claims(marked, set(starts))):
+    spans = set(starts)
+    for claim in chain(
+        _claims(marked, spans, aliased),
+        _list_claims(marked, spans),
+        _respectively(marked, spans),
+    ):
         read.append(folded.span(claim.start, claim.end))
         for span in claim.names:
-            receipt = _judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
+            receipt = judge(scope, claim, entities[starts[span[0]]], folded.span, text, where)
             if receipt is not None:
                 receipts.append(receipt)
     return receipts, read
-
-
-def _judge(
-    scope: RankScope,
-    claim: _Claim,
-    named: list[tuple[int, Any]],
-    span: Callable[[int, int], tuple[int, int]],
-    text: str,
-    where: str,
-) -> RankReceipt | None:
-    """None when some ranking the claim may be about supports it; else the first one's
-    receipt. A claim naming a measure or period that is not the ranking's ("the highest
-    margin", "first in Q3") is not about it."""
-    candidates = []
-    for position, name in named:
-        ranked = scope.rankings[position]
-        if all(word in GENERIC or word in ranked.key_words for word in claim.measure):
-            candidates.append((ranked, name))
-    failed: RankReceipt | None = None
-    for ranked, name in candidates:
-        holds, low, high = _holds(ranked.ranking, name, claim)
-        if holds:
-            return None
-        if failed is None:
-            start, end = span(claim.start, claim.end)
-            failed = RankReceipt(
-                text[start:end],
-                start,
-                end,
-                Decimal(claim.rank),
-                "rank_outside_top" if claim.within else "rank_mismatch",
-                where,
-                nearest=low,
-                fact=ranked.fact,
-                row=name,
-                column=ranked.ranking.key,
-                low=low,
-                high=high,
-                direction=claim.direction,
-                within=claim.within,
-            )
-    return failed

@@ -21,7 +21,7 @@ from fractions import Fraction
 from itertools import repeat
 from typing import Final
 
-from groundplane_otel._arithmetic import nearest_float
+from groundplane_otel._arithmetic import matches
 from groundplane_otel.checks._numbers.recorded import as_decimal
 
 __all__ = ["printed", "printed_dot", "printed_matches", "printed_sum"]
@@ -108,18 +108,4 @@ def printed_matches(
     float nearest to it (a model cannot write 1/3 exactly). A non-integral value no float
     stands for matches nothing (``_arithmetic.nearest_float``).
     """
-    claim = printed(claimed)
-    if claim == computed:
-        return True
-    if computed.denominator != 1:
-        nearest = nearest_float(computed)
-        if nearest is None:
-            return False
-        if claimed == nearest:
-            return True
-    diff = abs(claim - computed)
-    if tolerance and diff <= printed(tolerance):
-        return True
-    if rel_tolerance:
-        return diff <= printed(rel_tolerance) * max(abs(claim), abs(computed))
-    return False
+    return matches(claimed, computed, tolerance, rel_tolerance, read=printed)

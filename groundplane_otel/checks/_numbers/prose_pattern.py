@@ -70,8 +70,25 @@ _WORD_START = "".join(
         | set("JFMASOND")
     )
 )
+_DIGIT_WORD = "zero|one|two|three|four|five|six|seven|eight|nine"
+_POINT = (
+    rf"[ \t]+point(?:[ \t]+(?:{_DIGIT_WORD})\b)+(?:[ \t]+(?:thousand|million|billion|trillion)\b)?"
+)
+"""A decimal spelled out after number words: "twelve point four", "one point two million"."""
+_FRACTION = (
+    r"(?i:(?:(?:one|three)[ \t]+)?(?:half|quarters?)[ \t-]+(?:of[ \t]+)?(?:a[ \t-]+)?"
+    r"(?:thousand|million|billion|trillion)\b)"
+)
+"""A fraction of a magnitude: "half a million", "a quarter of a million", "three quarters of a
+billion" (a fraction alone, "half", "a quarter", is not read: more often a period of time).
+An "a" before it is taken by the scanner (a word starting with "a" never starts a match)."""
 _HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 # a clock time in words: "nine in the morning", "six p.m.", "ten o'clock", "noon", "midnight"
+_HALF_TIMES = (
+    rf"(?i:(?:half\s+past|(?:a\s+)?quarter\s+(?:past|to))\s+(?:{_HOURS})(?![\w])(?:\s+(?:in\s+the\s+"
+    r"(?:morning|afternoon|evening)|at\s+night|[ap]\.m\.|[ap]m(?![\w])))?)|"
+)
+"""``half past ten``, ``quarter to six`` (only in a text holding "half" or "quarter")."""
 _WORD_TIMES = (
     rf"(?i:(?:{_HOURS})(?:\s+o['\u2019]clock)?\s+(?:in\s+the\s+(?:morning|afternoon|evening)"
     rf"|at\s+night|[ap]\.m\.|[ap]m(?![\w]))|(?:{_HOURS})\s+o['\u2019]clock(?![\w])"
@@ -92,8 +109,11 @@ def _alternatives(words: list[str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-def pattern(locale: NumberLocale) -> re.Pattern[str]:
-    return _compiled(locale.name)
+def pattern(locale: NumberLocale, fractions: bool = False) -> re.Pattern[str]:
+    """The scanner's expression; ``fractions``: also "half a million" and "half past ten" (a
+    text without "half" or "quarter" is scanned without those branches, which every word start
+    would try)."""
+    return _compiled(locale.name, fractions)
 
 
 def ordinal_suffix(locale: NumberLocale) -> re.Pattern[str]:
@@ -106,8 +126,8 @@ def _suffixes(name: str) -> re.Pattern[str]:
     return re.compile(r"(?:" + "|".join(LOCALES[name].ordinal_suffixes) + r")(?![\w])")
 
 
-@lru_cache(maxsize=len(LOCALES))
-def _compiled(name: str) -> re.Pattern[str]:
+@lru_cache(maxsize=2 * len(LOCALES))
+def _compiled(name: str, fractions: bool) -> re.Pattern[str]:
     locale = LOCALES[name]
     groups = _alternatives(list(locale.groups))
     decimal = re.escape(locale.decimal)
@@ -121,7 +141,8 @@ def _compiled(name: str) -> re.Pattern[str]:
         r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"
         r"(?:(?P<pct>[ \u00a0\u202f]?(?:%|(?i:percent|per[ ]?cent|pct)(?![\w])))"
         rf"|(?P<magt>{_alternatives(touching) or '(?!)'})(?![\w])"
-        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w]))?"
+        rf"|[ \u00a0]?(?P<magw>(?i:{_alternatives(spaced) or '(?!)'}))(?![\w])"
+        rf"|[ \u00a0](?P<mags>{_alternatives(list(locale.spaced_letters)) or '(?!)'})(?![\w]))?"
     )
     # Three branches, so most positions fail on one character: a list marker (``^`` first),
     # what starts with a digit, sign, currency, dot or bracket, and what starts a word.
@@ -131,9 +152,11 @@ def _compiled(name: str) -> re.Pattern[str]:
         r"|(?P<reference>\[\d{1,4}\])"
         rf"|(?P<version>(?<![\w.]){grouped_dot}\d+(?:\.\d+){{2,}}(?![\w]|\.\d))"
         rf"|(?P<num>{number}))"
-        rf"|\b(?=[{_WORD_START}])(?:(?P<mdate>{_MONTH_DATES})"
-        rf"|(?P<wtime>{_WORD_TIMES})"
+        rf"|\b(?=[{_WORD_START}{'qQ' if fractions else ''}])(?:(?P<mdate>{_MONTH_DATES})"
+        rf"|(?P<wtime>{_HALF_TIMES if fractions else ''}{_WORD_TIMES})"
         rf"|(?P<ordword>(?i:(?:(?:{_TENS})[- ])?(?:{_ORDINAL_WORD})\b))"
-        rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b)))",
+        + (rf"|(?P<fraction>{_FRACTION})" if fractions else "")
+        + rf"|(?P<words>(?i:(?:{_WORD})(?:(?:[ \t]+and[ \t]+|[ \t-]+)(?:{_WORD}))*\b"
+        rf"(?:{_POINT})?)))",
         re.MULTILINE,
     )

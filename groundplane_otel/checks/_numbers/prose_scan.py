@@ -43,8 +43,15 @@ from groundplane_otel.checks._numbers.prose_pattern import (
 from groundplane_otel.checks._numbers.prose_words import (
     LOCALES,
     SCALE_WORDS,
+    WORD_VALUES,
     NumberLocale,
     parse_words,
+)
+
+_POINT: Final = re.compile(r"[ \t]+point(?=[ \t])", re.IGNORECASE)
+_ARTICLE: Final = re.compile(r"(?<![\w])[aA][ \t]$")
+_WHOLE_AND: Final = re.compile(
+    r"(?<![\w])(one|two|three|four|five|six|seven|eight|nine|ten)[ \t]+and[ \t]+$", re.IGNORECASE
 )
 
 __all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers", "scanner"]
@@ -107,7 +114,7 @@ def _digits(match: re.Match[str], locale: NumberLocale) -> tuple[str, str]:
 
 
 def _magnitude(match: re.Match[str], locale: NumberLocale) -> int:
-    word = match.group("magt") or match.group("magw")
+    word = match.group("magt") or match.group("magw") or match.group("mags")
     if not word:
         return 0
     if word in locale.magnitudes:
@@ -129,7 +136,9 @@ class _Scanner:
         self.resume = 0  # an identifier ran on past its match: ignore matches inside it
 
     def run(self) -> Scan:
-        for match in pattern(self.locale).finditer(self.text):
+        text = self.text
+        fractions = "alf" in text or "uarter" in text or "ALF" in text or "UARTER" in text
+        for match in pattern(self.locale, fractions).finditer(text):
             if match.start() < self.resume:
                 continue
             kind = match.lastgroup
@@ -137,6 +146,8 @@ class _Scanner:
                 self._number(match)
             elif kind == "words":
                 self._words(match)
+            elif kind == "fraction":
+                self._fraction(match)
             else:
                 rule: Rule = {
                     "date": "date",
@@ -188,7 +199,9 @@ class _Scanner:
             self._skip(start, self.resume, "identifier")
             return
         suffix = ordinal_suffix(self.locale).match(text, end)
-        if suffix and not (match.group("pct") or match.group("magt") or match.group("magw")):
+        if suffix and not (
+            match.group("pct") or match.group("magt") or match.group("magw") or match.group("mags")
+        ):
             self._skip(start, suffix.end(), "ordinal")
             return
         whole, fraction = _digits(match, self.locale)
@@ -214,10 +227,53 @@ class _Scanner:
         found = _WORD_RUN.match(self.text, end)
         return found.end() if found else end
 
+    def _fraction(self, match: re.Match[str]) -> None:
+        """ "half a million" (5 * 10**5), "a quarter of a million", "three quarters of a
+        billion": written to the precision of the fraction (one or two digits)."""
+        lowered = match.group().lower()
+        power = SCALE_WORDS[lowered.rsplit(maxsplit=1)[-1].rsplit("-", 1)[-1]]
+        if "half" in lowered:
+            digits, exponent = 5, power - 1
+        elif lowered.startswith("three"):
+            digits, exponent = 75, power - 2
+        else:
+            digits, exponent = 25, power - 2
+        value = Decimal(digits).scaleb(exponent)
+        quantum = _quantum(exponent)
+        start, end = match.start(), match.end()
+        if article := _ARTICLE.search(self.text, max(0, start - 2), start):
+            start = article.start()  # "a quarter of a million": the "a" is part of it
+            whole = _WHOLE_AND.search(self.text, max(0, start - 16), start)
+            if whole is not None and digits == 5:  # "two and a half million": 2.5 million
+                value += Decimal(WORD_VALUES[whole.group(1).lower()]).scaleb(power)
+                self._drop_word(whole.start(1), whole.end(1))
+                start = whole.start()
+        self._append(Numeral(self.text[start:end], start, end, value, quantum, False, power))
+
+    def _drop_word(self, start: int, end: int) -> None:
+        """Forget the number word just read at ``[start, end)`` (it joins the next number)."""
+        if self.numerals and (self.numerals[-1].start, self.numerals[-1].end) == (start, end):
+            self.numerals.pop()
+        elif self.skipped and (self.skipped[-1].start, self.skipped[-1].end) == (start, end):
+            self.skipped.pop()
+        self.last = None
+
     def _words(self, match: re.Match[str]) -> None:
-        words = [w for w in re.finditer(r"[A-Za-z]+", match.group()) if w.group().lower() != "and"]
+        spelled = match.group()
+        point = _POINT.search(spelled) if "oint" in spelled or "OINT" in spelled else None
+        if point is not None and self._point(match, point):
+            return
+        words = [w for w in re.finditer(r"[A-Za-z]+", spelled) if w.group().lower() != "and"]
         lowered = [w.group().lower() for w in words]
+        runs = [(0, len(words))]
+        if point is not None:  # "five six point two": the words before and after, each alone
+            cut = next(i for i, word in enumerate(lowered) if word == "point")
+            runs = [(0, cut), (cut + 1, len(words))]
         base = match.start()
+        for begin, stop in runs:
+            self._run(base, words[begin:stop], lowered[begin:stop])
+
+    def _run(self, base: int, words: list[re.Match[str]], lowered: list[str]) -> None:
         for first, last, value, quantum in parse_words(lowered):
             start, end = base + words[first].start(), base + words[last].end()
             percent = PERCENT_AFTER.match(self.text, end)  # "fifty percent", "one percent"
@@ -233,6 +289,31 @@ class _Scanner:
                 self.text[start:end], start, end, value, quantum, bool(percent), power
             )
             self._append(numeral)
+
+    def _point(self, match: re.Match[str], point: re.Match[str]) -> bool:
+        """ "twelve point four percent", "one point two million": the number words before
+        "point" and one digit word per decimal place after it (and a scale word). False when
+        the words before are not one whole number (then each is read on its own)."""
+        base = match.start()
+        head = list(re.finditer(r"[A-Za-z]+", match.group()[: point.start()]))
+        lowered = [w.group().lower() for w in head if w.group().lower() != "and"]
+        parsed = parse_words(lowered)
+        if len(parsed) != 1:
+            return False
+        tail = match.group()[point.start() :].lower().split()[1:]
+        power = SCALE_WORDS.get(tail[-1], 0)
+        digits = tail[:-1] if power else tail
+        fraction = "".join(str(WORD_VALUES[word]) for word in digits)
+        whole = parsed[0][2]
+        value = Decimal(f"{whole}.{fraction}").scaleb(power)
+        quantum = _quantum(power - len(fraction))
+        start, end = base, match.end()
+        percent = PERCENT_AFTER.match(self.text, end)
+        if percent:
+            end = percent.end()
+        numeral = Numeral(self.text[start:end], start, end, value, quantum, bool(percent), power)
+        self._append(numeral)
+        return True
 
     def _append(self, numeral: Numeral) -> None:
         """Record a numeral; the first end of a range takes the suffix of the second."""

@@ -36,6 +36,7 @@ class NumberLocale:
     groups: tuple[str, ...]
     magnitudes: Mapping[str, int]
     ordinal_suffixes: tuple[str, ...]
+    spaced_letters: tuple[str, ...] = ()  # letter magnitudes also read after a space
 
 
 _LETTERS_EN: Final = {"k": 3, "K": 3, "M": 6, "mn": 6, "B": 9, "bn": 9, "T": 12}
@@ -72,7 +73,12 @@ _ORDINALS_EN: Final = ("st", "nd", "rd", "th")
 
 LOCALES: Final[Mapping[str, NumberLocale]] = {
     "en": NumberLocale(
-        "en", ".", (",",), {**_LETTERS_EN, **_WORDS_EN, **_WORDS_EN_TAIL}, _ORDINALS_EN
+        "en",
+        ".",
+        (",",),
+        {**_LETTERS_EN, **_WORDS_EN, **_WORDS_EN_TAIL},
+        _ORDINALS_EN,
+        ("mn", "bn", "k"),  # "$1.23 mn", "$2 bn", "$180 k"
     ),
     "de": NumberLocale("de", ",", (".",), {"k": 3, **_WORDS_DE}, _ORDINALS_EN),
     "fr": NumberLocale(

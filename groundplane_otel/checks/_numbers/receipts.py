@@ -34,7 +34,7 @@ CODES: Final[dict[str, str]] = {
     ),
     "number_scale_mismatch": "the same digits are recorded at another power of ten",
     "number_direction_false": "its direction word contradicts the sign of the recorded change",
-    "number_unit_mismatch": "it names a unit other than the one its column declares",
+    "number_unit_mismatch": "it names a unit other than the one its column or document gives",
 }
 """Reason code of an unrecorded number → what it means (low cardinality: telemetry's reason)."""
 

@@ -7,14 +7,17 @@ key) or a whole fact name to one unit of :data:`UNITS`. A number in prose names 
 is written with one: a currency symbol or code before or after it (``$``, ``US$``, ``C$``,
 ``A$``, ``€``, ``£``, ``¥``, ``₹``, ``USD``, ``EUR`` …, ``dollars``, ``euros``), a percent
 (``%``, ``percent``), or a unit word right after it (``pp``, ``percentage points``, ``points``,
-``bps``, ``basis points``, ``km``, ``miles``, ``kg``, ``lb``, ``days``, ``hours`` …, see
-:data:`_WORDS`). ``$`` names any dollar (USD, CAD, AUD), ``¥`` JPY or CNY.
+``bps``, ``basis points``, ``km``, ``miles``, ``kg``, ``lb``, ``days``, ``hours``, ``ms``,
+``L``, ``mL``, ``gal``, ``bytes``, ``KB``…``TB``, ``KiB``…``TiB``, ``°C``, ``°F``,
+``degrees Celsius`` …, see :data:`_WORDS`). ``$`` names any dollar (USD, CAD, AUD), ``¥``
+JPY or CNY.
 
 Agreement: the unit named is the declared one, or (the only conversions, exact by definition)
 a basis-point claim of a ``pp`` column at a hundredth (``50 bps`` = 0.5 pp), a point claim of a
-``bps`` column at a hundred times, and a percent claim of a ``ratio`` column at a hundredth
-(``4.55%`` = 0.0455). Nothing else converts: ``10 miles`` for 10 km, ``6.2 miles`` for 10 km
-and ``0.5%`` for a 0.5 pp change all disagree.
+``bps`` column at a hundred times, a percent claim of a ``ratio`` column at a hundredth
+(``4.55%`` = 0.0455), and the metric prefixes of one unit (``0.23 seconds`` = 230 ms,
+``1.5 L`` = 1,500 mL, ``2 TB`` = 2,000 GB). Nothing else converts: ``10 miles`` for 10 km,
+``6.2 miles`` for 10 km and ``0.5%`` for a 0.5 pp change all disagree.
 """
 
 from __future__ import annotations
@@ -45,9 +48,24 @@ UNITS: Final = (
     "hour",
     "minute",
     "second",
+    "ms",
     "week",
     "month",
     "year",
+    "L",
+    "mL",
+    "gal",
+    "B",
+    "KB",
+    "MB",
+    "GB",
+    "TB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "celsius",
+    "fahrenheit",
 )
 """The units a column may declare (their canonical names)."""
 
@@ -70,7 +88,21 @@ _WORDS: Final[Mapping[str, str]] = {
     "minutes": "minute", "minute": "minute", "mins": "minute", "min": "minute",
     "seconds": "second", "secs": "second", "sec": "second",
     "weeks": "week", "week": "week", "months": "month", "month": "month",
-    "years": "year", "year": "year",
+    "years": "year", "year": "year", "h": "hour",
+    "ms": "ms", "msec": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "liters": "L", "litres": "L", "liter": "L", "litre": "L",
+    "ml": "mL", "milliliters": "mL", "millilitres": "mL", "milliliter": "mL", "millilitre": "mL",
+    "gal": "gal", "gallons": "gal", "gallon": "gal",
+    "bytes": "B", "byte": "B",
+    "kb": "KB", "kilobytes": "KB", "kilobyte": "KB", "mb": "MB", "megabytes": "MB",
+    "megabyte": "MB", "gb": "GB", "gigabytes": "GB", "gigabyte": "GB", "tb": "TB",
+    "terabytes": "TB", "terabyte": "TB",
+    "kib": "KiB", "kibibytes": "KiB", "mib": "MiB", "mebibytes": "MiB", "gib": "GiB",
+    "gibibytes": "GiB", "tib": "TiB", "tebibytes": "TiB",
+    "°c": "celsius", "ºc": "celsius", "degrees celsius": "celsius", "degree celsius": "celsius",
+    "celsius": "celsius", "degrees c": "celsius", "°f": "fahrenheit", "ºf": "fahrenheit",
+    "degrees fahrenheit": "fahrenheit", "degree fahrenheit": "fahrenheit",
+    "fahrenheit": "fahrenheit", "degrees f": "fahrenheit",
 }  # fmt: skip
 """A unit as written (lower case) → the unit it names; ``$`` and ``¥`` stand for several."""
 _FAMILIES: Final[Mapping[str, frozenset[str]]] = {
@@ -85,6 +117,7 @@ _AFTER: Final = re.compile(
     + r")(?![\w])",
     re.IGNORECASE,
 )
+_CASED: Final = re.compile(r"[ \u00a0]?(?P<unit>L)(?![\w])")  # "2 L": never a lower-case l
 _CODE_BEFORE: Final = re.compile(r"(?<![\w])(?P<code>" + "|".join(_CURRENCIES) + r")[ \u00a0]?$")
 
 Conversion = tuple[int, str]
@@ -105,7 +138,8 @@ def declared_units(builder: str, units: object) -> dict[str, str]:
         canonical = _canonical(unit)
         if canonical is None:
             raise ValueError(
-                f"{builder}: units[{column!r}] must be one of {', '.join(UNITS)}, got {unit!r}"
+                f"{builder}: units[{column!r}] is {unit!r}, which is not a unit; use one of "
+                f"{', '.join(UNITS)}"
             )
         found[column] = canonical
     return found
@@ -141,18 +175,33 @@ def claimed_unit(text: str, numeral: Numeral) -> str | None:
     if code_before:
         return code_before.group("code")
     after = _AFTER.match(text, numeral.end)
-    return _WORDS[after.group("unit").lower()] if after else None
+    if after:
+        return _WORDS[after.group("unit").lower()]
+    return "L" if _CASED.match(text, numeral.end) else None
+
+
+_SCALED: Final[dict[str, tuple[Conversion, ...]]] = {
+    "bps": ((-2, "pp"),),
+    "pp": ((2, "bps"),),
+    "percent": ((-2, "ratio"),),
+    "second": ((3, "ms"),),
+    "ms": ((-3, "second"),),
+    "L": ((3, "mL"),),
+    "mL": ((-3, "L"),),
+    **{
+        unit: tuple((3 * (power - other), target)
+                    for other, target in enumerate(("B", "KB", "MB", "GB", "TB")) if other != power)
+        for power, unit in enumerate(("B", "KB", "MB", "GB", "TB"))
+    },
+}  # fmt: skip
+"""Conversions exact by definition: a hundredth (bps, pp, percent of a ratio), and the metric
+prefixes of one unit (ms and s, mL and L, B to TB in powers of 1,000). Never across kinds or
+systems (miles, gallons, °F, GiB: their factors are not powers of ten, and never guessed)."""
 
 
 def conversions(claimed: str) -> tuple[Conversion, ...]:
-    """The exact conversions a claim in ``claimed`` may land in (see the module docstring)."""
-    if claimed == "bps":
-        return ((-2, "pp"),)
-    if claimed == "pp":
-        return ((2, "bps"),)
-    if claimed == "percent":
-        return ((-2, "ratio"),)
-    return ()
+    """The exact conversions a claim in ``claimed`` may land in (see ``_SCALED``)."""
+    return _SCALED.get(claimed, ())
 
 
 def agrees(claimed: str, declared: str) -> bool:

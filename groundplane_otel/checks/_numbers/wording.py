@@ -11,9 +11,11 @@ recorded *changes* → ``number_direction_false``; also by a value that is not a
 ``lost 3 deals`` for a recorded 3) → supported, the magnitude matches and the direction is not
 judged; else the signed claim is checked (and diagnosed) as usual.
 
-Units (only with a claimed unit and declared ``units``): a recorded value matching a reading
-of the claim in an agreeing unit, or in an undeclared column → supported; only in columns
-declaring another unit → ``number_unit_mismatch``; none → the usual path.
+Units (only with a claimed unit, and declared ``units`` or ``documents``): a recorded value
+matching a reading of the claim in an agreeing unit, or in an undeclared column → supported;
+only in columns declaring another unit → ``number_unit_mismatch``; else, when retrieved
+documents spell the value: without a unit or in an agreeing one → supported, only in other
+units → ``number_unit_mismatch`` (``$12`` against "12 months"); none → the usual path.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from decimal import Decimal
 from typing import Final, Literal, Protocol
 
 from groundplane_otel.checks._numbers.direction import Bound, ChangeColumns
+from groundplane_otel.checks._numbers.documents import WithDocuments
 from groundplane_otel.checks._numbers.prose_fields import negated, shifted
 from groundplane_otel.checks._numbers.prose_scan import Numeral
 from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding, rounds_to
@@ -81,7 +84,8 @@ def judge(
     changes: frozenset[str],
 ) -> Numeral | Refusal | Literal["supported"] | None:
     """The verdict of the words around ``numeral`` (see the module docstring)."""
-    claimed = claimed_unit(text, numeral) if units else None
+    documents = isinstance(index, WithDocuments)
+    claimed = claimed_unit(text, numeral) if units or documents else None
     if bound is None and claimed is None:
         return None
     signed = numeral
@@ -156,8 +160,26 @@ def _units(
             elif unit == target or (unit is None and target == "ratio" and spec.percent_as_ratio):
                 return SUPPORTED
     if mismatch is None:
-        return None
+        return _document_units(numeral, claimed, index)
     record, declared = mismatch
     where = record.column if record.column is not None else record.fact
     expected = f"written in {claimed}; {where!r} is declared in {declared}"
+    return Refusal("number_unit_mismatch", record, expected)
+
+
+def _document_units(
+    numeral: Numeral, claimed: str, index: RecordedNumbers
+) -> Refusal | Literal["supported"] | None:
+    """A number no fact records, spelled by retrieved documents: supported when one spells
+    it without a unit or in an agreeing one; a mismatch when every spelling names another."""
+    if not isinstance(index, WithDocuments):
+        return None
+    spelled = index.spelled_units(numeral.value)
+    if not spelled:
+        return None
+    for unit, _ in spelled:
+        if unit is None or agrees(claimed, unit) or agrees(unit, claimed):
+            return SUPPORTED
+    unit, record = spelled[0]
+    expected = f"written in {claimed}; document {record.document!r} spells it in {unit}"
     return Refusal("number_unit_mismatch", record, expected)

@@ -39,11 +39,11 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel.addresses import bind_problem, parse_address
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.otlp_wire import span_count
 from groundplane_otel.otel.replay import Decision, Replayer
 from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
+from groundplane_otel.otel.verifier.addresses import bind_problem, parse_address
+from groundplane_otel.otel.verifier.wire import span_count
 
 __all__ = ["MODE_VERIFIER", "Verifier", "VerifierServer", "VerifierStats", "observe_only"]
 

@@ -77,9 +77,13 @@ def run(args: argparse.Namespace) -> int:
     from opentelemetry.sdk.metrics import MeterProvider
 
     from groundplane_otel._echo import capped
-    from groundplane_otel.otel.addresses import endpoint_problem, is_own_address, parse_address
     from groundplane_otel.otel.policy import PolicyError, load_policy
     from groundplane_otel.otel.verifier import Verifier, VerifierServer
+    from groundplane_otel.otel.verifier.addresses import (
+        endpoint_problem,
+        is_own_address,
+        parse_address,
+    )
 
     try:
         config = load_policy(args.policy)
