@@ -222,6 +222,39 @@ def test_the_middleware_reasks_a_refused_stream_and_gates_the_second(
     assert outcomes(otel) == ["blocked", "passed"]
 
 
+def test_the_stream_reasks_are_bounded(otel_langchain: Otel) -> None:
+    """A model that answers wrong every time (astream, async middleware): asked again
+    STREAM_REASKS times, then the last refusal raises; every stream counted (blocked each)."""
+    from langchain.agents import create_agent
+
+    from groundplane_otel.adapters.langchain import STREAM_REASKS, GroundplaneMiddleware
+
+    otel = otel_langchain
+    wrong = [Turn(content=WRONG, pieces=words(WRONG)) for _ in range(STREAM_REASKS + 1)]
+    codes: list[str] = []
+
+    async def run(api: FakeOpenAI) -> None:
+        agent = create_agent(
+            model(api),
+            tools=[invoice_query_tool],
+            middleware=[GroundplaneMiddleware(on_violation="reask")],
+            name=AGENT,
+        )
+        question = {"messages": [{"role": "user", "content": "How are the invoices?"}]}
+        try:
+            async for _ in agent.astream(question, stream_mode="messages"):
+                pass
+        except UnsupportedClaim as claim:
+            codes.append(claim.code)
+
+    with FakeOpenAI([tool_call_turn("invoice_query", {}), *wrong]) as api:
+        asyncio.run(run(api))
+        calls = len(api.requests)
+    assert codes == ["number_unrecorded"]
+    assert calls == 1 + STREAM_REASKS + 1
+    assert outcomes(otel) == ["blocked"] * (STREAM_REASKS + 1)
+
+
 def test_a_chat_model_is_required() -> None:
     """Anything but a LangChain chat model is a TypeError naming what was given."""
     with pytest.raises(TypeError, match="^model must be a LangChain BaseChatModel, got str$"):

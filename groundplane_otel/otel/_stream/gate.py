@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from contextvars import ContextVar
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 from weakref import ref
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from groundplane_otel.otel.config import BoundarySpec
     from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["LOCAL_FAMILIES", "REFUSED", "WHOLE_ANSWER_CODES", "Gate", "refusal_of"]
+__all__ = ["LOCAL_FAMILIES", "WHOLE_ANSWER_CODES", "Gate", "refusal_of"]
 
 # Prose families whose verdict on a text is the verdict on each of its sentences.
 LOCAL_FAMILIES = frozenset(
@@ -58,14 +57,14 @@ LOCAL_FAMILIES = frozenset(
 WHOLE_ANSWER_CODES = frozenset({"no_citation"})
 
 
-# The last refusal a gate decided in this context (an adapter that reasks reads it).
-REFUSED: ContextVar[Evaluation | None] = ContextVar("groundplane_stream_refused", default=None)
+_REFUSAL_ATTR = "_groundplane_stream_evaluation"  # on a gate's refusal: its evaluation
 
 
 def refusal_of(error: BaseException) -> Evaluation | None:
-    """The evaluation of the stream refusal ``error`` (raised by a gate in this context), or
-    None when ``error`` is not one."""
-    evaluation = REFUSED.get()
+    """The evaluation of the stream refusal ``error`` (raised by a gate: an adapter that
+    reasks reads the violations there), or None when ``error`` is not one. Kept on the
+    exception itself: a framework may run the stream in another task or context."""
+    evaluation: Evaluation | None = getattr(error, _REFUSAL_ATTR, None)
     return evaluation if evaluation is not None and evaluation.error is error else None
 
 
@@ -249,7 +248,7 @@ class Gate:
         released = self.received
         if evaluation.error is not None and self.mode == "enforce":
             self.refusal = evaluation.error
-            REFUSED.set(evaluation)
+            setattr(self.refusal, _REFUSAL_ATTR, evaluation)
             self.held.clear()  # nothing of a refused answer stays in memory
             self.parts = []
             released = self.released
