@@ -210,10 +210,13 @@ def test_langchain_guarded_chat_model_under_openinference_is_not_gated(
         assert errors == ["RuntimeError: guard_stream() needs a recording span to count t"]
 
 
+@pytest.mark.parametrize("order", ["before", "after"])
 @pytest.mark.parametrize(("answer", "refused"), CASES)
-def test_pydantic_ai_run_stream_under_openinference(otel: Otel, answer: str, refused: bool) -> None:
-    """OpenInference's pydantic-ai span processor (registered after the guard) with the
-    capability: stream_text(delta=True) yields the first sentence, then the refusal."""
+def test_pydantic_ai_run_stream_under_openinference(
+    otel: Otel, answer: str, refused: bool, order: str
+) -> None:
+    """OpenInference's pydantic-ai span processor (registered before or after the guard) with
+    the capability: stream_text(delta=True) yields the first sentence, then the refusal."""
     from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import Instrumentation
@@ -223,8 +226,11 @@ def test_pydantic_ai_run_stream_under_openinference(otel: Otel, answer: str, ref
 
     from groundplane_otel.adapters.pydantic_ai import Groundplane
 
+    if order == "before":
+        otel.tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
     install(otel)
-    otel.tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
+    if order == "after":
+        otel.tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
     seen: list[str] = []
     codes: list[str] = []
 
