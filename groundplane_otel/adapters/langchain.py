@@ -34,6 +34,7 @@ from groundplane_otel.adapters._guardrail import (
     record_hook_result,
 )
 from groundplane_otel.adapters._otel import active_guard, current_span
+from groundplane_otel.otel._stream.gate import refusal_of
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -51,6 +52,7 @@ __all__ = [
 OnViolation = Literal["raise", "reask"]
 _EXTRA = "langchain"
 _ADAPTER = "langchain"
+STREAM_REASKS = 2  # a model call whose stream was refused is asked again at most this often
 _REASK = (
     "Your answer was rejected because it is not supported by the tool results:\n{report}\n"
     "Answer again, using only what the tools returned."
@@ -403,6 +405,41 @@ def _build_middleware() -> Any:
         async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
             update: dict[str, Any] | None = self.after_model(state, runtime)
             return update
+
+        def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            """A streamed answer refused mid-stream (``guarded_chat_model``) is reasked here
+            with ``on_violation="reask"``: the model is asked again, its new stream gated."""
+            for attempt in range(STREAM_REASKS + 1):
+                try:
+                    return handler(request)
+                except Exception as error:
+                    request = self._reask(request, error, attempt)
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        async def awrap_model_call(
+            self, request: Any, handler: Callable[[Any], Awaitable[Any]]
+        ) -> Any:
+            for attempt in range(STREAM_REASKS + 1):
+                try:
+                    return await handler(request)
+                except Exception as error:
+                    request = self._reask(request, error, attempt)
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        def _reask(self, request: Any, error: Exception, attempt: int) -> Any:
+            """The request asked again after the stream refusal ``error``; raises ``error``
+            when it is not one, is not reasked, or the reasks are spent."""
+            evaluation = refusal_of(error)
+            if (
+                evaluation is None
+                or self.checker.on_violation != "reask"
+                or not evaluation.violations
+                or attempt == STREAM_REASKS
+            ):
+                raise error
+            text = Decision(evaluation).text()
+            message = _messages().HumanMessage(content=_REASK.format(report=text))
+            return request.override(messages=[*request.messages, message])
 
         def wrap_tool_call(self, request: Any, handler: ToolHandler) -> Any:
             return tool_call_wrapper(self.checker.guard)(request, handler)

@@ -10,7 +10,11 @@ once). A violation raises the guard's exception out of ``agent.run`` — or, wit
 ``reask=True``, a ``ModelRetry`` carrying the violations, so the model tries again within the
 agent's output retry budget (the last try's violation raises the guard's exception). Without
 pydantic-ai's instrumentation the run gets an ``invoke_agent`` span of the guard's own.
-Content capture off works: nothing is read from span attributes. Verified against
+Streamed runs (``run_stream``: ``stream_text``, ``stream_output``; ``run`` with an event
+stream handler) are gated: the capability wraps the model (``get_wrapper_model``) so each
+sentence is checked before it is released (``pydantic_ai_stream``), and the output check of a
+right streamed answer takes the stream's (counted once). Content capture off works: nothing is
+read from span attributes. Verified against
 pydantic-ai-slim 2.68.0; pydantic-ai is imported when ``Groundplane`` is first built.
 """
 
@@ -75,6 +79,13 @@ def _build_class() -> Any:
             attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
             with guard.tracer.start_as_current_span(f"invoke_agent {name}", attributes=attributes):
                 return await handler()
+
+        def get_wrapper_model(self, model: Any) -> Any:
+            """Streamed requests pass the stream gate (``pydantic_ai_stream``): a wrong
+            sentence never reaches ``stream_text`` / ``stream_output``."""
+            from groundplane_otel.adapters.pydantic_ai_stream import guarded_model
+
+            return guarded_model(model, boundary=self.boundary, guard=self.guard)
 
         async def after_tool_execute(
             self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any

@@ -13,6 +13,7 @@ __all__ = [
     "Answer",
     "Check",
     "NamedCheck",
+    "prepared",
     "Path",
     "as_path",
     "check_name",
@@ -62,6 +63,21 @@ class NamedCheck:
 
     def __str__(self) -> str:
         return self.name
+
+
+def prepared(check: Callable[[FactRegistry, Any], None], registry: FactRegistry) -> Any:
+    """``check`` ready to run on many outputs against ``registry`` (read-only meanwhile):
+    the check's ``for_registry(registry)`` when it offers one (its per-registry setup done once;
+    called as the check is, with that registry), else the check itself. A preparation that
+    raises leaves the check as it is: it raises the same on each output."""
+    target = check.fn if isinstance(check, NamedCheck) else check
+    prepare = getattr(type(target), "for_registry", None)
+    if prepare is None:
+        return check
+    try:
+        return prepare(target, registry)
+    except Exception:
+        return check
 
 
 def check_name(check: Callable[..., Any]) -> str:

@@ -63,13 +63,14 @@ from groundplane_otel.checks._numbers.prose_fields import (
     read_texts,
     shifted,
 )
-from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_numbers
+from groundplane_otel.checks._numbers.prose_scan import Numeral, Years, scan_numbers, scanner
 from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._numbers.rank_scope import Aliases, declared_aliases
 from groundplane_otel.checks._numbers.receipts import NumberReceipt, UnrecordedNumbers
 from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers, Rounding
 from groundplane_otel.checks._numbers.units import declared_units
 from groundplane_otel.checks._numbers.wording import SUPPORTED, Refusal, judge
+from groundplane_otel.checks._output_text import WHOLE
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [
@@ -132,39 +133,13 @@ class _NumbersRecorded:
         return field_label(self.field)
 
     def __call__(self, registry: FactRegistry, output: Mapping[str, Any] | str) -> None:
-        stored = [registry.peek(name) for name in self.facts]
-        echoes = self._echoes(registry)
-        index: RecordedNumbers | None = None
-        receipts: list[NumberReceipt] = []
-        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
-        units = dict(self.units)
-        for where, text in read_texts(output, self.field):
-            ranks = RankScope.of(stored, self.aliases, text)  # Rankings, Tables' columns
-            misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
-            numerals = scan_numbers(text, self.locale, years=self.years).numerals
-            bound = bind(text, numerals) if numerals else {}
-            for position, numeral in enumerate(numerals):
-                if read and any(a <= numeral.start < b for a, b in read):
-                    continue  # "top 3", "No. 1": a rank claim, read against the ranking
-                if index is None:
-                    index = evidence_index(
-                        registry, stored, self.documents, builder=_BUILDER, locale=self.locale
-                    )
-                judged = judge(text, numeral, bound.get(position), index, self, units, self.changes)
-                if judged == SUPPORTED:
-                    continue
-                if isinstance(judged, Refusal):
-                    receipts.append(_refused(numeral, where, judged))
-                    continue
-                claim = numeral if judged is None else judged
-                if not self._supported(index, claim):
-                    receipts.append(self._receipt(index, claim, where, echoes, seen))
-            receipts.extend(misranked)
-        if not receipts:
-            return
-        fact = receipts[0].fact or (self.facts[0] if len(self.facts) == 1 else None)
-        provenance = None if fact is None else registry.peek(fact).provenance
-        raise UnrecordedNumbers(self.label, receipts, fact=fact, provenance=provenance)
+        self.for_registry(registry)(registry, output)
+
+    def for_registry(self, registry: FactRegistry) -> _Prepared:
+        """This check against ``registry`` (read-only while it is used), its per-registry
+        setup done once: a stream gate runs it on every release unit of an answer."""
+        stored = tuple(registry.peek(name) for name in self.facts)
+        return _Prepared(self, registry, stored, self._echoes(registry))
 
     def _echoes(self, registry: FactRegistry) -> frozenset[Decimal]:
         if self.question_fact is None:
@@ -381,3 +356,70 @@ def check_numbers_recorded(
         aliases,
     )
     spec(registry, output)
+
+
+class _Prepared:
+    """A numbers_recorded check bound to one registry (``_NumbersRecorded.for_registry``): the
+    facts and echoes read once, the evidence index built on first need and kept.
+    Calling it runs the check on ``output`` (the ``registry`` argument is the one it was
+    prepared for)."""
+
+    __slots__ = ("_index", "check", "echoes", "registry", "scan", "stored", "units")
+
+    def __init__(
+        self,
+        check: _NumbersRecorded,
+        registry: FactRegistry,
+        stored: tuple[Any, ...],
+        echoes: frozenset[Decimal],
+    ) -> None:
+        self.check, self.registry, self.stored = check, registry, stored
+        self.echoes = echoes
+        self.units = dict(check.units)  # read only
+        self.scan = scanner(check.locale, years=check.years)
+        self._index: RecordedNumbers | None = None
+
+    def _evidence(self) -> RecordedNumbers:
+        if self._index is None:
+            check = self.check
+            self._index = evidence_index(
+                self.registry, self.stored, check.documents, builder=_BUILDER, locale=check.locale
+            )
+        return self._index
+
+    def __call__(self, registry: FactRegistry, output: Mapping[str, Any] | str) -> None:
+        check = self.check
+        receipts: list[NumberReceipt] = []
+        seen: dict[tuple[Decimal, Decimal, bool], tuple[str, Recorded | None]] = {}
+        units = self.units
+        texts = (
+            ((WHOLE, output),)  # what read_texts yields for it, without the generators
+            if check.field is None and type(output) is str
+            else read_texts(output, check.field)
+        )
+        for where, text in texts:
+            ranks = RankScope.of(self.stored, check.aliases, text)  # Rankings, Tables' columns
+            misranked, read = rank_receipts(ranks, text, where) if ranks else ([], [])
+            numerals = self.scan(text).numerals
+            bound = bind(text, numerals) if numerals else {}
+            for position, numeral in enumerate(numerals):
+                if read and any(a <= numeral.start < b for a, b in read):
+                    continue  # "top 3", "No. 1": a rank claim, read against the ranking
+                index = self._index if self._index is not None else self._evidence()
+                judged = judge(
+                    text, numeral, bound.get(position), index, check, units, check.changes
+                )
+                if judged == SUPPORTED:
+                    continue
+                if isinstance(judged, Refusal):
+                    receipts.append(_refused(numeral, where, judged))
+                    continue
+                claim = numeral if judged is None else judged
+                if not check._supported(index, claim):
+                    receipts.append(check._receipt(index, claim, where, self.echoes, seen))
+            receipts.extend(misranked)
+        if not receipts:
+            return
+        fact = receipts[0].fact or (check.facts[0] if len(check.facts) == 1 else None)
+        provenance = None if fact is None else self.registry.peek(fact).provenance
+        raise UnrecordedNumbers(check.label, receipts, fact=fact, provenance=provenance)

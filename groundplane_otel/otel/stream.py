@@ -252,7 +252,8 @@ def _run(
                 ended = True
                 _close(source)
                 raise
-            yield from out
+            if out:
+                yield from out
         ended = True
         if first:  # an empty stream: settled now
             gate = _settle(gates, refresh)

@@ -179,6 +179,82 @@ def test_messages_mode_never_streams_the_wrong_sentence(
     assert outcomes(otel) == ["blocked" if refused else "passed"]
 
 
+def test_the_middleware_reasks_a_refused_stream_and_gates_the_second(
+    otel_langchain: Otel,
+) -> None:
+    """create_agent + GroundplaneMiddleware(on_violation="reask"), stream_mode="messages": the
+    wrong stream is cut after its first sentence, the model is asked again with the violation
+    (the wrong rate and the recorded one), the second stream is gated too and arrives whole;
+    two outcomes (blocked, then passed), the final answer the right one."""
+    from langchain.agents import create_agent
+
+    from groundplane_otel.adapters.langchain import GroundplaneMiddleware
+
+    otel = otel_langchain
+    script = [
+        tool_call_turn("invoice_query", {}),
+        Turn(content=WRONG, pieces=words(WRONG)),
+        Turn(content=RIGHT, pieces=words(RIGHT)),
+    ]
+    tokens: dict[str, list[str]] = {}
+    with FakeOpenAI(script) as api:
+        agent = create_agent(
+            model(api),
+            tools=[invoice_query_tool],
+            middleware=[GroundplaneMiddleware(on_violation="reask")],
+            name=AGENT,
+        )
+        question = {"messages": [{"role": "user", "content": "How are the invoices?"}]}
+        final = None
+        for mode, data in agent.stream(question, stream_mode=["messages", "values"]):
+            if mode == "values":
+                final = data
+                continue
+            message, meta = data
+            if meta.get("langgraph_node") == "model" and isinstance(message.content, str):
+                tokens.setdefault(str(message.id), []).append(message.content)
+        reasked = api.requests[-1]["messages"][-1]
+    assert ["".join(parts) for parts in tokens.values() if "".join(parts)] == [FIRST, RIGHT]
+    assert final is not None
+    assert final["messages"][-1].content == RIGHT
+    assert reasked["role"] == "user"
+    assert "4.7" in reasked["content"]
+    assert outcomes(otel) == ["blocked", "passed"]
+
+
+def test_the_stream_reasks_are_bounded(otel_langchain: Otel) -> None:
+    """A model that answers wrong every time (astream, async middleware): asked again
+    STREAM_REASKS times, then the last refusal raises; every stream counted (blocked each)."""
+    from langchain.agents import create_agent
+
+    from groundplane_otel.adapters.langchain import STREAM_REASKS, GroundplaneMiddleware
+
+    otel = otel_langchain
+    wrong = [Turn(content=WRONG, pieces=words(WRONG)) for _ in range(STREAM_REASKS + 1)]
+    codes: list[str] = []
+
+    async def run(api: FakeOpenAI) -> None:
+        agent = create_agent(
+            model(api),
+            tools=[invoice_query_tool],
+            middleware=[GroundplaneMiddleware(on_violation="reask")],
+            name=AGENT,
+        )
+        question = {"messages": [{"role": "user", "content": "How are the invoices?"}]}
+        try:
+            async for _ in agent.astream(question, stream_mode="messages"):
+                pass
+        except UnsupportedClaim as claim:
+            codes.append(claim.code)
+
+    with FakeOpenAI([tool_call_turn("invoice_query", {}), *wrong]) as api:
+        asyncio.run(run(api))
+        calls = len(api.requests)
+    assert codes == ["number_unrecorded"]
+    assert calls == 1 + STREAM_REASKS + 1
+    assert outcomes(otel) == ["blocked"] * (STREAM_REASKS + 1)
+
+
 def test_a_chat_model_is_required() -> None:
     """Anything but a LangChain chat model is a TypeError naming what was given."""
     with pytest.raises(TypeError, match="^model must be a LangChain BaseChatModel, got str$"):

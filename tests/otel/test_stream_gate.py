@@ -15,6 +15,7 @@ from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec, guard_stream
 from groundplane_otel.otel import trace_registry as registry_of
 from groundplane_otel.otel._engine.accounting import Accounting
+from groundplane_otel.otel._engine.evaluate import UnitRunner
 from groundplane_otel.otel._stream.units import HARD_FACTOR
 
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
@@ -177,18 +178,18 @@ def test_checking_a_streamed_answer_reads_it_at_most_twice(
         GuardConfig(facts=FACTS, boundaries=(text_boundary(gp.numbers_recorded("invoice")),))
     )
     checked: list[int] = []
-    unit, rest = Accounting.stream_unit, Accounting.stream_rest
+    unit, rest = UnitRunner.__call__, Accounting.stream_rest
 
-    def counted_unit(self: Accounting, view: Any, spec: Any, text: str) -> Any:
+    def counted_unit(self: UnitRunner, text: str) -> Any:
         checked.append(len(text))
-        return unit(self, view, spec, text)
+        return unit(self, text)
 
     def counted_rest(self: Accounting, span: Any, spec: Any, text: str) -> Any:
         run = rest(self, span, spec, text)
         assert run[1] == ()  # every check already ran on every unit
         return run
 
-    monkeypatch.setattr(Accounting, "stream_unit", counted_unit)
+    monkeypatch.setattr(UnitRunner, "__call__", counted_unit)
     monkeypatch.setattr(Accounting, "stream_rest", counted_rest)
     sentence = "Invoice A totals 10,000 and invoice B totals 250 this year."
     answer = " ".join([sentence] * 400)
@@ -198,3 +199,36 @@ def test_checking_a_streamed_answer_reads_it_at_most_twice(
     text, error = read(otel, pieces)
     assert (text, error) == (answer, None)
     assert sum(checked) == len(answer)
+
+
+def test_a_stream_s_prepared_checks_judge_each_unit_as_the_span_path_does(otel: Harness) -> None:
+    """The checks a gate prepares once per stream (``UnitRunner``: facts read once, the
+    evidence index kept) give every unit the run ``run_all`` gives it: clean, unrecorded,
+    a rank claim, a fact the view lacks."""
+    checks = (
+        gp.numbers_recorded("invoice", percent_as_ratio=True),
+        gp.numbers_recorded("missing"),
+    )
+    guard = otel.install(GuardConfig(boundaries=(text_boundary(*checks, agent=None),)))
+    accounting = guard.processor.accounting
+    spec = guard.config.boundaries[0]
+    units = [
+        "Invoice A totals 10,000 dollars.",
+        "Its rate was 4.7% last month.",
+        "Nothing numeric here.",
+        "It fell 3.9% and rose 10000 later.\n",
+        "",
+    ]
+    with otel.agent() as span:
+        registry_of().record_table("invoice", ROWS, key="id")
+        view = accounting.stream_view(span, spec)
+        runner = accounting.stream_runner(view, spec)
+        for unit in units:
+            expected = accounting.stream_unit(view, spec, unit)
+            got = runner(unit)
+            assert list(got[0]) == list(expected[0])
+            assert [(f.reason, f.claim.code, str(f.claim)) for f in got[1]] == [
+                (f.reason, f.claim.code, str(f.claim)) for f in expected[1]
+            ]
+            assert list(got[2]) == list(expected[2])
+        assert [verdict for _, verdict in runner(units[1])[0]] == ["unsupported", "error"]

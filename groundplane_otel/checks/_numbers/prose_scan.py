@@ -24,6 +24,7 @@ Digits followed by letters are a number with a unit (``10km``, ``3x``): checked.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
@@ -53,7 +54,7 @@ _WHOLE_AND: Final = re.compile(
     r"(?<![\w])(one|two|three|four|five|six|seven|eight|nine|ten)[ \t]+and[ \t]+$", re.IGNORECASE
 )
 
-__all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers"]
+__all__ = ["Numeral", "Rule", "Scan", "Skipped", "scan_numbers", "scanner"]
 
 Rule = Literal[
     "date", "time", "year", "ordinal", "list_marker", "reference", "identifier", "pronoun"
@@ -347,8 +348,14 @@ def scan_numbers(text: str, locale: str = "en", *, years: Years = "check") -> Sc
     ``locale`` names the separators (``en`` 1,234.5 · ``de`` 1.234,5 · ``fr`` 1 234,5 ·
     ``ch`` 1'234.5), never read from the process. See the module docstring for the rules.
     """
+    return scanner(locale, years=years)(text)
+
+
+def scanner(locale: str = "en", *, years: Years = "check") -> Callable[[str], Scan]:
+    """``scan_numbers`` with ``locale`` and ``years`` validated once (for many texts)."""
     if locale not in LOCALES:
         raise ValueError(f"locale must be one of {sorted(LOCALES)}, got {locale!r}")
     if years not in ("check", "skip"):
         raise ValueError(f'years must be "check" or "skip", got {years!r}')
-    return _Scanner(text, LOCALES[locale], years).run()
+    found = LOCALES[locale]
+    return lambda text: _Scanner(text, found, years).run()

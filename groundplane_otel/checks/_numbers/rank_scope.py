@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Literal
 
 from groundplane_otel._arithmetic import is_number
@@ -37,9 +38,11 @@ _COLUMN = "numbers_recorded.rank_column"
 _SUFFIX: Final[dict[str, Literal["high", "low"]]] = {"highest": "high", "lowest": "low"}
 
 
+@lru_cache(maxsize=1024)
 def words(name: str) -> frozenset[str]:
     """The words of a name (``avg_handle_time`` → avg, handle, time), each also without a
-    plural ``s`` (``orders`` names ``order``)."""
+    plural ``s`` (``orders`` names ``order``). Kept per name: every text checked (each
+    sentence of a streamed answer) asks again for the same columns' words."""
     found = _WORD.findall(name.lower())
     return frozenset(found) | frozenset(w[:-1] for w in found if len(w) > 3 and w.endswith("s"))
 

@@ -38,6 +38,7 @@ from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import (
     Plan,
     Run,
+    UnitRunner,
     decide,
     evaluate,
     no_output,
@@ -487,6 +488,10 @@ class Accounting:
     def stream_unit(self, view: FactsView, spec: BoundarySpec, text: str) -> Run:
         """Every check of ``spec`` on one release unit of a streamed answer (nothing counted)."""
         return run_all(spec.name, self._plans[spec.name][1], text, view)
+
+    def stream_runner(self, view: FactsView, spec: BoundarySpec) -> UnitRunner:
+        """``stream_unit`` for every release unit of one stream: its checks prepared once."""
+        return UnitRunner(spec.name, self._plans[spec.name][1], view)
 
     def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> Run:
         """The run of a streamed answer whose every unit was clean: its whole-answer checks

@@ -17,7 +17,7 @@ from typing import Any
 
 from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._runner import CheckFn, ReportMode, check_each
-from groundplane_otel.checks._base import NamedCheck, check_name
+from groundplane_otel.checks._base import NamedCheck, check_name, prepared
 from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
@@ -33,6 +33,7 @@ from groundplane_otel.report import Report
 __all__ = [
     "CheckPlan",
     "Plan",
+    "UnitRunner",
     "decide",
     "evaluate",
     "failed_run",
@@ -189,7 +190,15 @@ def run_all(
     it cannot read, is an error finding: fail closed). ``hint`` explains a missing fact (where
     facts come from)."""
     steps = plan if isinstance(plan, Plan) else Plan(plan)
-    reasons: dict[int, UnsupportedClaim] = {}  # check index -> why it cannot run
+    reasons = _blocked(boundary, steps, view, hint)
+    blocked = reasons.get if reasons else None
+    failures = check_each(view.registry, output, steps.checks, on_error="record", blocked=blocked)
+    return run_of(boundary, steps, failures, reasons, view)
+
+
+def _blocked(boundary: str, steps: Plan, view: FactsView, hint: str) -> dict[int, UnsupportedClaim]:
+    """Check index -> why it cannot run (a fact it needs cannot be read)."""
+    reasons: dict[int, UnsupportedClaim] = {}
     for needs, indices in steps.needs:
         found = _blocker(needs, view)
         if found is None:
@@ -200,9 +209,31 @@ def run_all(
             if hint and reason == sc.REASON_FACT_MISSING:
                 detail = f"{detail}; {hint}"
             reasons[index] = OutputUnchecked(boundary, reason, detail, fact=fact)
-    blocked = reasons.get if reasons else None
-    failures = check_each(view.registry, output, steps.checks, on_error="record", blocked=blocked)
-    return run_of(boundary, steps, failures, reasons, view)
+    return reasons
+
+
+class UnitRunner:
+    """``run_all`` for many outputs against one facts view (the release units of a streamed
+    answer): which checks cannot run is decided once (the view is a snapshot), and each
+    check is prepared for the view's registry once (``prepared``). Same runs as ``run_all``."""
+
+    __slots__ = ("_blocked", "_checks", "_reasons", "boundary", "steps", "view")
+
+    def __init__(self, boundary: str, plan: Plan, view: FactsView, *, hint: str = "") -> None:
+        self.boundary, self.steps, self.view = boundary, plan, view
+        self._reasons = _blocked(boundary, plan, view, hint)
+        self._blocked = self._reasons.get if self._reasons else None
+        registry = view.registry
+        self._checks = tuple(
+            check if index in self._reasons else prepared(check, registry)
+            for index, check in enumerate(plan.checks)
+        )
+
+    def __call__(self, output: Mapping[str, Any] | str) -> Run:
+        failures = check_each(
+            self.view.registry, output, self._checks, on_error="record", blocked=self._blocked
+        )
+        return run_of(self.boundary, self.steps, failures, self._reasons, self.view)
 
 
 def run_of(

@@ -1,7 +1,10 @@
 """What a stream chunk carries: answer text, a tool call, or neither — by shape.
 
-Four shapes are read: ``str`` deltas; LangChain ``ChatGenerationChunk``s (the message's
-``content``; tool call chunks are not text); OpenAI Chat Completions chunks (``choices[0].delta``:
+Five shapes are read: ``str`` deltas; LangChain ``ChatGenerationChunk``s (the message's
+``content``; tool call chunks are not text); pydantic-ai model response stream events (a text
+part's ``content`` and a text delta's ``content_delta`` are answer text; tool call parts and
+deltas never are; thinking, tool returns, part ends and the final result carry none; a file or
+speech part is unknown); OpenAI Chat Completions chunks (``choices[0].delta``:
 ``content`` and ``refusal`` are answer text, ``tool_calls`` never are; a chunk with no choices
 carries usage); OpenAI Responses events (``response.output_text.delta`` and
 ``response.refusal.delta`` are answer text; the other known event types carry none that was
@@ -15,7 +18,7 @@ from typing import Any, Literal
 
 __all__ = ["Read", "UnknownChunk", "read_chunk", "shape_of"]
 
-Shape = Literal["text", "chat", "responses", "langchain"]
+Shape = Literal["text", "chat", "responses", "langchain", "pydantic_ai"]
 Read = tuple[str, bool]  # (answer text it carries, does it carry a tool call)
 
 _NOTHING: Read = ("", False)
@@ -79,6 +82,21 @@ _OTHER_EVENTS = frozenset(
 )
 
 
+_PA_EVENTS = frozenset({"part_start", "part_delta", "part_end", "final_result"})
+_PA_TOOL_PARTS = frozenset(
+    {
+        "tool-call",
+        "builtin-tool-call",
+        "tool-search-call",
+        "builtin-tool-search-call",
+        "capability-load-call",
+    }
+)
+_PA_SILENT_PARTS = frozenset(
+    {"thinking", "builtin-tool-return", "builtin-tool-search-return", "compaction"}
+)
+
+
 class UnknownChunk(TypeError):
     """A chunk the gate cannot read (its answer text, if any, cannot be held back)."""
 
@@ -91,6 +109,8 @@ def shape_of(chunk: Any) -> Shape:
         return "chat"
     if type(chunk).__name__ == "ChatGenerationChunk":
         return "langchain"
+    if _pydantic_ai_event(chunk):
+        return "pydantic_ai"
     kind = getattr(chunk, "type", None)
     if isinstance(kind, str) and (kind.startswith("response.") or kind == "error"):
         return "responses"
@@ -108,6 +128,9 @@ def read_chunk(shape: Shape, chunk: Any) -> Read:
     elif shape == "langchain":
         if type(chunk).__name__ == "ChatGenerationChunk":
             return _langchain(chunk)
+    elif shape == "pydantic_ai":
+        if _pydantic_ai_event(chunk):
+            return _pydantic_ai(chunk)
     else:
         kind = getattr(chunk, "type", None)
         if kind in _TEXT_EVENTS:
@@ -149,6 +172,42 @@ def _langchain(chunk: Any) -> Read:
         raise UnknownChunk("a LangChain chunk whose content is not a str (content blocks)")
     tool = bool(getattr(message, "tool_call_chunks", None) or getattr(message, "tool_calls", None))
     return content, tool
+
+
+def _pydantic_ai_event(chunk: Any) -> bool:
+    return type(chunk).__module__.startswith("pydantic_ai.") and (
+        getattr(chunk, "event_kind", None) in _PA_EVENTS
+    )
+
+
+def _pydantic_ai(event: Any) -> Read:
+    """A pydantic-ai ``ModelResponseStreamEvent`` (by its kinds: no import)."""
+    kind = event.event_kind
+    if kind == "part_start":
+        part = getattr(event, "part", None)
+        part_kind = getattr(part, "part_kind", None)
+        if part_kind == "text":
+            content = getattr(part, "content", None)
+            if isinstance(content, str):
+                return content, False
+        elif part_kind in _PA_TOOL_PARTS:
+            return "", True
+        elif part_kind in _PA_SILENT_PARTS:
+            return _NOTHING
+        raise UnknownChunk(f"a pydantic-ai {str(part_kind)[:40]!r} part (not text)")
+    if kind == "part_delta":
+        delta = getattr(event, "delta", None)
+        delta_kind = getattr(delta, "part_delta_kind", None)
+        if delta_kind == "text":
+            content = getattr(delta, "content_delta", None)
+            if isinstance(content, str):
+                return content, False
+        elif delta_kind == "tool_call":
+            return "", True
+        elif delta_kind == "thinking":
+            return _NOTHING
+        raise UnknownChunk(f"a pydantic-ai {str(delta_kind)[:40]!r} delta (not text)")
+    return _NOTHING  # part_end, final_result: nothing not streamed before
 
 
 def _unknown(chunk: Any) -> str:

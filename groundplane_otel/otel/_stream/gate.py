@@ -34,12 +34,12 @@ from groundplane_otel.otel._stream.units import Units
 from groundplane_otel.otel.result import OutputUnchecked
 
 if TYPE_CHECKING:
+    from groundplane_otel.otel._engine.evaluate import UnitRunner
     from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
-    from groundplane_otel.otel._engine.store import FactsView
     from groundplane_otel.otel.config import BoundarySpec
     from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["LOCAL_FAMILIES", "WHOLE_ANSWER_CODES", "Gate"]
+__all__ = ["LOCAL_FAMILIES", "WHOLE_ANSWER_CODES", "Gate", "refusal_of"]
 
 # Prose families whose verdict on a text is the verdict on each of its sentences.
 LOCAL_FAMILIES = frozenset(
@@ -55,6 +55,17 @@ LOCAL_FAMILIES = frozenset(
 # Claims about the answer as a whole: decided when the stream ends, never on one unit
 # (``accounting.whole_answer`` says which checks make them).
 WHOLE_ANSWER_CODES = frozenset({"no_citation"})
+
+
+_REFUSAL_ATTR = "_groundplane_stream_evaluation"  # on a gate's refusal: its evaluation
+
+
+def refusal_of(error: BaseException) -> Evaluation | None:
+    """The evaluation of the stream refusal ``error`` (raised by a gate: an adapter that
+    reasks reads the violations there), or None when ``error`` is not one. Kept on the
+    exception itself: a framework may run the stream in another task or context."""
+    evaluation: Evaluation | None = getattr(error, _REFUSAL_ATTR, None)
+    return evaluation if evaluation is not None and evaluation.error is error else None
 
 
 class Gate:
@@ -89,7 +100,7 @@ class Gate:
         self.outcome: Evaluation | None = None  # None when settled: a tool-call turn
         self.settled = False
         self.checking = 0.0  # seconds spent checking units (the outcome's duration)
-        self._view: FactsView | None = None  # the facts, read at the first unit
+        self._runner: UnitRunner | None = None  # the checks on the facts, at the first unit
         self.refusal: BaseException | None = None  # raised to the application (enforce)
         self.held_chars: list[int] = []  # answer chars held after each chunk (the bench reads)
         self.record_holding = False
@@ -122,12 +133,12 @@ class Gate:
         if type(chunk) is str and units is not None and self.shape == "text" and not self.settled:
             # The hot path: a str delta of a prose answer checked unit by unit.
             self.parts.append(chunk)
-            self.received += len(chunk)
-            self.held.append((chunk, self.received))
+            received = self.received = self.received + len(chunk)
+            self.held.append((chunk, received))
             done = units.feed(chunk)
             if not done:  # nothing new checked: nothing new to release
                 if self.record_holding:
-                    self.held_chars.append(self.received - self.released)
+                    self.held_chars.append(received - self.released)
                 return ()
             for unit in done:
                 self._unit(unit)
@@ -183,10 +194,11 @@ class Gate:
     def _release(self) -> list[Any]:
         held, clean = self.held, self.clean
         out: list[Any] = []
+        needs = self.released
         while held and held[0][1] <= clean:
             chunk, needs = held.popleft()
             out.append(chunk)
-            self.released = needs
+        self.released = needs
         return out
 
     # -- checking -------------------------------------------------------------------------
@@ -197,10 +209,11 @@ class Gate:
         if self.done:
             return
         started = perf_counter()
-        view = self._view
-        if view is None:
-            view = self._view = self.accounting.stream_view(self.span, self.spec)
-        run = _local(self.accounting.stream_unit(view, self.spec, text))
+        runner = self._runner
+        if runner is None:
+            view = self.accounting.stream_view(self.span, self.spec)
+            runner = self._runner = self.accounting.stream_runner(view, self.spec)
+        run = _local(runner(text))
         self.checking += perf_counter() - started
         if run is None:
             self.clean += len(text)
@@ -235,6 +248,7 @@ class Gate:
         released = self.received
         if evaluation.error is not None and self.mode == "enforce":
             self.refusal = evaluation.error
+            setattr(self.refusal, _REFUSAL_ATTR, evaluation)
             self.held.clear()  # nothing of a refused answer stays in memory
             self.parts = []
             released = self.released

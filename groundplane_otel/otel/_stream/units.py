@@ -13,6 +13,7 @@ that length): the text held at any moment stays bounded.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = ["DEFAULT_BOUND", "HARD_FACTOR", "Units"]
 
@@ -76,16 +77,16 @@ class Units:
         self._safe_scan = 0  # pending[:_safe_scan] was searched for a safe whitespace
         self._last_safe = -1  # the last safe whitespace found there
 
-    def feed(self, text: str) -> list[str]:
+    def feed(self, text: str) -> Sequence[str]:
         """The units ``text`` completes (in order)."""
         if not text:
-            return []
+            return ()
         self.pending += text
         if (
             self._candidate < 0 and len(self.pending) <= self.bound and _EVENT.search(text) is None
         ):  # nothing in it can end a unit
             self._scan = len(self.pending)
-            return []
+            return ()
         units: list[str] = []
         while True:
             cut = self._next_cut()
