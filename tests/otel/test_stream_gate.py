@@ -209,7 +209,9 @@ def test_a_stream_s_prepared_checks_judge_each_unit_as_the_span_path_does(otel: 
         gp.numbers_recorded("invoice", percent_as_ratio=True),
         gp.numbers_recorded("missing"),
     )
-    guard = otel.install(GuardConfig(facts=FACTS, boundaries=(text_boundary(*checks, agent=None),)))
+    declared = (*FACTS, FactSpec("missing", "never_called", kind="table", key="id"))
+    boundary = text_boundary(*checks, agent=None)
+    guard = otel.install(GuardConfig(facts=declared, boundaries=(boundary,)))
     accounting = guard.processor.accounting
     spec = guard.config.boundaries[0]
     units = [
