@@ -42,6 +42,13 @@ for _ in range(int(sys.argv[3])):
 """
 
 
+def _invoice_fact() -> Any:
+    """The fact the answers read, recorded in code as a Table (a GuardConfig declares it)."""
+    from groundplane_otel.otel import FactSpec
+
+    return FactSpec("invoice", "invoice_query", kind="table", key="id")
+
+
 def _prose(tokens: int, rng: random.Random) -> str:
     """Sentences quoting recorded values, about ``tokens`` tokens (words and punctuation)."""
     parts: list[str] = []
@@ -108,7 +115,9 @@ def setup(variant: str, tokens: int) -> Callable[[], Any]:
     spec = BoundarySpec("prose", ("invoice",), (gp.numbers_recorded("invoice"),), answer="text")
     provider = TracerProvider(sampler=ALWAYS_ON)
     guard = install(
-        GuardConfig(boundaries=(spec,)), tracer_provider=provider, meter_provider=MeterProvider()
+        GuardConfig(facts=(_invoice_fact(),), boundaries=(spec,)),
+        tracer_provider=provider,
+        meter_provider=MeterProvider(),
     )
     tracer = provider.get_tracer("bench")
     chunks = next(iter(corpus(tokens).values()))
@@ -194,7 +203,9 @@ def _held(chunks: list[str]) -> tuple[list[int], list[int]]:
     spec = BoundarySpec("prose", ("invoice",), (gp.numbers_recorded("invoice"),), answer="text")
     provider = TracerProvider(sampler=ALWAYS_ON)
     guard = install(
-        GuardConfig(boundaries=(spec,)), tracer_provider=provider, meter_provider=MeterProvider()
+        GuardConfig(facts=(_invoice_fact(),), boundaries=(spec,)),
+        tracer_provider=provider,
+        meter_provider=MeterProvider(),
     )
     held: list[int] = []
     delays: list[int] = []
