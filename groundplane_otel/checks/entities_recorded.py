@@ -38,6 +38,7 @@ from groundplane_otel.checks._names import (
     names_fact,
 )
 from groundplane_otel.checks._ranked import require_bool, require_name
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import MISSING, UnsupportedClaim
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -287,21 +288,4 @@ def entities_recorded(
     )
 
 
-def check_entities_recorded(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fields: Sequence[str],
-    fact: str,
-    *,
-    path: str | Sequence[Hashable] | None = (),
-    allow_empty: bool = False,
-    case_sensitive: bool = True,
-) -> None:
-    """Run :func:`entities_recorded` once, outside a boundary; raises UnsupportedClaim."""
-    _EntitiesRecorded(
-        _as_fields(fields),
-        fact,
-        path=cast(Path, path),
-        allow_empty=allow_empty,
-        case_sensitive=case_sensitive,
-    )(registry, output)
+check_entities_recorded = twin(entities_recorded)

@@ -32,6 +32,7 @@ from groundplane_otel.checks._base import (
 )
 from groundplane_otel.checks._names import kind_of
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Domain, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -167,12 +168,4 @@ def field_matches_fact(
     )
 
 
-def check_field_matches_fact(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    field: str,
-    fact: str,
-    path: str | Sequence[Hashable] | None = (),
-) -> None:
-    """Run :func:`field_matches_fact` once, outside a boundary; raises UnsupportedClaim."""
-    _FieldMatchesFact(field, fact, cast(Path, path))(registry, output)
+check_field_matches_fact = twin(field_matches_fact)
