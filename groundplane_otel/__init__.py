@@ -11,9 +11,10 @@ pytest plugin pytest loads at every start-up, the CLI — does not load the whol
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
         check_citations_retrieved,
         citations_retrieved,
     )
+    from groundplane_otel.checks.comparison import check_comparison, comparison
     from groundplane_otel.checks.dates_recorded import (
         UnrecordedDates,
         check_dates_recorded,
@@ -50,7 +52,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
     from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
     from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
     from groundplane_otel.checks.superlative import check_superlative, superlative
-    from groundplane_otel.comparison import check_comparison, comparison
     from groundplane_otel.documents import Document, Documents
     from groundplane_otel.errors import (
         ClaimsUnsupported,
@@ -66,23 +67,45 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
 
 __version__ = "0.1.0"
 
+
+class _Family(NamedTuple):
+    """A check family: ``name`` is its builder's name and its module's in
+    ``groundplane_otel.checks`` (whose ``check_<name>`` twin and ``exports`` are public too);
+    ``reference`` is the groundplane module a switching user imports it from, if any."""
+
+    name: str
+    exports: tuple[str, ...] = ()
+    reference: str | None = None
+
+
+_FAMILIES: Final = (
+    _Family("superlative", reference="checks"),
+    _Family("ranking_prefix", reference="ordering"),
+    _Family("aggregate_reconciles", reference="aggregates"),
+    _Family("entities_recorded", reference="entities"),
+    _Family("row_integrity", reference="rows"),
+    _Family("comparison", reference="comparison"),
+    _Family("field_matches_fact", reference="checks"),
+    _Family("no_restricted_values"),
+    _Family("entities_in_scope"),
+    _Family("citations_retrieved"),
+    _Family("quotes_anchored"),
+    _Family("numbers_recorded", ("UnrecordedNumbers",)),
+    _Family("dates_recorded", ("UnrecordedDates",)),
+)
+"""The check families, in the order a policy's "use one of" lists them: the one registry the
+namespace below, the policy reader (``otel/policy/_checks``) and the groundplane module names
+are derived from; the ``TYPE_CHECKING`` imports, ``__all__`` and docs/checks.md are pinned to it
+by tests/test_families.py."""
+
 # Where each public name lives: the same modules as the imports above (a test pins that).
 _MODULES: Final[dict[str, tuple[str, ...]]] = {
     "boundary": ("Boundary", "BoundaryDeclaration", "boundary"),
     "checks._base": ("Check", "NamedCheck"),
-    "checks.aggregate_reconciles": ("aggregate_reconciles", "check_aggregate_reconciles"),
-    "checks.quotes_anchored": ("check_quotes_anchored", "quotes_anchored"),
-    "checks.citations_retrieved": ("check_citations_retrieved", "citations_retrieved"),
-    "checks.entities_recorded": ("check_entities_recorded", "entities_recorded"),
-    "checks.field_matches_fact": ("check_field_matches_fact", "field_matches_fact"),
-    "checks.numbers_recorded": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
-    "checks.dates_recorded": ("UnrecordedDates", "check_dates_recorded", "dates_recorded"),
-    "checks.ranking_prefix": ("check_ranking_prefix", "ranking_prefix"),
-    "checks.no_restricted_values": ("check_no_restricted_values", "no_restricted_values"),
-    "checks.row_integrity": ("check_row_integrity", "row_integrity"),
-    "checks.entities_in_scope": ("check_entities_in_scope", "entities_in_scope"),
-    "checks.superlative": ("check_superlative", "superlative"),
-    "comparison": ("check_comparison", "comparison"),
+    **{
+        f"checks.{family.name}": (*family.exports, f"check_{family.name}", family.name)
+        for family in _FAMILIES
+    },
     "documents": ("Document", "Documents"),
     "errors": (
         "ClaimsUnsupported",
@@ -184,3 +207,38 @@ class _Package(ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+_REFERENCE_MODULES: Final = {
+    f"{__name__}.{family.reference}": f"{__name__}.checks.{family.name}"
+    for family in _FAMILIES
+    if family.reference not in (None, "checks")
+}
+"""groundplane's module of a family → the module that holds it here (``groundplane.ordering`` is
+``groundplane_otel.checks.ranking_prefix``); ``checks`` itself is a package of its own."""
+
+
+class _ReferenceModules:
+    """The import-system finder and loader that makes ``from groundplane_otel.ordering import
+    ranking_prefix`` work: importing a name of ``_REFERENCE_MODULES`` gives the family's module
+    itself (one module object, no re-export file)."""
+
+    @staticmethod
+    def find_spec(
+        name: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name not in _REFERENCE_MODULES:
+            return None
+        return importlib.machinery.ModuleSpec(name, _ReferenceModules)  # type: ignore[arg-type]
+
+    @staticmethod
+    def create_module(spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module, replaced by the family's in exec_module
+
+    @staticmethod
+    def exec_module(module: ModuleType) -> None:
+        sys.modules[module.__name__] = importlib.import_module(_REFERENCE_MODULES[module.__name__])
+
+
+if not any(getattr(finder, "__name__", "") == "_ReferenceModules" for finder in sys.meta_path):
+    sys.meta_path.insert(0, _ReferenceModules)  # first: before an editable install's finder

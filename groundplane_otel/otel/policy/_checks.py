@@ -7,35 +7,22 @@ the builder's own ValueError/TypeError is re-raised as a PolicyError at the argu
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import groundplane_otel
+from groundplane_otel import _FAMILIES
 from groundplane_otel._echo import capped, echo
 from groundplane_otel.checks._base import NamedCheck
 from groundplane_otel.otel.policy._reader import Path, Reader, show, suggest
 
 __all__ = ["FAMILIES", "build_check"]
 
-FAMILIES: Final = (
-    "superlative",
-    "ranking_prefix",
-    "aggregate_reconciles",
-    "entities_recorded",
-    "row_integrity",
-    "comparison",
-    "field_matches_fact",
-    "no_restricted_values",
-    "entities_in_scope",
-    "citations_retrieved",
-    "quotes_anchored",
-    "numbers_recorded",
-    "dates_recorded",
-)
-"""The check families a policy may name; each is its builder's name and its module's in
-``groundplane_otel.checks``."""
+FAMILIES: Final = tuple(family.name for family in _FAMILIES)
+"""The check families a policy may name: the package's registry of families, each its builder's
+name in the ``groundplane_otel`` namespace."""
 
 _MANY_FACTS: Final = frozenset({"numbers_recorded", "dates_recorded"})
 """Families whose ``fact`` may be a list (the facts a text may draw on)."""
@@ -46,8 +33,7 @@ _FACT_LISTS: Final = ("facts", "documents", "approved")
 
 
 def _builder(family: str) -> Callable[..., NamedCheck]:
-    module = importlib.import_module(f"groundplane_otel.checks.{family}")
-    builder: Callable[..., NamedCheck] = getattr(module, family)
+    builder: Callable[..., NamedCheck] = getattr(groundplane_otel, family)
     return builder
 
 
