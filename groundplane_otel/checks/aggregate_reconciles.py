@@ -37,8 +37,8 @@ from groundplane_otel.checks._aggregate_args import (
     OPS,
     Filter,
     Op,
+    RowFilter,
     RowPredicate,
-    Where,
     validate,
 )
 from groundplane_otel.checks._aggregate_filter import (
@@ -360,7 +360,7 @@ def _validated(
     field: str,
     column: str | None,
     op: Op,
-    where: Where | None,
+    where: RowFilter | None,
     weight_column: str | None,
     tolerance: int | float,
     rel_tolerance: int | float | None,
@@ -396,7 +396,7 @@ def aggregate_reconciles(
     field: str,
     column: str | None = None,
     op: Op = "sum",
-    where: Where | None = None,
+    where: RowFilter | None = None,
     weight_column: str | None = None,
     tolerance: int | float = 0,
     rel_tolerance: int | float | None = None,

@@ -20,7 +20,7 @@ from typing import Any, cast
 from groundplane_otel.checks._base import (
     Answer,
     NamedCheck,
-    Path,
+    ValuePath,
     as_path,
     describe,
     field_value,
@@ -54,7 +54,7 @@ class _EntitiesRecorded:
 
     fields: tuple[str, ...]
     fact: str
-    path: Path = ()
+    path: ValuePath = ()
     allow_empty: bool = False
     case_sensitive: bool = True
 
@@ -229,7 +229,7 @@ def _has_tuple(value: Ranking | Table) -> bool:
     return any(isinstance(name, tuple) for name in names)
 
 
-def _stopped(output: Mapping[str, Any], steps: Path, depth: int) -> str:
+def _stopped(output: Mapping[str, Any], steps: ValuePath, depth: int) -> str:
     """`` (no 'entities' under 'summary', a dict)``: where a path into the output ran out."""
     part = steps[depth]
     if depth == 0:
@@ -276,7 +276,7 @@ def entities_recorded(
     spec = _EntitiesRecorded(
         _as_fields(fields),
         fact,
-        path=cast(Path, path),
+        path=cast(ValuePath, path),
         allow_empty=allow_empty,
         case_sensitive=case_sensitive,
     )

@@ -16,7 +16,7 @@ import groundplane_otel
 from groundplane_otel import _FAMILIES
 from groundplane_otel._echo import capped, echo
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.otel.policy._reader import Path, Reader, show, suggest
+from groundplane_otel.otel.policy._reader import KeyPath, Reader, show, suggest
 
 __all__ = ["FAMILIES", "build_check"]
 
@@ -49,7 +49,7 @@ def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
 
 
 def _fact_argument(
-    reader: Reader, path: Path, family: str, arguments: dict[str, Any], facts: list[str]
+    reader: Reader, path: KeyPath, family: str, arguments: dict[str, Any], facts: list[str]
 ) -> None:
     """Default ``fact`` to the boundary's only fact (every fact, for a family reading several);
     refuse a fact the boundary does not list."""
@@ -78,7 +78,7 @@ def _fact_argument(
     _listed(reader, (*path, "fact"), reader.string((*path, "fact"), value), facts)
 
 
-def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
+def _listed(reader: Reader, path: KeyPath, fact: str, facts: list[str]) -> None:
     """Refuse a fact the boundary does not list."""
     if fact not in facts:
         close = suggest(fact, facts)
@@ -95,11 +95,11 @@ def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
 
 
 def _named_facts(
-    reader: Reader, path: Path, arguments: Mapping[str, Any], facts: list[str]
+    reader: Reader, path: KeyPath, arguments: Mapping[str, Any], facts: list[str]
 ) -> None:
     """Facts a check names in a list argument (``documents: [kb]``) or ``vocabulary`` must be
     among the boundary's facts: located at the entry, with a "did you mean"."""
-    named: list[tuple[Path, object]] = []
+    named: list[tuple[KeyPath, object]] = []
     for argument in _FACT_LISTS:
         value = arguments.get(argument)
         if isinstance(value, list):
@@ -113,7 +113,7 @@ def _named_facts(
             reader.fail(where, f"fact {fact!r} is not among this boundary's facts", fix)
 
 
-def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> NamedCheck:
+def build_check(reader: Reader, path: KeyPath, item: object, facts: list[str]) -> NamedCheck:
     """One entry of ``checks:``: a one-key mapping ``{family: {argument: value, ...}}``."""
     families = list(FAMILIES)
     if not isinstance(item, Mapping) or len(item) != 1:
