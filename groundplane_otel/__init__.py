@@ -95,8 +95,9 @@ _FAMILIES: Final = (
 )
 """The check families, in the order a policy's "use one of" lists them: the one registry the
 namespace below, the policy reader (``otel/policy/_checks``) and the groundplane module names
-are derived from; the ``TYPE_CHECKING`` imports, ``__all__`` and docs/checks.md are pinned to it
-by tests/test_families.py."""
+are derived from. The ``TYPE_CHECKING`` imports and ``__all__`` stay written out (type checkers
+read them without running this module), and tests/test_lazy_namespace.py and
+tests/test_families.py pin them and docs/checks.md to it."""
 
 # Where each public name lives: the same modules as the imports above (a test pins that).
 _MODULES: Final[dict[str, tuple[str, ...]]] = {
@@ -196,9 +197,10 @@ def __dir__() -> list[str]:
 
 
 class _Package(ModuleType):
-    """This package. Two public names are also submodules (``boundary``, ``comparison``); the
-    import system binds a submodule on its package once loaded, and here the public name (the
-    builder) wins, as it did when this namespace imported everything eagerly."""
+    """This package. Two public names are also module names (``boundary``, and groundplane's
+    ``comparison``, see ``_REFERENCE_MODULES``); the import system binds a submodule on its
+    package once loaded, and here the public name (the builder) wins, as it did when this
+    namespace imported everything eagerly."""
 
     def __setattr__(self, name: str, value: object) -> None:
         if isinstance(value, ModuleType) and name in _SOURCE:
