@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from groundplane_otel.boundary import Boundary, BoundaryDeclaration, boundary
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
         check_citations_retrieved,
         citations_retrieved,
     )
+    from groundplane_otel.checks.comparison import check_comparison, comparison
     from groundplane_otel.checks.dates_recorded import (
         UnrecordedDates,
         check_dates_recorded,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
     from groundplane_otel.checks.ranking_prefix import check_ranking_prefix, ranking_prefix
     from groundplane_otel.checks.row_integrity import check_row_integrity, row_integrity
     from groundplane_otel.checks.superlative import check_superlative, superlative
-    from groundplane_otel.comparison import check_comparison, comparison
     from groundplane_otel.documents import Document, Documents
     from groundplane_otel.errors import (
         ClaimsUnsupported,
@@ -66,23 +66,46 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
 
 __version__ = "0.1.0"
 
+
+class _Family(NamedTuple):
+    """A check family: ``name`` is its builder's name and its module's in
+    ``groundplane_otel.checks`` (whose ``check_<name>`` twin and ``exports`` are public too);
+    ``reference`` is the groundplane module a switching user imports it from, if any."""
+
+    name: str
+    exports: tuple[str, ...] = ()
+    reference: str | None = None
+
+
+_FAMILIES: Final = (
+    _Family("superlative", reference="checks"),
+    _Family("ranking_prefix", reference="ordering"),
+    _Family("aggregate_reconciles", reference="aggregates"),
+    _Family("entities_recorded", reference="entities"),
+    _Family("row_integrity", reference="rows"),
+    _Family("comparison", reference="comparison"),
+    _Family("field_matches_fact", reference="checks"),
+    _Family("no_restricted_values"),
+    _Family("entities_in_scope"),
+    _Family("citations_retrieved"),
+    _Family("quotes_anchored"),
+    _Family("numbers_recorded", ("UnrecordedNumbers",)),
+    _Family("dates_recorded", ("UnrecordedDates",)),
+)
+"""The check families, in the order a policy's "use one of" lists them: the one registry the
+namespace below, the policy reader (``otel/policy/_checks``) and the groundplane module names
+are derived from. The ``TYPE_CHECKING`` imports and ``__all__`` stay written out (type checkers
+read them without running this module), and tests/test_lazy_namespace.py and
+tests/test_families.py pin them and docs/checks.md to it."""
+
 # Where each public name lives: the same modules as the imports above (a test pins that).
 _MODULES: Final[dict[str, tuple[str, ...]]] = {
     "boundary": ("Boundary", "BoundaryDeclaration", "boundary"),
     "checks._base": ("Check", "NamedCheck"),
-    "checks.aggregate_reconciles": ("aggregate_reconciles", "check_aggregate_reconciles"),
-    "checks.quotes_anchored": ("check_quotes_anchored", "quotes_anchored"),
-    "checks.citations_retrieved": ("check_citations_retrieved", "citations_retrieved"),
-    "checks.entities_recorded": ("check_entities_recorded", "entities_recorded"),
-    "checks.field_matches_fact": ("check_field_matches_fact", "field_matches_fact"),
-    "checks.numbers_recorded": ("UnrecordedNumbers", "check_numbers_recorded", "numbers_recorded"),
-    "checks.dates_recorded": ("UnrecordedDates", "check_dates_recorded", "dates_recorded"),
-    "checks.ranking_prefix": ("check_ranking_prefix", "ranking_prefix"),
-    "checks.no_restricted_values": ("check_no_restricted_values", "no_restricted_values"),
-    "checks.row_integrity": ("check_row_integrity", "row_integrity"),
-    "checks.entities_in_scope": ("check_entities_in_scope", "entities_in_scope"),
-    "checks.superlative": ("check_superlative", "superlative"),
-    "comparison": ("check_comparison", "comparison"),
+    **{
+        f"checks.{family.name}": (*family.exports, f"check_{family.name}", family.name)
+        for family in _FAMILIES
+    },
     "documents": ("Document", "Documents"),
     "errors": (
         "ClaimsUnsupported",
@@ -173,9 +196,10 @@ def __dir__() -> list[str]:
 
 
 class _Package(ModuleType):
-    """This package. Two public names are also submodules (``boundary``, ``comparison``); the
-    import system binds a submodule on its package once loaded, and here the public name (the
-    builder) wins, as it did when this namespace imported everything eagerly."""
+    """This package. Two public names are also module names (``boundary``, and groundplane's
+    ``comparison``, a re-export module); the import system binds a submodule on its
+    package once loaded, and here the public name (the builder) wins, as it did when this
+    namespace imported everything eagerly."""
 
     def __setattr__(self, name: str, value: object) -> None:
         if isinstance(value, ModuleType) and name in _SOURCE:

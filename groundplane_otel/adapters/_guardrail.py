@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from groundplane_otel.otel.install import Guard
     from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["Decision", "answer_of", "check_answer", "find_guard", "record_hook_result"]
+__all__ = ["GuardDecision", "answer_of", "check_answer", "find_guard", "record_hook_result"]
 
 _CAP = 200
 
@@ -91,7 +91,7 @@ def answer_of(output: Any) -> Mapping[str, Any] | str:
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class GuardDecision:
     """The guard's decision on one answer, in the terms a framework hook needs."""
 
     evaluation: Evaluation
@@ -141,13 +141,13 @@ def _full(claim: UnsupportedClaim) -> str:
     return diagnosis if isinstance(diagnosis, str) else str(claim)
 
 
-def check_answer(guard: Guard, output: Any, *, boundary: str, span: Span | None) -> Decision:
+def check_answer(guard: Guard, output: Any, *, boundary: str, span: Span | None) -> GuardDecision:
     """Check the run's final answer against this request's facts (``Guard.check_output``:
     telemetry on ``span``, counted once, the run marked as checked)."""
     where = span if span is not None else current_span()
     if where is not None:
         guard.mark_handled(where)  # the framework's own mechanism delivers this verdict
-    return Decision(guard.check_output(answer_of(output), boundary=boundary, span=where))
+    return GuardDecision(guard.check_output(answer_of(output), boundary=boundary, span=where))
 
 
 def _plain(value: Any) -> Any:

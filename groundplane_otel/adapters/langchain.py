@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from groundplane_otel.adapters._extras import require
 from groundplane_otel.adapters._guardrail import (
-    Decision,
+    GuardDecision,
     boundary_name,
     check_answer,
     find_guard,
@@ -43,13 +43,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GroundplaneMiddleware",
-    "OnViolation",
+    "ViolationMode",
     "guard_structured_response",
     "post_model_hook",
     "tool_call_wrapper",
 ]
 
-OnViolation = Literal["raise", "reask"]
+ViolationMode = Literal["raise", "reask"]
 _EXTRA = "langchain"
 _ADAPTER = "langchain"
 STREAM_REASKS = 2  # a model call whose stream was refused is asked again at most this often
@@ -133,7 +133,7 @@ class _Checker:
     def __init__(
         self,
         boundary: str | None,
-        on_violation: OnViolation,
+        on_violation: ViolationMode,
         guard: Guard | None,
         agent_name: str | None = None,
     ) -> None:
@@ -153,15 +153,15 @@ class _Checker:
         guard.delegate(name)
         return name
 
-    def check(self, state: Mapping[str, Any]) -> Decision | None:
+    def check(self, state: Mapping[str, Any]) -> GuardDecision | None:
         answer = final_answer(state)
         return None if answer is None else self.verdict(answer)
 
-    def verdict(self, answer: Any) -> Decision:
+    def verdict(self, answer: Any) -> GuardDecision:
         guard = find_guard(self.guard, _ADAPTER)
         return check_answer(guard, answer, boundary=self.boundary_for(guard), span=_span())
 
-    def reask_update(self, verdict: Decision) -> dict[str, Any] | None:
+    def reask_update(self, verdict: GuardDecision) -> dict[str, Any] | None:
         """None when the answer passes; the state update of a reask; raises otherwise."""
         if verdict.error is None:
             return None
@@ -220,7 +220,7 @@ def post_model_hook(
     boundary: str | None = None,
     *,
     agent_name: str | None = None,
-    on_violation: OnViolation = "raise",
+    on_violation: ViolationMode = "raise",
     guard: Guard | None = None,
     model_node: str = "agent",
 ) -> Callable[[Mapping[str, Any]], Any]:
@@ -326,7 +326,7 @@ def guard_structured_response(
     agent: Any,
     boundary: str | None = None,
     *,
-    on_violation: OnViolation = "raise",
+    on_violation: ViolationMode = "raise",
     guard: Guard | None = None,
     model_node: str = "agent",
 ) -> Any:
@@ -437,7 +437,7 @@ def _build_middleware() -> Any:
                 or attempt == STREAM_REASKS
             ):
                 raise error
-            text = Decision(evaluation).text()
+            text = GuardDecision(evaluation).text()
             message = _messages().HumanMessage(content=_REASK.format(report=text))
             return request.override(messages=[*request.messages, message])
 
@@ -455,7 +455,7 @@ def _build_middleware() -> Any:
 def GroundplaneMiddleware(
     boundary: str | None = None,
     *,
-    on_violation: OnViolation = "raise",
+    on_violation: ViolationMode = "raise",
     guard: Guard | None = None,
 ) -> Any:
     """A LangChain v1 ``AgentMiddleware`` guarding the agent's final answer.

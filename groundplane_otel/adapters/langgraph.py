@@ -25,11 +25,11 @@ from groundplane_otel.errors import ClaimsUnsupported, UnsupportedClaim
 from groundplane_otel.facts import Fact
 from groundplane_otel.registry import FactRegistry
 
-__all__ = ["OnViolation", "goto_on_violation", "guarded_node", "record_state"]
+__all__ = ["ViolationHandler", "goto_on_violation", "guarded_node", "record_state"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Violation = UnsupportedClaim | ClaimsUnsupported
-OnViolation = Callable[[Violation, Any], Any]
+ViolationHandler = Callable[[Violation, Any], Any]
 """``on_violation(exc, state)``: what the node returns instead of its update."""
 
 
@@ -69,7 +69,7 @@ def guarded_node(
     facts: Sequence[str] = (),
     checks: Sequence[CheckFn] = (),
     output_key: str | None = None,
-    on_violation: OnViolation | None = None,
+    on_violation: ViolationHandler | None = None,
     mode: ReportMode = "first",
     name: str | None = None,
 ) -> F:
@@ -151,7 +151,7 @@ def guarded_node(
     return cast(F, sync_node)
 
 
-def goto_on_violation(node: str, *, key: str = "violation") -> OnViolation:
+def goto_on_violation(node: str, *, key: str = "violation") -> ViolationHandler:
     """An ``on_violation`` that routes to ``node`` with ``Command(goto=node, update={key: ...})``.
 
     The update holds the claim's JSON-safe ``to_dict()`` (``{"ok", "violations", ...}`` from a

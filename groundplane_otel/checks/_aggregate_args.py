@@ -15,12 +15,12 @@ from groundplane_otel._arithmetic import validate_tolerances
 from groundplane_otel._keys import strict_key
 from groundplane_otel.checks._numbers.sums import require_name
 
-__all__ = ["BUILDER", "OPS", "Filter", "Op", "RowPredicate", "Where", "validate"]
+__all__ = ["BUILDER", "OPS", "Filter", "Op", "RowPredicate", "RowFilter", "validate"]
 
 Op = Literal["sum", "count", "mean", "min", "max", "median"]
 OPS: tuple[str, ...] = get_args(Op)
 RowPredicate = Callable[[Mapping[str, Any]], bool]
-Where = Union[Mapping[str, Any], RowPredicate]  # noqa: UP007 - evaluated at runtime on 3.10
+RowFilter = Union[Mapping[str, Any], RowPredicate]  # noqa: UP007 - evaluated at runtime on 3.10
 # A validated filter: a mapping's private (column, value) pairs, a callable, or none at all.
 Filter = Union[tuple[tuple[str, Any], ...], RowPredicate, None]  # noqa: UP007 - as above
 
@@ -33,7 +33,7 @@ def validate(
     field: str,
     column: str | None,
     op: Op,
-    where: Where | None,
+    where: RowFilter | None,
     weight_column: str | None,
     tolerance: int | float,
     rel_tolerance: int | float | None,
@@ -54,7 +54,7 @@ def validate(
     return pairs, _token(pairs)
 
 
-def _validated_where(where: Where | None) -> Filter:
+def _validated_where(where: RowFilter | None) -> Filter:
     """A mapping becomes a private copy of its (column, value) pairs (``{}``: no filter, like
     None); a callable is kept."""
     if where is None:

@@ -14,7 +14,7 @@ __all__ = [
     "Check",
     "NamedCheck",
     "prepared",
-    "Path",
+    "ValuePath",
     "as_path",
     "check_name",
     "dotted_leaves",
@@ -124,11 +124,11 @@ def field_value(output: Mapping[str, Any], field_name: str) -> Any:
     return output[field_name]
 
 
-Path = tuple[Hashable, ...]
+ValuePath = tuple[Hashable, ...]
 """A validated path: the keys (or list indices) to follow from the root; ``()`` is the root."""
 
 
-def as_path(builder: str, path: object, *, what: str = "keys or list indices") -> Path:
+def as_path(builder: str, path: object, *, what: str = "keys or list indices") -> ValuePath:
     """``path=`` as steps: a dotted string (``"a.b.0"``), a sequence of keys, or None / ``()``
     for the root. Checked when the check is built."""
     if path is None:
@@ -160,7 +160,7 @@ def as_path(builder: str, path: object, *, what: str = "keys or list indices") -
     )
 
 
-def path_text(steps: Path) -> str:
+def path_text(steps: ValuePath) -> str:
     """The steps joined by ``.`` (how a field under a path is labelled)."""
     return ".".join(map(str, steps))
 
@@ -183,7 +183,7 @@ def step_into(current: Any, step: Hashable) -> tuple[bool, Any]:
     return False, None
 
 
-def walk_steps(value: Any, steps: Path) -> tuple[bool, Any, int]:
+def walk_steps(value: Any, steps: ValuePath) -> tuple[bool, Any, int]:
     """Follow ``steps`` into nested mappings/lists: (found, value, steps taken before a miss)."""
     current = value
     for depth, step in enumerate(steps):

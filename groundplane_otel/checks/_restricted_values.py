@@ -44,7 +44,7 @@ from groundplane_otel.registry import FactRegistry
 __all__ = [
     "Leak",
     "RestrictedIndex",
-    "Where",
+    "RestrictedPlace",
     "readings",
     "restricted_index",
     "restricted_indexes",
@@ -63,7 +63,7 @@ _NUMBERISH = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class Where:
+class RestrictedPlace:
     """A restricted value's fact and place (content-free)."""
 
     fact: str
@@ -74,7 +74,7 @@ class Where:
 class Leak:
     """A restricted value found in a text: the original ``[start, end)``, and how it matched."""
 
-    where: Where
+    where: RestrictedPlace
     start: int
     end: int
     how: str  # "as text" | "as cited" | "as a number"
@@ -139,7 +139,9 @@ def values_of(value: Any) -> Iterator[tuple[Any, str]]:
         yield from _leaves(value, "")
 
 
-_DocumentTerms = tuple[PhraseIndex[tuple[Where, str]], dict[Decimal, Where], list[Decimal]]
+_DocumentTerms = tuple[
+    PhraseIndex[tuple[RestrictedPlace, str]], dict[Decimal, RestrictedPlace], list[Decimal]
+]
 
 
 class RestrictedIndex:
@@ -149,12 +151,12 @@ class RestrictedIndex:
     __slots__ = ("_cited", "_sorted", "_terms", "_texts", "numbers", "phrases")
 
     def __init__(self, fact: str, value: Any) -> None:
-        phrases: list[tuple[str, Where]] = []
-        numbers: dict[Decimal, Where] = {}
-        texts: list[tuple[str, Where]] = []
-        cited: dict[str, Where] = {}
+        phrases: list[tuple[str, RestrictedPlace]] = []
+        numbers: dict[Decimal, RestrictedPlace] = {}
+        texts: list[tuple[str, RestrictedPlace]] = []
+        cited: dict[str, RestrictedPlace] = {}
         for leaf, locator in values_of(value):
-            where = Where(fact, locator)
+            where = RestrictedPlace(fact, locator)
             if isinstance(leaf, str) and locator.endswith("(id)") and _PHRASE_ID.fullmatch(leaf):
                 cited.setdefault(leaf.casefold(), where)  # "salary-bands": as cited only
             elif isinstance(leaf, str):
@@ -166,7 +168,7 @@ class RestrictedIndex:
                     texts.append((leaf, where))
             else:
                 numbers.setdefault(as_decimal(leaf), where)
-        self.phrases: PhraseIndex[Where] = PhraseIndex(phrases)
+        self.phrases: PhraseIndex[RestrictedPlace] = PhraseIndex(phrases)
         self._cited = (
             (
                 re.compile(
@@ -185,22 +187,22 @@ class RestrictedIndex:
         self._terms: dict[str, _DocumentTerms] = {}
         self._sorted = sorted(numbers)
 
-    def number(self, value: int | float) -> Where | None:
+    def number(self, value: int | float) -> RestrictedPlace | None:
         """The restricted value equal to ``value``, if any (bools are never numbers)."""
         return self.numbers.get(as_decimal(value)) if is_number(value) else None
 
     def _document_terms(self, locale: str) -> _DocumentTerms:
         found = self._terms.get(locale)
         if found is None:
-            names: list[tuple[str, tuple[Where, str]]] = []
-            spelled: dict[Decimal, Where] = {}
+            names: list[tuple[str, tuple[RestrictedPlace, str]]] = []
+            spelled: dict[Decimal, RestrictedPlace] = {}
             for text, where in self._texts:
                 terms = terms_of(text, locale)
-                named = Where(
+                named = RestrictedPlace(
                     where.fact, where.locator.replace("(content)", "(a name in its content)")
                 )
                 names += [(name, (named, name)) for name in terms.names]
-                number = Where(
+                number = RestrictedPlace(
                     where.fact, where.locator.replace("(content)", "(a number in its content)")
                 )
                 for value in terms.numbers:

@@ -24,7 +24,7 @@ re-run every time, since nothing says it is pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, TypeVar
@@ -37,8 +37,8 @@ from groundplane_otel.checks._aggregate_args import (
     OPS,
     Filter,
     Op,
+    RowFilter,
     RowPredicate,
-    Where,
     validate,
 )
 from groundplane_otel.checks._aggregate_filter import (
@@ -57,6 +57,7 @@ from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._numbers.printed import printed, printed_matches
 from groundplane_otel.checks._numbers.sums import represent, show
 from groundplane_otel.checks._resolve import resolve_table
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
 from groundplane_otel.registry import FactRegistry
@@ -359,7 +360,7 @@ def _validated(
     field: str,
     column: str | None,
     op: Op,
-    where: Where | None,
+    where: RowFilter | None,
     weight_column: str | None,
     tolerance: int | float,
     rel_tolerance: int | float | None,
@@ -395,7 +396,7 @@ def aggregate_reconciles(
     field: str,
     column: str | None = None,
     op: Op = "sum",
-    where: Where | None = None,
+    where: RowFilter | None = None,
     weight_column: str | None = None,
     tolerance: int | float = 0,
     rel_tolerance: int | float | None = None,
@@ -416,27 +417,4 @@ def aggregate_reconciles(
     )
 
 
-def check_aggregate_reconciles(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fact: str,
-    field: str,
-    column: str | None = None,
-    op: Op = "sum",
-    where: Where | None = None,
-    weight_column: str | None = None,
-    tolerance: int | float = 0,
-    rel_tolerance: int | float | None = None,
-) -> None:
-    """The imperative twin of ``aggregate_reconciles``: validate, then check ``output`` now."""
-    spec = _validated(
-        fact=fact,
-        field=field,
-        column=column,
-        op=op,
-        where=where,
-        weight_column=weight_column,
-        tolerance=tolerance,
-        rel_tolerance=rel_tolerance,
-    )
-    spec(registry, output)
+check_aggregate_reconciles = twin(aggregate_reconciles)

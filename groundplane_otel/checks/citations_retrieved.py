@@ -46,6 +46,7 @@ from groundplane_otel.checks._output_text import (
     texts_of,
     whole_or_fields,
 )
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
@@ -176,15 +177,4 @@ def citations_retrieved(
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 
-def check_citations_retrieved(
-    registry: FactRegistry,
-    output: Answer,
-    fields: Sequence[str] | None = None,
-    *,
-    text_fields: Sequence[str] | None = None,
-    marker: str = DEFAULT_MARKER,
-    documents: Sequence[str] | None = None,
-    min_citations: int = 0,
-) -> None:
-    """Run :func:`citations_retrieved` once, outside a boundary; raises UnsupportedClaim."""
-    _spec(fields, text_fields, marker, documents, min_citations)(registry, output)
+check_citations_retrieved = twin(citations_retrieved)

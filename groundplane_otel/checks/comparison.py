@@ -17,7 +17,7 @@ two entities swapped, which are the same computation), a pct with its sign flipp
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, NamedTuple, cast, get_args
@@ -27,6 +27,7 @@ from groundplane_otel._keys import strict_equal
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._names import name_index
 from groundplane_otel.checks._numbers.sums import offset_text, represent, require_name, show
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -386,29 +387,4 @@ def comparison(
     )
 
 
-def check_comparison(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fact: str,
-    a_field: str,
-    b_field: str,
-    delta_field: str,
-    column: str | None = None,
-    kind: Kind = "abs",
-    direction: Direction = "a_minus_b",
-    tolerance: int | float = 0,
-    rel_tolerance: int | float | None = None,
-) -> None:
-    """The imperative twin of ``comparison``: validate, then check ``output`` now."""
-    spec = _validated(
-        fact=fact,
-        a_field=a_field,
-        b_field=b_field,
-        delta_field=delta_field,
-        column=column,
-        kind=kind,
-        direction=direction,
-        tolerance=tolerance,
-        rel_tolerance=rel_tolerance,
-    )
-    spec(registry, output)
+check_comparison = twin(comparison)

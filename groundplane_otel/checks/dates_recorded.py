@@ -55,6 +55,7 @@ from groundplane_otel.checks._numbers.prose_fields import (
 )
 from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._numbers.receipts import ReceiptsClaim, cap
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["DateReceipt", "UnrecordedDates", "check_dates_recorded", "dates_recorded"]
@@ -324,17 +325,4 @@ def dates_recorded(
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.facts, text=spec.field is None)
 
 
-def check_dates_recorded(
-    registry: FactRegistry,
-    output: Mapping[str, Any] | str,
-    fact: str | Sequence[str],
-    field: str | Sequence[str] | None = None,
-    locale: str = "en",
-    times: bool = True,
-    day_first: bool | None = None,
-    units: Mapping[str, str] | None = None,
-    periods: bool | None = None,
-) -> None:
-    """Run :func:`dates_recorded` once, outside a boundary (``output`` may be the answer text
-    itself); raises UnrecordedDates on a date, time or period no fact records."""
-    _spec(fact, field, locale, times, day_first, units, periods)(registry, output)
+check_dates_recorded = twin(dates_recorded)

@@ -43,6 +43,7 @@ from groundplane_otel.checks._output_text import (
     whole_or_fields,
 )
 from groundplane_otel.checks._text import PhraseIndex, normalize
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -262,15 +263,4 @@ def entities_in_scope(
     return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=text)
 
 
-def check_entities_in_scope(
-    registry: FactRegistry,
-    output: Answer,
-    fields: Sequence[str] | None = None,
-    *,
-    text_fields: Sequence[str] | None = None,
-    vocabulary: str | None = None,
-    approved: Sequence[str] | None = None,
-    case_sensitive: bool = False,
-) -> None:
-    """Run :func:`entities_in_scope` once, outside a boundary; raises UnsupportedClaim."""
-    _spec(fields, text_fields, vocabulary, approved, case_sensitive)(registry, output)
+check_entities_in_scope = twin(entities_in_scope)

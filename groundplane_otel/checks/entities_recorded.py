@@ -20,7 +20,7 @@ from typing import Any, cast
 from groundplane_otel.checks._base import (
     Answer,
     NamedCheck,
-    Path,
+    ValuePath,
     as_path,
     describe,
     field_value,
@@ -38,6 +38,7 @@ from groundplane_otel.checks._names import (
     names_fact,
 )
 from groundplane_otel.checks._ranked import require_bool, require_name
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import MISSING, UnsupportedClaim
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -53,7 +54,7 @@ class _EntitiesRecorded:
 
     fields: tuple[str, ...]
     fact: str
-    path: Path = ()
+    path: ValuePath = ()
     allow_empty: bool = False
     case_sensitive: bool = True
 
@@ -228,7 +229,7 @@ def _has_tuple(value: Ranking | Table) -> bool:
     return any(isinstance(name, tuple) for name in names)
 
 
-def _stopped(output: Mapping[str, Any], steps: Path, depth: int) -> str:
+def _stopped(output: Mapping[str, Any], steps: ValuePath, depth: int) -> str:
     """`` (no 'entities' under 'summary', a dict)``: where a path into the output ran out."""
     part = steps[depth]
     if depth == 0:
@@ -275,7 +276,7 @@ def entities_recorded(
     spec = _EntitiesRecorded(
         _as_fields(fields),
         fact,
-        path=cast(Path, path),
+        path=cast(ValuePath, path),
         allow_empty=allow_empty,
         case_sensitive=case_sensitive,
     )
@@ -287,21 +288,4 @@ def entities_recorded(
     )
 
 
-def check_entities_recorded(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fields: Sequence[str],
-    fact: str,
-    *,
-    path: str | Sequence[Hashable] | None = (),
-    allow_empty: bool = False,
-    case_sensitive: bool = True,
-) -> None:
-    """Run :func:`entities_recorded` once, outside a boundary; raises UnsupportedClaim."""
-    _EntitiesRecorded(
-        _as_fields(fields),
-        fact,
-        path=cast(Path, path),
-        allow_empty=allow_empty,
-        case_sensitive=case_sensitive,
-    )(registry, output)
+check_entities_recorded = twin(entities_recorded)

@@ -22,7 +22,7 @@ from groundplane_otel._keys import strict_key, value_equal
 from groundplane_otel.checks._base import (
     Answer,
     NamedCheck,
-    Path,
+    ValuePath,
     as_path,
     describe,
     field_value,
@@ -32,6 +32,7 @@ from groundplane_otel.checks._base import (
 )
 from groundplane_otel.checks._names import kind_of
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Domain, Ranking, Table
 from groundplane_otel.registry import FactRegistry
@@ -47,7 +48,7 @@ class _FieldMatchesFact:
 
     field: str
     fact: str
-    path: Path = ()
+    path: ValuePath = ()
 
     def __post_init__(self) -> None:
         require_name(_BUILDER, "field", self.field)
@@ -89,7 +90,7 @@ class _FieldMatchesFact:
         return expected
 
 
-def _stopped(value: Any, path: Path, depth: int) -> str:
+def _stopped(value: Any, path: ValuePath, depth: int) -> str:
     """`` (no 'q4' under 'totals', a dict with keys 'q1', 'q2')``: where the path ran out."""
     _, parent, _ = walk_steps(value, path[:depth])
     part = path[depth]
@@ -161,18 +162,10 @@ def field_matches_fact(
     the output; a path the fact does not have is a ValueError when the check runs. Arguments
     are validated here.
     """
-    spec = _FieldMatchesFact(field, fact, cast(Path, path))
+    spec = _FieldMatchesFact(field, fact, cast(ValuePath, path))
     return NamedCheck(
         describe(_BUILDER, fact=fact, field=field), spec, family=_BUILDER, facts=(fact,)
     )
 
 
-def check_field_matches_fact(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    field: str,
-    fact: str,
-    path: str | Sequence[Hashable] | None = (),
-) -> None:
-    """Run :func:`field_matches_fact` once, outside a boundary; raises UnsupportedClaim."""
-    _FieldMatchesFact(field, fact, cast(Path, path))(registry, output)
+check_field_matches_fact = twin(field_matches_fact)

@@ -44,6 +44,7 @@ from groundplane_otel.checks._numbers.prose_words import LOCALES
 from groundplane_otel.checks._output_text import require_fields, said_in, whole_or_fields
 from groundplane_otel.checks._public_values import PublicValues
 from groundplane_otel.checks._restricted_values import Leak, RestrictedIndex, restricted_index
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
@@ -184,15 +185,4 @@ def no_restricted_values(
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.facts or (), text=spec.fields is None)
 
 
-def check_no_restricted_values(
-    registry: FactRegistry,
-    output: Answer,
-    fields: Sequence[str] | None = None,
-    *,
-    facts: Sequence[str] | None = None,
-    locale: str = "en",
-    decimal: str | None = None,
-) -> None:
-    """Run :func:`no_restricted_values` once, outside a boundary (``output`` may be the whole
-    answer text, with ``fields=None``); raises UnsupportedClaim."""
-    _spec(fields, facts, locale, decimal)(registry, output)
+check_no_restricted_values = twin(no_restricted_values)

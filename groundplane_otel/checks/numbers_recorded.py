@@ -71,6 +71,7 @@ from groundplane_otel.checks._numbers.recorded import Recorded, RecordedNumbers,
 from groundplane_otel.checks._numbers.units import declared_units
 from groundplane_otel.checks._numbers.wording import SUPPORTED, Refusal, judge
 from groundplane_otel.checks._output_text import WHOLE
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.registry import FactRegistry
 
 __all__ = [
@@ -325,37 +326,7 @@ def numbers_recorded(
     return NamedCheck(name, spec, family=_BUILDER, facts=needs, text=spec.field is None)
 
 
-def check_numbers_recorded(
-    registry: FactRegistry,
-    output: Mapping[str, Any] | str,
-    fact: str | Sequence[str],
-    field: str | Sequence[str] | None = None,
-    locale: str = "en",
-    percent_as_ratio: bool = False,
-    rounding: Rounding | None = None,
-    question_fact: str | None = None,
-    years: Years = "check",
-    documents: Sequence[str] | None = None,
-    units: Mapping[str, str] | None = None,
-    changes: Sequence[str] = (),
-    aliases: Mapping[str, Sequence[str]] | None = None,
-) -> None:
-    """Run :func:`numbers_recorded` once, outside a boundary (``output`` may be the answer
-    text itself); raises UnrecordedNumbers on a number no fact records."""
-    spec = _spec(
-        fact,
-        field,
-        locale,
-        percent_as_ratio,
-        rounding,
-        question_fact,
-        years,
-        documents,
-        units,
-        changes,
-        aliases,
-    )
-    spec(registry, output)
+check_numbers_recorded = twin(numbers_recorded)
 
 
 class _Prepared:

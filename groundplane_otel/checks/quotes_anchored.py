@@ -57,6 +57,7 @@ from groundplane_otel.checks._output_text import (
 )
 from groundplane_otel.checks._quotes import quotations
 from groundplane_otel.checks._text import squeeze
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.registry import FactRegistry
 
@@ -305,19 +306,4 @@ def quotes_anchored(
     return NamedCheck(name, spec, family=_BUILDER, facts=spec.documents or (), text=text)
 
 
-def check_quotes_anchored(
-    registry: FactRegistry,
-    output: Answer,
-    field: str | None = None,
-    *,
-    text_fields: Sequence[str] | None = None,
-    marker: str = DEFAULT_MARKER,
-    documents: Sequence[str] | None = None,
-    id_key: str = "id",
-    quote_key: str = "quote",
-    single_quotes: bool = True,
-    unmarked: Unmarked = "skip",
-) -> None:
-    """Run :func:`quotes_anchored` once, outside a boundary; raises UnsupportedClaim."""
-    spec = _spec(field, text_fields, marker, documents, id_key, quote_key, single_quotes, unmarked)
-    spec(registry, output)
+check_quotes_anchored = twin(quotes_anchored)

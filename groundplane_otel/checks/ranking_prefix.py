@@ -15,7 +15,7 @@ mistake. Repeats compare type-strictly (``1``, ``True`` and ``1.0`` are three na
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -29,6 +29,7 @@ from groundplane_otel.checks._ranked import (
     require_name,
 )
 from groundplane_otel.checks._resolve import resolve_ranking, validate_ranking_args
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Fact, OnMissing, Ranking
 from groundplane_otel.registry import FactRegistry
@@ -298,26 +299,4 @@ def ranking_prefix(
     )
 
 
-def check_ranking_prefix(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fact: str,
-    field: str = "top",
-    k: int | None = None,
-    ordered: bool = True,
-    allow_tie_pick: bool = False,
-    column: str | None = None,
-    higher_is_better: bool | None = None,
-    on_missing: OnMissing = "raise",
-) -> None:
-    """Run :func:`ranking_prefix` once, outside a boundary; raises UnsupportedClaim on a mistake."""
-    _RankingPrefix(
-        fact,
-        field,
-        k=k,
-        ordered=ordered,
-        allow_tie_pick=allow_tie_pick,
-        column=column,
-        higher_is_better=higher_is_better,
-        on_missing=on_missing,
-    )(registry, output)
+check_ranking_prefix = twin(ranking_prefix)

@@ -26,6 +26,7 @@ from groundplane_otel.checks._memo import derived
 from groundplane_otel.checks._names import kind_of, name_index
 from groundplane_otel.checks._ranked import offset, quote_names, require_name
 from groundplane_otel.checks._resolve import resolve_table
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnknownColumn, UnsupportedClaim
 from groundplane_otel.facts import Fact, Table
 from groundplane_otel.registry import FactRegistry
@@ -326,15 +327,4 @@ def row_integrity(
     )
 
 
-def check_row_integrity(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fact: str,
-    key_field: str,
-    fields: Mapping[str, str] | Sequence[str] | None = None,
-    *,
-    tolerance: int | float = 0,
-    rel_tolerance: int | float | None = None,
-) -> None:
-    """Run :func:`row_integrity` once, outside a boundary; raises UnsupportedClaim."""
-    _spec(fact, key_field, fields, tolerance, rel_tolerance)(registry, output)
+check_row_integrity = twin(row_integrity)

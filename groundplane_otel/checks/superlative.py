@@ -11,7 +11,7 @@ diagnosis (where it really ranked), not the tie one; every argument is validated
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from groundplane_otel.checks._ranked import (
     standing,
 )
 from groundplane_otel.checks._resolve import resolve_ranking, validate_ranking_args
+from groundplane_otel.checks._twin import twin
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Fact, OnMissing, Ranking
 from groundplane_otel.registry import FactRegistry
@@ -215,30 +216,4 @@ def superlative(
     )
 
 
-def check_superlative(
-    registry: FactRegistry,
-    output: Mapping[str, Any],
-    fact: str,
-    winner_field: str = "winner",
-    score_field: str | None = None,
-    rank_field: str | None = None,
-    tolerance: int | float = 0,
-    rel_tolerance: int | float | None = None,
-    allow_tie_pick: bool = False,
-    column: str | None = None,
-    higher_is_better: bool | None = None,
-    on_missing: OnMissing = "raise",
-) -> None:
-    """Run :func:`superlative` once, outside a boundary; raises UnsupportedClaim on a mistake."""
-    _Superlative(
-        fact,
-        winner_field,
-        score_field=score_field,
-        rank_field=rank_field,
-        tolerance=tolerance,
-        rel_tolerance=rel_tolerance,
-        allow_tie_pick=allow_tie_pick,
-        column=column,
-        higher_is_better=higher_is_better,
-        on_missing=on_missing,
-    )(registry, output)
+check_superlative = twin(superlative)

@@ -1,5 +1,5 @@
 """``Replayer``'s public decision hook, the one the verifier uses: every decided trace reaches
-``around_decision`` as a ``Decision`` to run, and ``decide(trace_id)`` decides one now."""
+``around_decision`` as a ``TraceToDecide`` to run, and ``decide(trace_id)`` decides one now."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from replay_recording import CONFIG, live_and_recorded
 
 from groundplane_otel.otel.otlp_files import BadInput, read_requests
-from groundplane_otel.otel.replay import Decision, Replayer
+from groundplane_otel.otel.replay import Replayer, TraceToDecide
 
 
 def test_every_decision_goes_through_the_hook_and_decide_takes_one_now(tmp_path: Path) -> None:
@@ -16,10 +16,10 @@ def test_every_decision_goes_through_the_hook_and_decide_takes_one_now(tmp_path:
     are counted only once ``run()`` ran); ``decide`` decides a buffered trace at once and
     answers False for one not buffered; a trace the buffer had to give up is incomplete."""
     _, path = live_and_recorded(tmp_path)
-    seen: list[Decision] = []
+    seen: list[TraceToDecide] = []
     outputs_before: list[int] = []
 
-    def around(decision: Decision) -> None:
+    def around(decision: TraceToDecide) -> None:
         seen.append(decision)
         outputs_before.append(sum(replayer.stats.outputs.values()))
         decision.run()
@@ -56,7 +56,7 @@ def test_a_decision_runs_once(tmp_path: Path) -> None:
 
     order: list[bytes] = []
 
-    def twice(decision: Decision) -> None:
+    def twice(decision: TraceToDecide) -> None:
         order.append(decision.trace_id)
         decision.run()
         try:

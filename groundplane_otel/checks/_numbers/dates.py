@@ -36,13 +36,13 @@ from groundplane_otel.checks._numbers.prose_scan import scan_numbers
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Ranking, Table
 
-__all__ = ["Kind", "Point", "RecordedDates", "Where", "points", "show"]
+__all__ = ["Kind", "Point", "RecordedDates", "DateSource", "points", "show"]
 
 _WRITTEN: Final = "period_written"  # a pseudo-kind: the facts spell a period somewhere
 
 Kind = Literal["day", "monthday", "month", "time"]
 Value = tuple[int, ...]  # day (y, m, d) · monthday (m, d) · month (y, m) · time (h, m)
-Where = tuple[str, Hashable | None, str | None]  # fact, row, column
+DateSource = tuple[str, Hashable | None, str | None]  # fact, row, column
 
 _MONTHS: Final = {
     name: number
@@ -274,7 +274,7 @@ def _is_text(value: object) -> bool:
 _DERIVED = {"monthday": (1, 3), "month": (0, 2)}  # what a recorded day also records
 
 
-Found = dict[str, dict[Value, Where]]
+Found = dict[str, dict[Value, DateSource]]
 
 
 def _recorded(fact: Fact, locale: str) -> Found:
@@ -310,7 +310,7 @@ def _recorded(fact: Fact, locale: str) -> Found:
     return found
 
 
-def clock_hours(fact: Fact, columns: frozenset[str]) -> Iterator[tuple[Value, Where]]:
+def clock_hours(fact: Fact, columns: frozenset[str]) -> Iterator[tuple[Value, DateSource]]:
     """The integer cells 0-23 of the columns declared clock hours (``opens``: 9 is 9:00)."""
     value = fact.value
     if isinstance(value, Table):
@@ -363,7 +363,7 @@ class RecordedDates:
         """Whether a fact spells a period (a quarter, half or fiscal year) anywhere."""
         return bool(self._found.get(_WRITTEN))
 
-    def where(self, kind: Kind | PeriodKind, readings: Sequence[Value]) -> Where | None:
+    def where(self, kind: Kind | PeriodKind, readings: Sequence[Value]) -> DateSource | None:
         """Where the first recorded reading lives; None when none is recorded."""
         recorded = self._found.get(kind, {})
         for reading in readings:
@@ -373,7 +373,7 @@ class RecordedDates:
 
     def nearest(
         self, kind: Kind | PeriodKind, readings: Sequence[Value]
-    ) -> tuple[Value, Where] | None:
+    ) -> tuple[Value, DateSource] | None:
         """The recorded value of this kind closest to the first reading (None: none)."""
         recorded = self._found.get(kind, {})
         if not recorded or not readings:

@@ -36,8 +36,8 @@ from opentelemetry.trace import StatusCode
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import (
+    CheckResults,
     Plan,
-    Run,
     UnitRunner,
     decide,
     evaluate,
@@ -313,7 +313,7 @@ class Accounting:
         itself: bool,
         call: Any = None,
         handed: bool = False,
-        run: Run | None = None,
+        run: CheckResults | None = None,
         duration: float = 0.0,
     ) -> Evaluation:
         """Evaluate one answer against its request's facts, and mark the spans above (and the
@@ -485,7 +485,7 @@ class Accounting:
         a fact recorded after it is missing for it, which fails closed)."""
         return self.store.view(self.request_of(span), spec.facts)
 
-    def stream_unit(self, view: FactsView, spec: BoundarySpec, text: str) -> Run:
+    def stream_unit(self, view: FactsView, spec: BoundarySpec, text: str) -> CheckResults:
         """Every check of ``spec`` on one release unit of a streamed answer (nothing counted)."""
         return run_all(spec.name, self._plans[spec.name][1], text, view)
 
@@ -493,7 +493,7 @@ class Accounting:
         """``stream_unit`` for every release unit of one stream: its checks prepared once."""
         return UnitRunner(spec.name, self._plans[spec.name][1], view)
 
-    def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> Run:
+    def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> CheckResults:
         """The run of a streamed answer whose every unit was clean: its whole-answer checks
         (``min_citations``) on the whole text; every other check is supported (it ran on
         every unit). Nothing is checked twice."""
@@ -514,7 +514,7 @@ class Accounting:
         span: Any,
         spec: BoundarySpec,
         text: str,
-        run: Run | None = None,
+        run: CheckResults | None = None,
         *,
         duration: float = 0.0,
     ) -> Evaluation:

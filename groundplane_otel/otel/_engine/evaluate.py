@@ -172,7 +172,7 @@ def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> Plan:
     )
 
 
-Run = tuple[Sequence[tuple[str, Verdict]], Sequence[Finding], Sequence[str]]
+CheckResults = tuple[Sequence[tuple[str, Verdict]], Sequence[Finding], Sequence[str]]
 """(verdict per check, findings, names of the checks that passed): a run where every check
 passed is the plan's own precomputed tuples (nothing is copied for it)."""
 
@@ -184,7 +184,7 @@ def run_all(
     view: FactsView,
     *,
     hint: str = "",
-) -> Run:
+) -> CheckResults:
     """Every check of the boundary, always (telemetry counts each one, whatever the report
     mode), through the core's runner with errors recorded (a check that raises, or needs a fact
     it cannot read, is an error finding: fail closed). ``hint`` explains a missing fact (where
@@ -229,7 +229,7 @@ class UnitRunner:
             for index, check in enumerate(plan.checks)
         )
 
-    def __call__(self, output: Mapping[str, Any] | str) -> Run:
+    def __call__(self, output: Mapping[str, Any] | str) -> CheckResults:
         failures = check_each(
             self.view.registry, output, self._checks, on_error="record", blocked=self._blocked
         )
@@ -242,7 +242,7 @@ def run_of(
     failures: Mapping[int, BaseException],
     blocked: Container[int],
     view: FactsView,
-) -> Run:
+) -> CheckResults:
     """The engine's run of what the core's runner returned for ``plan`` (the failures by check
     index; ``blocked``: the indices that were not run, their failure saying why): (verdict
     per check, findings, names of the checks that passed)."""
@@ -289,7 +289,7 @@ def decide(
     boundary: str,
     mode: Mode,
     report_mode: ReportMode,
-    run: Run,
+    run: CheckResults,
     *,
     facts: tuple[str, ...],
     view: FactsView,
@@ -345,13 +345,13 @@ def _refusal(
     return error
 
 
-def failed_run(boundary: str, code: str, detail: str) -> Run:
+def failed_run(boundary: str, code: str, detail: str) -> CheckResults:
     """The run of an output no check could be evaluated on: one error finding."""
     claim = OutputUnchecked(boundary, code, detail)
     return [], [Finding("error", code, claim)], []
 
 
-def unreadable(boundary: str, problem: str) -> Run:
+def unreadable(boundary: str, problem: str) -> CheckResults:
     """The run of an output that could not be read: one error finding, no check evaluated."""
     return failed_run(boundary, sc.REASON_OUTPUT_UNREADABLE, problem)
 

@@ -18,7 +18,14 @@ from typing import Any
 from groundplane_otel.errors import ClaimsUnsupported, UnregisteredFact, UnsupportedClaim
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import redaction, withheld
-from groundplane_otel.otel._engine.evaluate import CheckPlan, Plan, Run, decide, run_all, run_of
+from groundplane_otel.otel._engine.evaluate import (
+    CheckPlan,
+    CheckResults,
+    Plan,
+    decide,
+    run_all,
+    run_of,
+)
 from groundplane_otel.otel._engine.store import FactsView
 from groundplane_otel.otel.config import Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
@@ -36,7 +43,9 @@ def _view(registry: FactRegistry, facts: Sequence[str]) -> FactsView:
     return FactsView(registry.view([fact for fact in facts if fact in registry]), {})
 
 
-def _from_report(boundary: str, plan: Plan, report: ReportOrError, view: FactsView) -> Run | None:
+def _from_report(
+    boundary: str, plan: Plan, report: ReportOrError, view: FactsView
+) -> CheckResults | None:
     """The run a report describes, when its results cover every check of ``plan`` exactly
     once, by name (None: every check passed); None otherwise."""
     if report is None:
@@ -62,7 +71,7 @@ def _from_report(boundary: str, plan: Plan, report: ReportOrError, view: FactsVi
     return run_of(boundary, plan, failures, blocked, view)
 
 
-def _before_checks(boundary: str, error: BaseException) -> Run:
+def _before_checks(boundary: str, error: BaseException) -> CheckResults:
     """No output to check: the boundary failed before any check ran."""
     if isinstance(error, UnregisteredFact):
         code, fact = sc.REASON_FACT_MISSING, error.name

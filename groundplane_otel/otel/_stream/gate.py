@@ -26,7 +26,7 @@ from weakref import ref
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import Run, failed_run
+from groundplane_otel.otel._engine.evaluate import CheckResults, failed_run
 from groundplane_otel.otel._engine.lineage import STREAM_ATTR, WATCHERS_ATTR, attached
 from groundplane_otel.otel._engine.spans import is_agent, span_attributes
 from groundplane_otel.otel._stream.chunks import UnknownChunk, read_chunk, shape_of
@@ -238,7 +238,7 @@ class Gate:
         self.checking += perf_counter() - started
         return self._decide(run, telemetry=telemetry)
 
-    def _decide(self, run: Run | None, *, telemetry: bool) -> Evaluation:
+    def _decide(self, run: CheckResults | None, *, telemetry: bool) -> Evaluation:
         """Count the outcome (``run``: the checks already ran) and keep its refusal."""
         text = "".join(self.parts)
         evaluation = self.accounting.check_streamed(
@@ -311,7 +311,7 @@ class Gate:
         return () if evaluation is None else (evaluation,)
 
 
-def _local(run: Run) -> Run | None:
+def _local(run: CheckResults) -> CheckResults | None:
     """The run of one unit with its whole-answer claims left to the stream's end; None when
     nothing else failed."""
     verdicts, findings, passed = run

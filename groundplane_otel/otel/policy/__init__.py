@@ -46,7 +46,7 @@ from groundplane_otel.otel.config import (
 )
 from groundplane_otel.otel.policy._checks import build_check
 from groundplane_otel.otel.policy._evidence import check_evidence
-from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader, show
+from groundplane_otel.otel.policy._reader import KeyPath, PolicyError, Reader, show
 from groundplane_otel.otel.policy._yaml import read_yaml
 
 __all__ = ["POLICY_VERSION", "PolicyError", "load_policy", "policy_from_mapping"]
@@ -211,7 +211,7 @@ def _limits(reader: Reader, raw: object) -> Limits:
 
 
 def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
-    path: Path = ("facts", name)
+    path: KeyPath = ("facts", name)
     spec = reader.mapping(
         path,
         raw,
@@ -272,7 +272,7 @@ def _fact(reader: Reader, name: str, raw: object) -> FactSpec:
         reader.fail(path, str(exc), "correct this fact")
 
 
-def _path(reader: Reader, path: Path, raw: object) -> str | tuple[str, ...] | None:
+def _path(reader: Reader, path: KeyPath, raw: object) -> str | tuple[str, ...] | None:
     """A fact's ``path``: a dotted string, or a list of them (the first the result has; ``''``
     is the result itself)."""
     if not isinstance(raw, list):
@@ -289,7 +289,7 @@ def _path(reader: Reader, path: Path, raw: object) -> str | tuple[str, ...] | No
     return tuple(raw)
 
 
-def _match(reader: Reader, path: Path, raw: object) -> MatchSpec:
+def _match(reader: Reader, path: KeyPath, raw: object) -> MatchSpec:
     spec = reader.mapping(path, raw, _MATCH)
     agent, operation, span = (
         reader.optional_string((*path, field), spec.get(field))
@@ -322,7 +322,7 @@ def _boundary(
     """The boundary ``name``, or None after an error (kept in ``reader``) in one of its parts;
     ``declared``: the facts' names (None: unknown, a name was invalid), ``specs``: the facts
     read without error (a check's evidence is checked only when all its boundary's are)."""
-    path: Path = ("boundaries", name)
+    path: KeyPath = ("boundaries", name)
     spec = reader.mapping(path, raw, _BOUNDARY, required=("facts", "checks"))
     before = len(reader.errors)
     facts = reader.attempt(lambda: reader.string_list((*path, "facts"), spec["facts"])) or []

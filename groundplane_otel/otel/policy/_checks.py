@@ -7,35 +7,22 @@ the builder's own ValueError/TypeError is re-raised as a PolicyError at the argu
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import groundplane_otel
+from groundplane_otel import _FAMILIES
 from groundplane_otel._echo import capped, echo
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.otel.policy._reader import Path, Reader, show, suggest
+from groundplane_otel.otel.policy._reader import KeyPath, Reader, show, suggest
 
 __all__ = ["FAMILIES", "build_check"]
 
-FAMILIES: Final = (
-    "superlative",
-    "ranking_prefix",
-    "aggregate_reconciles",
-    "entities_recorded",
-    "row_integrity",
-    "comparison",
-    "field_matches_fact",
-    "no_restricted_values",
-    "entities_in_scope",
-    "citations_retrieved",
-    "quotes_anchored",
-    "numbers_recorded",
-    "dates_recorded",
-)
-"""The check families a policy may name; each is its builder's name and its module's in
-``groundplane_otel.checks``."""
+FAMILIES: Final = tuple(family.name for family in _FAMILIES)
+"""The check families a policy may name: the package's registry of families, each its builder's
+name in the ``groundplane_otel`` namespace."""
 
 _MANY_FACTS: Final = frozenset({"numbers_recorded", "dates_recorded"})
 """Families whose ``fact`` may be a list (the facts a text may draw on)."""
@@ -46,8 +33,7 @@ _FACT_LISTS: Final = ("facts", "documents", "approved")
 
 
 def _builder(family: str) -> Callable[..., NamedCheck]:
-    module = importlib.import_module(f"groundplane_otel.checks.{family}")
-    builder: Callable[..., NamedCheck] = getattr(module, family)
+    builder: Callable[..., NamedCheck] = getattr(groundplane_otel, family)
     return builder
 
 
@@ -63,7 +49,7 @@ def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
 
 
 def _fact_argument(
-    reader: Reader, path: Path, family: str, arguments: dict[str, Any], facts: list[str]
+    reader: Reader, path: KeyPath, family: str, arguments: dict[str, Any], facts: list[str]
 ) -> None:
     """Default ``fact`` to the boundary's only fact (every fact, for a family reading several);
     refuse a fact the boundary does not list."""
@@ -92,7 +78,7 @@ def _fact_argument(
     _listed(reader, (*path, "fact"), reader.string((*path, "fact"), value), facts)
 
 
-def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
+def _listed(reader: Reader, path: KeyPath, fact: str, facts: list[str]) -> None:
     """Refuse a fact the boundary does not list."""
     if fact not in facts:
         close = suggest(fact, facts)
@@ -109,11 +95,11 @@ def _listed(reader: Reader, path: Path, fact: str, facts: list[str]) -> None:
 
 
 def _named_facts(
-    reader: Reader, path: Path, arguments: Mapping[str, Any], facts: list[str]
+    reader: Reader, path: KeyPath, arguments: Mapping[str, Any], facts: list[str]
 ) -> None:
     """Facts a check names in a list argument (``documents: [kb]``) or ``vocabulary`` must be
     among the boundary's facts: located at the entry, with a "did you mean"."""
-    named: list[tuple[Path, object]] = []
+    named: list[tuple[KeyPath, object]] = []
     for argument in _FACT_LISTS:
         value = arguments.get(argument)
         if isinstance(value, list):
@@ -127,7 +113,7 @@ def _named_facts(
             reader.fail(where, f"fact {fact!r} is not among this boundary's facts", fix)
 
 
-def build_check(reader: Reader, path: Path, item: object, facts: list[str]) -> NamedCheck:
+def build_check(reader: Reader, path: KeyPath, item: object, facts: list[str]) -> NamedCheck:
     """One entry of ``checks:``: a one-key mapping ``{family: {argument: value, ...}}``."""
     families = list(FAMILIES)
     if not isinstance(item, Mapping) or len(item) != 1:

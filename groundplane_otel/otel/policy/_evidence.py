@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from groundplane_otel.otel.config import FactSpec
-from groundplane_otel.otel.policy._reader import Path, Reader
+from groundplane_otel.otel.policy._reader import KeyPath, Reader
 
 __all__ = ["check_evidence"]
 
@@ -29,14 +29,14 @@ _NAMES: Final = ("ranking", "table", "domain")
 
 def check_evidence(
     reader: Reader,
-    path: Path,
+    path: KeyPath,
     family: str,
     arguments: Mapping[str, Any],
     facts: Sequence[str],
     specs: Mapping[str, FactSpec],
 ) -> None:
     """Fail (located at the check or its argument) when the rules above do not hold."""
-    here: Path = (*path, family)
+    here: KeyPath = (*path, family)
     in_boundary = [specs[name] for name in facts if name in specs]
     if family == "no_restricted_values":
         listed = arguments.get("facts")
@@ -72,7 +72,7 @@ def check_evidence(
 
 
 def _documents(
-    reader: Reader, here: Path, listed: Any, specs: Mapping[str, FactSpec], verb: str
+    reader: Reader, here: KeyPath, listed: Any, specs: Mapping[str, FactSpec], verb: str
 ) -> None:
     """Each fact a ``documents`` list names is an unrestricted ``kind: documents`` fact."""
     if not isinstance(listed, list):
@@ -89,10 +89,10 @@ def _documents(
 
 
 def _names(
-    reader: Reader, here: Path, arguments: Mapping[str, Any], specs: Mapping[str, FactSpec]
+    reader: Reader, here: KeyPath, arguments: Mapping[str, Any], specs: Mapping[str, FactSpec]
 ) -> None:
     approved = arguments.get("approved")
-    named: list[tuple[Path, Any, bool]] = []
+    named: list[tuple[KeyPath, Any, bool]] = []
     if isinstance(approved, list):
         named += [((*here, "approved", i), name, True) for i, name in enumerate(approved)]
     if isinstance(arguments.get("vocabulary"), str):

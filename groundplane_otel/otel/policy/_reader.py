@@ -15,9 +15,9 @@ import yaml
 from groundplane_otel._echo import capped, echo
 from groundplane_otel.otel._rules import close_to as suggest
 
-__all__ = ["Path", "PolicyError", "Reader", "format_path", "suggest"]
+__all__ = ["KeyPath", "PolicyError", "Reader", "format_path", "suggest"]
 
-Path = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 _T = TypeVar("_T")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
@@ -55,7 +55,7 @@ class PolicyError(ValueError):
         return error
 
 
-def format_path(path: Path) -> str:
+def format_path(path: KeyPath) -> str:
     """``boundaries.campaign_report.checks[0].superlative`` (odd keys quoted; each part capped
     like every echoed value)."""
     text = ""
@@ -82,7 +82,7 @@ def show(value: object) -> str:
     return echo(value)
 
 
-def _line_of(node: yaml.Node | None, path: Path) -> int | None:
+def _line_of(node: yaml.Node | None, path: KeyPath) -> int | None:
     """1-based line of the key (or list item) at ``path`` in a composed YAML tree."""
     line = None if node is None else node.start_mark.line + 1
     for part in path:
@@ -110,10 +110,10 @@ class Reader:
         self.root = root
         self.errors: list[PolicyError] = []  # kept by ``attempt``, raised by ``raise_errors``
 
-    def fail(self, path: Path, problem: str, fix: str) -> NoReturn:
+    def fail(self, path: KeyPath, problem: str, fix: str) -> NoReturn:
         raise self.error(path, problem, fix)
 
-    def error(self, path: Path, problem: str, fix: str) -> PolicyError:
+    def error(self, path: KeyPath, problem: str, fix: str) -> PolicyError:
         return PolicyError(self.source, format_path(path), problem, fix, _line_of(self.root, path))
 
     def attempt(self, read: Callable[[], _T]) -> _T | None:
@@ -134,7 +134,7 @@ class Reader:
 
     def mapping(
         self,
-        path: Path,
+        path: KeyPath,
         value: object,
         allowed: Sequence[str],
         *,
@@ -159,7 +159,7 @@ class Reader:
                 self.fail(path, f"missing required key {key!r}", f"add `{key}:` here")
         return value
 
-    def names(self, path: Path, value: object, what: str) -> Iterator[tuple[str, Any]]:
+    def names(self, path: KeyPath, value: object, what: str) -> Iterator[tuple[str, Any]]:
         """The entries of a mapping keyed by user-chosen names (facts, boundaries)."""
         if not isinstance(value, Mapping):
             self.fail(
@@ -180,12 +180,12 @@ class Reader:
                 continue
             yield key, item
 
-    def string(self, path: Path, value: object) -> str:
+    def string(self, path: KeyPath, value: object) -> str:
         if not isinstance(value, str) or not value:
             self.fail(path, f"expected a non-empty string, got {show(value)}", "write a name here")
         return value
 
-    def optional_string(self, path: Path, value: object) -> str | None:
+    def optional_string(self, path: KeyPath, value: object) -> str | None:
         if value is None:
             return None
         if not isinstance(value, str) or not value:
@@ -196,19 +196,19 @@ class Reader:
             )
         return value
 
-    def boolean(self, path: Path, value: object) -> bool:
+    def boolean(self, path: KeyPath, value: object) -> bool:
         if not isinstance(value, bool):
             self.fail(path, f"expected true or false, got {show(value)}", "write true or false")
         return value
 
-    def choice(self, path: Path, value: object, choices: Sequence[str]) -> str:
+    def choice(self, path: KeyPath, value: object, choices: Sequence[str]) -> str:
         if not isinstance(value, str) or value not in choices:
             close = suggest(value, choices)
             fix = f"did you mean {close!r}?" if close else f"use one of: {', '.join(choices)}"
             self.fail(path, f"expected one of {', '.join(choices)}, got {show(value)}", fix)
         return value
 
-    def string_list(self, path: Path, value: object) -> list[str]:
+    def string_list(self, path: KeyPath, value: object) -> list[str]:
         if not isinstance(value, list) or not value:
             self.fail(
                 path,

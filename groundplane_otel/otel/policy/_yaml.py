@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from groundplane_otel._echo import echo
-from groundplane_otel.otel.policy._reader import Path, PolicyError, Reader
+from groundplane_otel.otel.policy._reader import KeyPath, PolicyError, Reader
 
 __all__ = ["MAX_EXPANDED_NODES", "read_yaml"]
 
@@ -116,7 +116,7 @@ def _refuse_duplicates(reader: Reader, root: yaml.Node | None) -> None:
     sizes: dict[int, int] = {}
     expanded = 0
 
-    def walk(node: yaml.Node | None, path: Path, open_nodes: frozenset[int]) -> None:
+    def walk(node: yaml.Node | None, path: KeyPath, open_nodes: frozenset[int]) -> None:
         nonlocal expanded
         if node is None:
             return

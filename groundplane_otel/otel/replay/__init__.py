@@ -24,7 +24,7 @@ Hostile input never crashes a replay, and is never decided silently:
 - nesting is resolved without recursion, whatever the depth or the order of spans.
 
 A driver with its own rule for deciding (the verifier) passes ``around_decision``: each trace's
-decision reaches it as a ``Decision``, which it runs (``run()``) inside its own accounting, and
+decision reaches it as a ``TraceToDecide``, which it runs (``run()``) inside its own accounting, and
 ``decide(trace_id)`` decides one buffered trace now.
 
 A parallel replay (``replay.parallel``) gives each worker process a share of the traces
@@ -51,11 +51,11 @@ from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
-__all__ = ["Decision", "ReplayStats", "Replayer"]
+__all__ = ["TraceToDecide", "ReplayStats", "Replayer"]
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class TraceToDecide:
     """One buffered trace about to be decided: ``run()`` decides it (once: a second call is a
     RuntimeError, never a second count); it is ``incomplete`` when decided early (the buffer
     was full) or it lost spans."""
@@ -77,7 +77,7 @@ class Replayer:
     findings are kept for the report (the rest are counted). Spans that cannot be replayed are
     told to ``unreadable`` (by default an ``Unreadable`` of its own) with ``feed``'s location.
     ``rematch`` ignores every recorded ``groundplane.boundary`` (``records.replayable_attributes``);
-    ``around_decision`` gets each trace's ``Decision`` to run (by default it is run as is).
+    ``around_decision`` gets each trace's ``TraceToDecide`` to run (by default it is run as is).
     ``note_names``: the names of the spans decided are noted into ``stats`` (``coverage.Seen``:
     what the replay's report names when the policy expected what the input never showed).
 
@@ -102,7 +102,7 @@ class Replayer:
         mode_label: str | None = None,
         unreadable: BadSink | None = None,
         rematch: bool = False,
-        around_decision: Callable[[Decision], None] | None = None,
+        around_decision: Callable[[TraceToDecide], None] | None = None,
         owns: Callable[[bytes], bool] | None = None,
         note_names: bool = False,
     ) -> None:
@@ -194,7 +194,7 @@ class Replayer:
             ran = True
             self._decide(trace_id, state, early=early)
 
-        self._around(Decision(trace_id, len(state.spans), early or state.dropped, run))
+        self._around(TraceToDecide(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: PendingTrace, *, early: bool) -> None:
         self.decisions += 1

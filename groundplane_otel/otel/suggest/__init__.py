@@ -24,7 +24,7 @@ from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.unreadable import BadSink, Unreadable
 from groundplane_otel.otel.suggest.boundaries import BoundaryPlan, plan_boundaries
 from groundplane_otel.otel.suggest.facts import InferredFact, infer_facts
-from groundplane_otel.otel.suggest.runs import ReadCounts, Run, RunReader
+from groundplane_otel.otel.suggest.runs import ReadCounts, RecordedTrace, RunReader
 
 __all__ = ["NothingToInfer", "Suggester", "Suggestion"]
 
@@ -78,7 +78,7 @@ class Suggester:
             max_traces=max_traces,
             max_spans_per_trace=max_spans_per_trace,
         )
-        self._kept: list[Run] = []
+        self._kept: list[RecordedTrace] = []
         self._facts: list[InferredFact] | None = None
         self._plans: list[BoundaryPlan] = []
         self._runs = 0
@@ -94,7 +94,7 @@ class Suggester:
     ) -> None:
         self.reader.feed(request, location)
 
-    def _run(self, run: Run) -> None:
+    def _run(self, run: RecordedTrace) -> None:
         if not (run.tools or run.answers):
             return  # not an agent run (no tool call, no answer)
         self._runs += 1
@@ -106,7 +106,7 @@ class Suggester:
             return
         self._tally(run)
 
-    def _tally(self, run: Run) -> None:
+    def _tally(self, run: RecordedTrace) -> None:
         planned = False
         for plan in self._plans:
             before = plan.runs

@@ -23,7 +23,7 @@ from typing import Any
 
 from groundplane_otel.otel.suggest.candidates import proposals, subject
 from groundplane_otel.otel.suggest.facts import InferredFact, matching
-from groundplane_otel.otel.suggest.runs import Run
+from groundplane_otel.otel.suggest.runs import RecordedTrace
 from groundplane_otel.otel.suggest.verify import Candidate, build_check, run_facts
 
 __all__ = ["BoundaryPlan", "plan_boundaries"]
@@ -47,7 +47,7 @@ class BoundaryPlan:
     without_answer: int = 0  # runs whose answers this boundary cannot read (no JSON object)
     proposals_dropped: int = 0
 
-    def answers(self, run: Run) -> list[Any]:
+    def answers(self, run: RecordedTrace) -> list[Any]:
         """This boundary's answers in ``run``, as its checks receive them (distinct)."""
         found: list[Any] = []
         for answer in run.answers:
@@ -59,7 +59,7 @@ class BoundaryPlan:
                 found.append(value)
         return found
 
-    def tally(self, run: Run) -> None:
+    def tally(self, run: RecordedTrace) -> None:
         """Count ``run`` for every candidate that applies to it (its facts are in the run)."""
         if not any(answer.by == self.by for answer in run.answers):
             return
@@ -114,7 +114,7 @@ def _boundary_name(by: tuple[str, str], named: Counter[str], used: set[str]) -> 
 
 
 def _proposed(
-    plan: BoundaryPlan, runs: Sequence[Run]
+    plan: BoundaryPlan, runs: Sequence[RecordedTrace]
 ) -> Iterator[tuple[str, dict[str, Any], list[InferredFact]]]:
     """Distinct proposals over the runs, with the facts each one reads."""
     by_name = {fact.spec.name: fact for fact in plan.facts}
@@ -185,7 +185,7 @@ def _merged(
 
 
 def plan_boundaries(
-    runs: Sequence[Run], facts: Sequence[InferredFact], max_listed: int
+    runs: Sequence[RecordedTrace], facts: Sequence[InferredFact], max_listed: int
 ) -> tuple[list[BoundaryPlan], list[str]]:
     """The boundaries the kept runs show, each with its candidates built (not yet tallied), and
     notes on answers that may be two agents' (``_merged``)."""

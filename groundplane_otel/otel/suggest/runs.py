@@ -42,7 +42,7 @@ from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
 from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
 
-__all__ = ["Answer", "Run", "RunReader", "ToolResult"]
+__all__ = ["Answer", "RecordedTrace", "RunReader", "ToolResult"]
 
 MAX_ANSWERS_PER_RUN = 16  # outputs of one boundary kept from one run (the rest counted)
 MAX_ANCESTORS = 256  # how far up an answer's agent name is looked for
@@ -72,7 +72,7 @@ class Answer:
 
 
 @dataclass(slots=True)
-class Run:
+class RecordedTrace:
     """One trace: its id (hex), its tool results and its answers, in time order, and the
     boundaries its spans name (``groundplane.boundary``, with the agent of the naming span): a
     guard that was on when it was recorded wrote them — on the answer's span, or on the agent's
@@ -122,7 +122,7 @@ class RunReader:
 
     def __init__(
         self,
-        emit: Callable[[Run], None],
+        emit: Callable[[RecordedTrace], None],
         unreadable: BadSink,
         *,
         limits: Limits | None = None,
@@ -167,9 +167,9 @@ class RunReader:
         views = {span_id: _span_view(span) for span_id, span in spans.items()}
         self.emit(self.run_of(trace_id.hex(), views))
 
-    def run_of(self, trace_id: str, views: dict[bytes, _SpanView]) -> Run:
+    def run_of(self, trace_id: str, views: dict[bytes, _SpanView]) -> RecordedTrace:
         """The run a trace's spans record: tool results and answers, in end-time order."""
-        run = Run(trace_id)
+        run = RecordedTrace(trace_id)
         counts, limits = self.counts, self.limits
         answers: list[tuple[int, Answer]] = []
         for view in sorted(views.values(), key=lambda item: item.end):

@@ -16,7 +16,7 @@ from groundplane_otel.checks._base import NamedCheck
 from groundplane_otel.otel._engine.capture import build_fact
 from groundplane_otel.otel.policy import PolicyError, policy_from_mapping
 from groundplane_otel.otel.suggest.facts import InferredFact, matching
-from groundplane_otel.otel.suggest.runs import Run
+from groundplane_otel.otel.suggest.runs import RecordedTrace
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["Candidate", "RunFacts", "build_check", "run_facts"]
@@ -98,7 +98,7 @@ class RunFacts:
     misshapen: set[str]
 
 
-def run_facts(run: Run, facts: Sequence[InferredFact]) -> RunFacts:
+def run_facts(run: RecordedTrace, facts: Sequence[InferredFact]) -> RunFacts:
     """The run's facts, typed and recorded; a fact two calls feed differently, or that does not
     have its declared shape, is left out (a check needing it does not apply to the run, or,
     when misshapen, is broken by it)."""

@@ -40,7 +40,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.config import GuardConfig
-from groundplane_otel.otel.replay import Decision, Replayer
+from groundplane_otel.otel.replay import Replayer, TraceToDecide
 from groundplane_otel.otel.replay.records import RecordedSpan, proto_spans
 from groundplane_otel.otel.verifier.addresses import bind_problem, parse_address
 from groundplane_otel.otel.verifier.wire import span_count
@@ -126,7 +126,7 @@ class _TraceBuffer(Replayer):
                 roots.pop(trace_id, None)
         return decided
 
-    def _decided(self, decision: Decision) -> None:
+    def _decided(self, decision: TraceToDecide) -> None:
         """Every decision: run, counted by how it came (root, idle, incomplete), never
         raising."""
         stats, trace_id = self.verifier_stats, decision.trace_id
