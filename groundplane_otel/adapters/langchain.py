@@ -34,7 +34,6 @@ from groundplane_otel.adapters._guardrail import (
     record_hook_result,
 )
 from groundplane_otel.adapters._otel import active_guard, current_span
-from groundplane_otel.otel._stream.gate import refusal_of
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -429,6 +428,8 @@ def _build_middleware() -> Any:
         def _reask(self, request: Any, error: Exception, attempt: int) -> Any:
             """The request asked again after the stream refusal ``error``; raises ``error``
             when it is not one, is not reasked, or the reasks are spent."""
+            from groundplane_otel.otel._stream.gate import refusal_of  # OpenTelemetry on use
+
             evaluation = refusal_of(error)
             if (
                 evaluation is None
