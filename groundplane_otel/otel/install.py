@@ -23,7 +23,6 @@ from groundplane_otel.otel._engine.reported import ReportOrError, reported_evalu
 from groundplane_otel.otel._engine.results import Observed, Observer, Results
 from groundplane_otel.otel._engine.sdk import span_limits
 from groundplane_otel.otel._engine.sdk.dispatch import ride
-from groundplane_otel.otel._engine.swallowed import handled
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
@@ -209,7 +208,7 @@ class Guard:
         """An adapter checked ``span``'s answer (``check_output``) and delivers the verdict
         through its framework's own mechanism (a tripwire, a retry): a refusal raised at that
         span's end is then not counted in ``groundplane.outputs.swallowed``."""
-        handled(span)
+        self.processor.swallow.handled(span)
 
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter through ``check_output``:
