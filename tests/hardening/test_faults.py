@@ -418,7 +418,9 @@ def test_a_root_span_ended_on_another_thread_still_reaches_its_scope(otel: Harne
         worker = threading.Thread(target=chat_on_thread, args=(chat,))
         worker.start()
         worker.join(timeout=30)
-        kept.append(bool(guard.processor.handoff._by_trace))  # the ended trace's entry is kept a little while
+        kept.append(
+            bool(guard.processor.handoff._by_trace)
+        )  # the ended trace's entry is kept a little while
 
     with pytest.raises(UnsupportedClaim) as raised:
         request()
