@@ -56,16 +56,22 @@ def test_a_replay_never_sees_the_live_scope_waiting_for_a_refusal(tmp_path: Path
     live refusal on exit."""
     live, path = live_and_recorded(tmp_path)
     (guard,) = live.guards
-    with pytest.raises(ClaimsUnsupported) as raised, enforce(defer=True):
+    seen: dict[str, object] = {}
+
+    @enforce(defer=True)
+    def scope() -> None:
         wrong_turn(live)  # deferred: the scope raises it
         (state,) = guard.processor.handoff.current_scopes()
-        (waiting,) = state.pending
+        (seen["waiting"],) = state.pending
         replayer = replayed(path)
         assert replayer.counts()["outputs"] == BLOCKED
-        assert state.pending == [waiting]  # nothing of the replay joined it
+        assert state.pending == [seen["waiting"]]  # nothing of the replay joined it
         assert replayer.processor.handoff.current_scopes() == ()
-    assert raised.value is waiting
-    replayer.close()
+        replayer.close()
+
+    with pytest.raises(ClaimsUnsupported) as raised:
+        scope()
+    assert raised.value is seen["waiting"]
 
 
 def test_a_second_guard_does_not_hand_its_refusal_to_the_first_guards_scope() -> None:
@@ -79,7 +85,7 @@ def test_a_second_guard_does_not_hand_its_refusal_to_the_first_guards_scope() ->
             wrong_turn(second)
         (state,) = guard.processor.handoff.current_scopes()
         assert state.pending == []
-    with pytest.raises(ClaimsUnsupported), enforce(defer=True, guard=guard):
-        wrong_turn(first)  # the first guard's own refusal still reaches its scope
+    with pytest.raises(ClaimsUnsupported):  # the first guard's own refusal reaches its scope
+        enforce(defer=True, guard=guard)(wrong_turn)(first)
     first.close()
     second.close()
