@@ -14,12 +14,13 @@ counted: it got the refusal.) Then ``groundplane.outputs.swallowed`` counts it (
 framework) and one warning per boundary names the framework's own mechanism to use instead (an
 adapter in ``groundplane_otel.adapters``).
 
-Not watched: blocks an ``enforce()`` scope waits for (the scope raises them on exit), and
+Not watched: blocks an ``enforce()`` scope of this guard waits for (it raises them on exit), and
 answers an adapter checked (``handled``: the adapter hands the verdict to the framework's own
 guardrail mechanism). A guarded span that is itself a local root cannot be watched (nothing
 encloses it). Hook points: ``raised`` at the exact raise in the guard's end wrapper; ``ended``
 from the guard's ``on_end`` only while a block is pending (``pending`` is truthy), so spans
-cost nothing otherwise; ``handled(span)`` from the adapters.
+cost nothing otherwise; ``handled(span)`` from the adapters (``Guard.mark_handled``). Each
+guard's processor owns one watch: nothing here is shared between guards or with a replay.
 """
 
 from __future__ import annotations
