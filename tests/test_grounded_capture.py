@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 from grounded_agent import POLICY_YAML, run_agent
 from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from groundplane_otel.errors import ClaimsUnsupported
 from groundplane_otel.otel import GuardConfig
+from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel.install import active_guards
 from groundplane_otel.otel.policy import PolicyError, load_policy
 from groundplane_otel.otel.testing import CaptureGroundplane
@@ -252,3 +255,62 @@ def test_the_global_providers_are_never_touched(capture: CaptureGroundplane) -> 
     run_agent(capture.tracer, "EU")
     assert (trace.get_tracer_provider(), metrics.get_meter_provider()) == before
     assert capture.tracer_provider is not before[0]
+
+
+def test_outcomes_and_findings_come_from_the_evaluations(capture: CaptureGroundplane) -> None:
+    """The fixture collects the guard's Evaluations as they are decided: its outcomes and
+    findings are theirs, on the guarded span's ids, and the metric agrees."""
+    capture.install("policy.yaml", mode="observe", capture_content=True)
+    run_agent(capture.tracer, "EU")
+    run_agent(capture.tracer, "US")
+    evaluations = capture.evaluations()
+    assert [(e.boundary, e.outcome) for e in evaluations] == [
+        ("answer", "passed"),
+        ("answer", "flagged"),
+    ]
+    assert capture.outcomes() == {"answer": {"passed": 1, "flagged": 1}}
+    (finding,) = capture.findings()
+    (claim,) = evaluations[1].findings
+    assert (finding.boundary, finding.result, finding.reason) == (
+        "answer",
+        claim.result,
+        claim.reason,
+    )
+    assert finding.span_name == "chat gpt-test"
+    assert (finding.claimed, finding.supported) == ('"US"', '"EU"')
+    assert f"(trace {finding.trace_id}, span {finding.span_id})" == ids(capture, "chat gpt-test")[1]
+
+
+def test_a_metric_counting_an_output_no_evaluation_decided_fails(
+    capture: CaptureGroundplane,
+) -> None:
+    """``groundplane.outputs`` counting one output more than the evaluations: reading the
+    counts fails, naming both."""
+    capture.install("policy.yaml")
+    run_agent(capture.tracer, "EU")
+    meter = capture.meter_provider.get_meter(sc.METER_NAME)
+    meter.create_counter(sc.METRIC_OUTPUTS).add(1, {sc.BOUNDARY: "answer", sc.OUTCOME: "passed"})
+    message = (
+        "groundplane: the guard's metrics disagree with its evaluations: groundplane.outputs "
+        "counts {'answer/passed': 2}, the evaluations {'answer/passed': 1}"
+    )
+    with pytest.raises(AssertionError) as raised:
+        capture.outcomes()
+    assert str(raised.value) == message
+    with pytest.raises(AssertionError) as raised:
+        capture.assert_grounded()
+    assert str(raised.value) == message
+
+
+def test_an_evaluation_the_metric_missed_fails(capture: CaptureGroundplane) -> None:
+    """A metric reader that saw none of the guard's counts: the evaluations say one output."""
+    capture.install("policy.yaml")
+    run_agent(capture.tracer, "EU")
+    capture.metric_reader = InMemoryMetricReader()
+    MeterProvider(metric_readers=[capture.metric_reader], shutdown_on_exit=False)
+    with pytest.raises(AssertionError) as raised:
+        capture.outcomes()
+    assert str(raised.value) == (
+        "groundplane: the guard's metrics disagree with its evaluations: groundplane.outputs "
+        "counts {}, the evaluations {'answer/passed': 1}"
+    )

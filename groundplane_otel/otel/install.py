@@ -20,9 +20,9 @@ from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import plan_checks
 from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
+from groundplane_otel.otel._engine.results import Observed, Observer, Results
 from groundplane_otel.otel._engine.sdk import span_limits
 from groundplane_otel.otel._engine.sdk.dispatch import ride
-from groundplane_otel.otel._engine.swallowed import handled
 from groundplane_otel.otel._engine.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
@@ -208,7 +208,7 @@ class Guard:
         """An adapter checked ``span``'s answer (``check_output``) and delivers the verdict
         through its framework's own mechanism (a tripwire, a retry): a refusal raised at that
         span's end is then not counted in ``groundplane.outputs.swallowed``."""
-        handled(span)
+        self.processor.swallow.handled(span)
 
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter through ``check_output``:
@@ -255,6 +255,7 @@ def install(
     meter_provider: MeterProvider,
     logger_provider: Any = None,
     raise_internal_errors: bool | None = None,
+    on_evaluation: Observer | None = None,
 ) -> Guard:
     """Add the guard to an SDK ``TracerProvider``; metrics go to ``meter_provider``, and the
     guardrail events also to ``logger_provider`` as log events when one is given.
@@ -270,6 +271,9 @@ def install(
     content capture off, the exceptions the guard raises are redacted (``str()``/``repr()``/``args``
     content-free, ``diagnosis`` full): whatever records or logs them writes no claimed or
     supported value. See ``otel/_engine/redaction.py``.
+
+    ``on_evaluation(span, evaluation)`` is called with every guarded output's ``Evaluation`` as
+    it is decided, before its telemetry is written (the pytest fixture collects them).
     """
     if not isinstance(config, GuardConfig):
         raise TypeError(f"config must be a GuardConfig, got {type(config).__name__}")
@@ -293,9 +297,10 @@ def install(
             stacklevel=2,
         )
     telemetry = Telemetry(meter_provider, config, logger_provider=logger_provider)
+    results: Results = telemetry if on_evaluation is None else Observed(telemetry, on_evaluation)
     processor = GroundplaneSpanProcessor(
         config,
-        telemetry,
+        results,
         meter_provider=meter_provider,
         length_limit=_length_limit(tracer_provider),
         raise_internal_errors=raise_internal_errors,

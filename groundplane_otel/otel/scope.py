@@ -19,13 +19,14 @@ from opentelemetry.sdk.trace import Span as SdkSpan
 
 from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, ReportMode
 from groundplane_otel.boundary import boundary as core_boundary
-from groundplane_otel.otel._engine import handoff
-from groundplane_otel.otel.install import Guard, active_guard
+from groundplane_otel.otel._engine.handoff import Handoff, ScopeState, in_flight
+from groundplane_otel.otel.install import Guard, active_guard, active_guards
 from groundplane_otel.registry import FactRegistry
 
 __all__ = ["boundary", "enforce", "submit_output", "trace_registry"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_Entry = tuple[Handoff, ScopeState, Token[tuple[ScopeState, ...]]]  # one guard's part of a scope
 
 
 def _guard(guard: Guard | None) -> Guard:
@@ -90,19 +91,26 @@ def submit_output(
 class enforce:
     """Raise on exit if a guarded output in this scope was blocked — exactly once: not when the
     exception already propagates through the scope. ``defer=True`` leaves the raising to the
-    scope only (spans ending in it never raise themselves)."""
+    scope only (spans ending in it never raise themselves). The scope waits for ``guard``'s
+    refusals, by default those of every guard active when it is entered: a guard installed
+    later, a replay or the verifier never hands it anything, nor sees it."""
 
-    def __init__(self, *, defer: bool = False) -> None:
+    def __init__(self, *, defer: bool = False, guard: Guard | None = None) -> None:
         self.defer = defer
-        self._entered: ContextVar[tuple[tuple[handoff.ScopeState, Token[Any]], ...]] = ContextVar(
+        self.guard = guard
+        self._entered: ContextVar[tuple[tuple[_Entry, ...], ...]] = ContextVar(
             "groundplane_enforce_entered", default=()
         )
 
     def __enter__(self) -> enforce:
         context = trace.get_current_span().get_span_context()
-        state = handoff.ScopeState(self.defer)
-        token = handoff.enter(state, context.trace_id if context.is_valid else None)
-        self._entered.set((*self._entered.get(), (state, token)))
+        trace_id = context.trace_id if context.is_valid else None
+        guards = (self.guard,) if self.guard is not None else active_guards()
+        entries = []
+        for guard in guards:
+            handoff, state = guard.processor.handoff, ScopeState(self.defer)
+            entries.append((handoff, state, handoff.enter(state, trace_id)))
+        self._entered.set((*self._entered.get(), tuple(entries)))
         return self
 
     def __exit__(
@@ -111,16 +119,19 @@ class enforce:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        *rest, (state, token) = self._entered.get()
+        *rest, entries = self._entered.get()
         self._entered.set(tuple(rest))
-        pending = list(state.pending)
-        handoff.leave(state, token)
+        pending: list[BaseException] = []
+        for handoff, state, token in reversed(entries):
+            handoff.leave(state, token)
+        for _, state, _ in entries:
+            pending.extend(error for error in state.pending if error not in pending)
         for error in pending:
-            if handoff.in_flight(error, exc):
-                handoff.settle(state, error)
+            if in_flight(error, exc):
+                _settle(entries, error)
                 return
         if pending:
-            handoff.settle(state, pending[0])
+            _settle(entries, pending[0])
             raise pending[0]
 
     def __call__(self, fn: F) -> F:
@@ -139,3 +150,9 @@ class enforce:
                 return fn(*args, **kwargs)
 
         return cast(F, wrapper)
+
+
+def _settle(entries: tuple[_Entry, ...], error: BaseException) -> None:
+    """``error`` reached the application through this scope: no other scope raises it again."""
+    for handoff, state, _ in entries:
+        handoff.settle(state, error)

@@ -10,9 +10,10 @@ meter and logger providers are created here, and the guard is installed on them 
     capture.assert_grounded()
     capture.close()
 
-Counts come from the ``groundplane.outputs`` metric (every guarded output is counted there once,
-whatever span it was written on); findings from the guard's ``gen_ai.guardrail.result`` log
-events (emitted as each output is checked, with the guarded span's trace and span ids).
+Counts and findings come from the guard's ``Evaluation``s, collected as each output is decided
+(``install(on_evaluation=...)``), with the guarded span's trace and span ids. The
+``groundplane.outputs`` metric is an extra check: reading the counts fails (``AssertionError``)
+when the metric does not count exactly the collected evaluations.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,10 +37,12 @@ from opentelemetry.trace import Tracer
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.metric_counts import counter_totals, seen_finding
+from groundplane_otel.otel._engine.telemetry import event_attributes
 from groundplane_otel.otel._grounded import Counts, SeenFinding, cap, failure_text, outcome_table
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.install import Guard, install
 from groundplane_otel.otel.policy import load_policy
+from groundplane_otel.otel.result import Evaluation
 
 __all__ = ["CaptureGroundplane", "SeenFinding"]
 
@@ -71,6 +75,8 @@ class CaptureGroundplane:
         self.tracer: Tracer = self.tracer_provider.get_tracer("groundplane_otel.testing")
         self._guard: Guard | None = None
         self._closed = False
+        # (trace id, span id, evaluation) of every guarded output, in the order decided
+        self._evaluations: list[tuple[int, int, Evaluation]] = []
 
     # -- setting up ---------------------------------------------------------------------------
 
@@ -102,6 +108,7 @@ class CaptureGroundplane:
             meter_provider=self.meter_provider,
             logger_provider=self.logger_provider,
             raise_internal_errors=True,
+            on_evaluation=self._collect,
         )
         return self._guard
 
@@ -121,22 +128,29 @@ class CaptureGroundplane:
         """Every span that ended so far, in end order."""
         return tuple(self.span_exporter.get_finished_spans())
 
+    def evaluations(self) -> tuple[Evaluation, ...]:
+        """Every guarded output's ``Evaluation`` so far, in the order the guard decided them."""
+        return tuple(evaluation for _, _, evaluation in self._evaluations)
+
     def outcomes(self) -> dict[str, dict[str, int]]:
-        """Guarded outputs counted so far: ``{boundary: {outcome: count}}``, e.g.
-        ``{"answer": {"passed": 2, "blocked": 1}}`` (``groundplane.outputs``)."""
+        """Guarded outputs decided so far: ``{boundary: {outcome: count}}``, e.g.
+        ``{"answer": {"passed": 2, "blocked": 1}}`` (checked against ``groundplane.outputs``)."""
         return outcome_table(self._counts())
 
     def findings(self) -> tuple[SeenFinding, ...]:
-        """Every guardrail finding emitted so far, in the order the guard emitted them."""
+        """Every guardrail finding so far, in the order the guard decided them; the values
+        are those of its ``gen_ai.guardrail.result`` events (claimed/supported values and the
+        message only with content capture on)."""
         names = {span.context.span_id: span.name for span in self.spans() if span.context}
+        capture_content = self._guard is not None and self._guard.config.capture_content
+        version = None if self._guard is None else self._guard.config.policy_version
         seen = []
-        for data in self.log_exporter.get_finished_logs():
-            record = data.log_record
-            if record.event_name != sc.GUARDRAIL_EVENT:
-                continue
-            attributes = dict(record.attributes or {})
-            span_id = record.span_id or 0
-            seen.append(seen_finding(attributes, record.trace_id or 0, span_id, names.get(span_id)))
+        for trace_id, span_id, evaluation in tuple(self._evaluations):
+            for finding in evaluation.findings:
+                attributes = event_attributes(
+                    evaluation, finding, capture_content=capture_content, policy_version=version
+                )
+                seen.append(seen_finding(attributes, trace_id, span_id, names.get(span_id)))
         return tuple(seen)
 
     def assert_grounded(
@@ -214,18 +228,42 @@ class CaptureGroundplane:
             path = self.base_dir / path
         return load_policy(path)
 
+    def _collect(self, span: Any, evaluation: Evaluation) -> None:
+        """The guard decided one output (``install``'s ``on_evaluation``)."""
+        context = getattr(span, "context", None) or span.get_span_context()
+        self._evaluations.append((context.trace_id, context.span_id, evaluation))
+
     def _counts(self) -> Counts:
+        """The collected evaluations, counted; an ``AssertionError`` when the guard's
+        ``groundplane.outputs`` metric counts anything else."""
+        __tracebackhide__ = True
         self._check_open()
+        decided: Counter[tuple[str, str, str | None]] = Counter()
+        for _, _, evaluation in tuple(self._evaluations):
+            decided[evaluation.boundary, evaluation.outcome, evaluation.skip_reason] += 1
+        counts = dict(decided)
         totals = counter_totals(
             self.metric_reader, sc.METRIC_OUTPUTS, sc.BOUNDARY, sc.OUTCOME, sc.SKIP_REASON
         )
-        return {
+        metric = {
             (boundary, outcome, reason or None): n
             for (boundary, outcome, reason), n in totals.items()
         }
+        if metric != counts:
+            raise AssertionError(
+                "groundplane: the guard's metrics disagree with its evaluations: "
+                f"{sc.METRIC_OUTPUTS} counts {cap(repr(_table(metric)))}, the evaluations "
+                f"{cap(repr(_table(counts)))}"
+            )
+        return counts
 
     def __repr__(self) -> str:
         return f"CaptureGroundplane(guard={self._guard!r}, closed={self._closed})"
+
+
+def _table(counts: Counts) -> dict[str, int]:
+    """``{"boundary/outcome[/skip reason]": n}``, sorted: a mismatch's readable form."""
+    return {"/".join(part for part in key if part): n for key, n in sorted(counts.items(), key=str)}
 
 
 def _text(value: Any) -> str | None:

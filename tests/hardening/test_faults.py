@@ -49,7 +49,7 @@ from groundplane_otel.otel import (
     submit_output,
     trace_registry,
 )
-from groundplane_otel.otel._engine import handoff
+from groundplane_otel.otel._engine.handoff import RELEASE_DELAY
 
 TIMEOUT = 0.5  # seconds: the exporter timeout every bad endpoint is configured with
 NO_PROXY = (("grpc.enable_http_proxy", 0),)
@@ -362,7 +362,7 @@ def test_a_worker_loop_inside_one_enforce_scope_keeps_no_entry_per_trace(otel: H
     """``with enforce():`` around a loop of 20,000 requests: every ended trace's scope entries
     are released (a bounded few are kept), memory stays flat, and a violation swallowed in
     the last request is still raised when the scope exits."""
-    install_guard(otel, sales_config(report_mode="first"))
+    handoff = install_guard(otel, sales_config(report_mode="first")).processor.handoff
     seen: dict[str, int] = {}
 
     def held() -> int:
@@ -390,7 +390,7 @@ def test_a_worker_loop_inside_one_enforce_scope_keeps_no_entry_per_trace(otel: H
         worker_loop()
     assert raised.value.code == "wrong_winner"
     assert seen["grown"] < 256 * 1024  # it held ~200 bytes per trace: ~3.6 MiB here
-    assert seen["entries"] <= handoff.RELEASE_DELAY
+    assert seen["entries"] <= RELEASE_DELAY
     assert handoff._by_trace == {}  # the scope left
 
 
@@ -418,7 +418,9 @@ def test_a_root_span_ended_on_another_thread_still_reaches_its_scope(otel: Harne
         worker = threading.Thread(target=chat_on_thread, args=(chat,))
         worker.start()
         worker.join(timeout=30)
-        kept.append(bool(handoff._by_trace))  # the ended trace's entry is kept a little while
+        kept.append(
+            bool(guard.processor.handoff._by_trace)
+        )  # the ended trace's entry is kept a little while
 
     with pytest.raises(UnsupportedClaim) as raised:
         request()

@@ -33,10 +33,10 @@ from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
 from groundplane_otel.otel._engine.coverage import Coverage
+from groundplane_otel.otel._engine.handoff import Handoff, in_flight
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     HANDED_ATTR,
@@ -102,7 +102,8 @@ class GroundplaneSpanProcessor(SpanProcessor):
         self.raise_internal_errors = raise_internal_errors
         self.internal_errors = 0
         self.store = TraceStore(config.limits, results.count_fact)
-        self.swallow = SwallowWatch(meter_provider or NoOpMeterProvider())  # swallowed refusals
+        self.handoff = Handoff()  # this guard's enforce() scopes
+        self.swallow = SwallowWatch(meter_provider or NoOpMeterProvider(), self.handoff)
         results.watch_traces(self.store)  # groundplane.traces.active = len(store)
         self.capture = FactCapture(config.facts, self.store, length_limit)
         self.lineage = Lineage(config, id(self))
@@ -147,7 +148,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             if parent is None or parent.is_remote:
                 trace_id, span_id = span_ids(span)
                 self.store.root_started(trace_id, span_id)
-                handoff.bind(trace_id)
+                self.handoff.bind(trace_id)
             else:
                 trace_id = parent.trace_id
                 if trace_id in self.store.shared:
@@ -246,7 +247,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
             coverage.request_ended(request, self.store.fact_names(request))
         if self.store.root_ended(trace_id, span_id, request):
             self._lineage.pop(trace_id, None)
-            handoff.release(trace_id)
+            self.handoff.release(trace_id)
 
     def shutdown(self) -> None:
         self._enabled = False
@@ -316,13 +317,13 @@ class GroundplaneSpanProcessor(SpanProcessor):
             raise internal
         refused = next((e for e in evaluations if e.error is not None), None)
         if refused is not None and refused.error is not None and not streamed(span):
-            deferred = handoff.deliver(span_ids(span)[0], refused.error)
+            deferred = self.handoff.deliver(span_ids(span)[0], refused.error)
             if not deferred:
                 self.lineage.hand_up(span, refused.error)
                 self.swallow.raised(span, refused.boundary)
                 raise refused.error
         handed = getattr(span, HANDED_ATTR, NO_DICT).pop(id(self), None)
-        if handed is not None and not handoff.in_flight(handed, sys.exc_info()[1]):
+        if handed is not None and not in_flight(handed, sys.exc_info()[1]):
             raise handed  # a nested LLM span raised it, and something swallowed it
         if ended_with is not None:
             raise ended_with

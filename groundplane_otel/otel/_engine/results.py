@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from groundplane_otel.otel.result import Evaluation
 
-__all__ = ["ErrorSink", "Results"]
+__all__ = ["ErrorSink", "Observed", "Observer", "Results"]
 
 
 class Results(Protocol):
@@ -43,3 +43,32 @@ class ErrorSink(Protocol):
     re-raises it under ``raise_internal_errors`` when ``reraise``)."""
 
     def __call__(self, where: str, *, reraise: bool = True) -> None: ...
+
+
+Observer = Callable[[Any, Evaluation], None]
+"""Called with (span, evaluation) for every guarded output a driver records."""
+
+
+class Observed:
+    """A driver's ``Results`` that also hands every recorded evaluation to ``observe``
+    (before the driver writes it: what was decided is seen even if writing it fails)."""
+
+    def __init__(self, inner: Results, observe: Observer) -> None:
+        self.inner, self.observe = inner, observe
+
+    @property
+    def count_fact(self) -> Callable[[str, str, str], None]:
+        return self.inner.count_fact
+
+    def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
+        self.inner.annotate(span, evaluation, matched=matched)
+
+    def record(self, span: Any, evaluation: Evaluation) -> None:
+        self.observe(span, evaluation)
+        self.inner.record(span, evaluation)
+
+    def watch_traces(self, store: Any) -> None:
+        self.inner.watch_traces(store)
+
+    def close(self, store: Any) -> None:
+        self.inner.close(store)

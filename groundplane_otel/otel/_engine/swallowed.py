@@ -14,12 +14,13 @@ counted: it got the refusal.) Then ``groundplane.outputs.swallowed`` counts it (
 framework) and one warning per boundary names the framework's own mechanism to use instead (an
 adapter in ``groundplane_otel.adapters``).
 
-Not watched: blocks an ``enforce()`` scope waits for (the scope raises them on exit), and
+Not watched: blocks an ``enforce()`` scope of this guard waits for (it raises them on exit), and
 answers an adapter checked (``handled``: the adapter hands the verdict to the framework's own
 guardrail mechanism). A guarded span that is itself a local root cannot be watched (nothing
 encloses it). Hook points: ``raised`` at the exact raise in the guard's end wrapper; ``ended``
 from the guard's ``on_end`` only while a block is pending (``pending`` is truthy), so spans
-cost nothing otherwise; ``handled(span)`` from the adapters.
+cost nothing otherwise; ``handled(span)`` from the adapters (``Guard.mark_handled``). Each
+guard's processor owns one watch: nothing here is shared between guards or with a replay.
 """
 
 from __future__ import annotations
@@ -38,14 +39,13 @@ from opentelemetry.trace import StatusCode
 
 from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import handoff
+from groundplane_otel.otel._engine.handoff import Handoff
 from groundplane_otel.otel._engine.spans import is_agent, span_attributes
 
-__all__ = ["SwallowWatch", "handled", "mechanism_for"]
+__all__ = ["SwallowWatch", "mechanism_for"]
 
 logger = logging.getLogger("groundplane_otel.otel._engine.processor")
 _LIMIT = 4096  # pending blocks (and adapter-checked spans) remembered at most, oldest dropped
-_handled: dict[int, None] = {}  # span ids whose answer an adapter checked
 
 _LANGCHAIN = (
     "langchain",
@@ -91,14 +91,6 @@ def _callers() -> Iterator[str]:
         frame = frame.f_back
 
 
-def handled(span: Any) -> None:
-    """An adapter checked this span's answer and hands the verdict to its framework."""
-    context = span.get_span_context()
-    if len(_handled) >= _LIMIT:
-        _handled.pop(next(iter(_handled)), None)
-    _handled[context.span_id] = None
-
-
 @dataclass(frozen=True, slots=True)
 class _Block:
     span_id: int
@@ -109,9 +101,10 @@ class _Block:
 
 
 class SwallowWatch:
-    """See the module docstring."""
+    """See the module docstring. One per guard: its pending blocks, the spans its adapters
+    checked (``handled``) and the ``enforce()`` scopes of its ``handoff`` are its own."""
 
-    def __init__(self, meter_provider: MeterProvider) -> None:
+    def __init__(self, meter_provider: MeterProvider, handoff: Handoff) -> None:
         meter = meter_provider.get_meter(sc.METER_NAME, schema_url=None)
         self.swallowed = meter.create_counter(
             sc.METRIC_SWALLOWED,
@@ -121,6 +114,15 @@ class SwallowWatch:
         self.pending: dict[int, list[_Block]] = {}  # trace id -> blocks waiting for their run
         self._lock = threading.Lock()
         self._warned: set[str] = set()
+        self.handoff = handoff
+        self._handled: dict[int, None] = {}  # span ids whose answer an adapter checked
+
+    def handled(self, span: Any) -> None:
+        """An adapter checked this span's answer and hands the verdict to its framework."""
+        context = span.get_span_context()
+        if len(self._handled) >= _LIMIT:
+            self._handled.pop(next(iter(self._handled)), None)
+        self._handled[context.span_id] = None
 
     def raised(self, span: Any, boundary: str) -> None:
         """The guard raises its refusal at ``span``'s end (enforce mode)."""
@@ -131,13 +133,13 @@ class SwallowWatch:
 
     def _raised(self, span: Any, boundary: str) -> None:
         context = span.get_span_context()
-        if _handled.pop(context.span_id, 0) is None:
+        if self._handled.pop(context.span_id, 0) is None:
             return  # an adapter checked it: the framework's own mechanism delivers the verdict
         parent = span.parent
         if parent is None or parent.is_remote:
             return  # a local root: nothing encloses it
         trace_id = context.trace_id
-        if handoff.current_scopes() or handoff._by_trace.get(trace_id):
+        if self.handoff.current_scopes() or trace_id in self.handoff.awaited:
             return  # an enforce() scope raises it
         swallower = mechanism_for(_callers())
         if swallower is None:

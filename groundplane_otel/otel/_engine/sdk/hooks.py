@@ -19,7 +19,6 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._engine import handoff
 from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
 from groundplane_otel.otel._engine.sdk import span_attributes
 from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, Span
 
     from groundplane_otel.otel._engine.capture import FactCapture
+    from groundplane_otel.otel._engine.handoff import Handoff
     from groundplane_otel.otel._engine.store import RequestKey, TraceStore
     from groundplane_otel.otel._engine.swallowed import SwallowWatch
 
@@ -43,6 +43,7 @@ class Hooked(Protocol):
     store: TraceStore
     capture: FactCapture
     swallow: SwallowWatch
+    handoff: Handoff
     known_layout: bool
     _lineage: dict[int, None]
     _llm_names: frozenset[str]
@@ -94,7 +95,8 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
     store, lineage = processor.store, processor._lineage
     roots, requests, shared = store._roots, store._requests, store.shared
     roots_limit, root_started = store._roots_limit, store.root_started
-    entered = handoff.entered  # empty until an enforce() scope was entered in this process
+    handoff = processor.handoff  # this guard's enforce() scopes
+    entered = handoff.entered  # empty until an enforce() scope was entered for this guard
     awaited = handoff.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
     guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
