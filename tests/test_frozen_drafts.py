@@ -20,9 +20,9 @@ from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.facts import Fact, Provenance, Ranking
 from groundplane_otel.otel._engine.capture import ToolCall, _tool_call
 from groundplane_otel.otel._engine.evaluate import _evaluation, _finding
-from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer
 from groundplane_otel.otel._engine.payload import Parsed, parse_payload
+from groundplane_otel.otel._telemetry.metric_counts import SeenFinding, seen_finding
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.result import Evaluation, Finding
 from groundplane_otel.ranking import ranking_from_columns

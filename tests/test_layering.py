@@ -27,7 +27,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "drivers",
         tuple(
             f"{OTEL}.{m}"
-            for m in ("install", "replay", "verifier", "sampling", "otlp_files", "suggest")
+            for m in (
+                "_telemetry",
+                "install",
+                "replay",
+                "verifier",
+                "sampling",
+                "otlp_files",
+                "suggest",
+            )
         ),
     ),
     (
@@ -133,13 +141,21 @@ def test_the_import_graph_has_no_circle() -> None:
 
 
 def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
-    """At most 16 modules at the top of ``otel/``; the engine, the stream gate, policy
-    reading, replay, suggest and the verifier are subpackages, and every module of the engine is
-    private to the package."""
+    """At most 16 modules at the top of ``otel/``; the engine, the live telemetry writer, the
+    stream gate, policy reading, replay, suggest and the verifier are subpackages, and every
+    module of the engine is private to the package."""
     top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
     assert len(top) <= 16, top
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
-    assert packages == ["_engine", "_stream", "policy", "replay", "suggest", "verifier"]
+    assert packages == [
+        "_engine",
+        "_stream",
+        "_telemetry",
+        "policy",
+        "replay",
+        "suggest",
+        "verifier",
+    ]
 
 
 def test_adapters_and_commands_use_the_public_face_only() -> None:
@@ -152,3 +168,37 @@ def test_adapters_and_commands_use_the_public_face_only() -> None:
         if target.startswith(f"{OTEL}._engine")
     )
     assert reaching == []
+
+
+TELEMETRY = f"{OTEL}._telemetry"
+
+
+def test_live_telemetry_is_a_driver_outside_the_engine() -> None:
+    """``otel/_telemetry`` (the live guard's span events, status, metrics, log records) is a
+    driver-side package: it reads the engine only through its door (``_engine/__init__``) and
+    otherwise the vocabulary and the core; no engine module imports it (the engine returns its
+    ``Evaluation``s and writes no telemetry)."""
+    ours = sorted(m for m in MODULES if m == TELEMETRY or m.startswith(f"{TELEMETRY}."))
+    assert ours == [TELEMETRY, f"{TELEMETRY}.metric_counts", f"{TELEMETRY}.telemetry"]
+    assert LAYERS[layer_of(TELEMETRY)][0] == "drivers"
+    allowed = {"core", "vocabulary"}
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module in ours
+        for target in GRAPH[module]
+        if not (
+            target == f"{OTEL}._engine"
+            or target == TELEMETRY
+            or target.startswith(f"{TELEMETRY}.")
+            or LAYERS[layer_of(target)][0] in allowed
+        )
+    )
+    assert reaching == []
+    into = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if module.startswith(f"{OTEL}._engine")
+        for target in targets
+        if target == TELEMETRY or target.startswith(f"{TELEMETRY}.")
+    )
+    assert into == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from groundplane_otel.otel._engine.metric_counts import SeenFinding
+from groundplane_otel.otel._telemetry.metric_counts import SeenFinding
 
 __all__ = ["FAILING", "MAX_LISTED", "Counts", "SeenFinding", "cap", "failure_text", "outcome_table"]
 

@@ -23,7 +23,7 @@ from groundplane_otel.otel._engine.reported import ReportOrError, reported_evalu
 from groundplane_otel.otel._engine.results import Observed, Observer, Results
 from groundplane_otel.otel._engine.sdk import span_limits
 from groundplane_otel.otel._engine.sdk.dispatch import ride
-from groundplane_otel.otel._engine.telemetry import Telemetry
+from groundplane_otel.otel._telemetry.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
 from groundplane_otel.registry import FactRegistry

@@ -36,9 +36,9 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.trace import Tracer
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.metric_counts import counter_totals, seen_finding
-from groundplane_otel.otel._engine.telemetry import event_attributes
 from groundplane_otel.otel._grounded import Counts, SeenFinding, cap, failure_text, outcome_table
+from groundplane_otel.otel._telemetry.metric_counts import counter_totals, seen_finding
+from groundplane_otel.otel._telemetry.telemetry import event_attributes
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.install import Guard, install
 from groundplane_otel.otel.policy import load_policy

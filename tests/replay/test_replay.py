@@ -99,7 +99,7 @@ def test_replay_writes_no_telemetry(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """Replay without providers builds no telemetry at all: with the guard's telemetry made
     unbuildable, the verdicts and findings are still the live ones."""
     otel, path = live_and_recorded(tmp_path)
-    from groundplane_otel.otel._engine import telemetry
+    from groundplane_otel.otel._telemetry import telemetry
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("replay built telemetry")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, fields
 from itertools import islice
 from typing import Any, TypeVar
 
-from groundplane_otel.otel._engine.metric_counts import SeenFinding, seen_finding
-from groundplane_otel.otel._engine.telemetry import Telemetry, event_attributes
+from groundplane_otel.otel._telemetry.metric_counts import SeenFinding, seen_finding
+from groundplane_otel.otel._telemetry.telemetry import Telemetry, event_attributes
 from groundplane_otel.otel.result import Evaluation
 
 __all__ = ["Position", "ReplayStats", "Tally", "in_order"]

@@ -19,8 +19,14 @@ from opentelemetry.trace import Span, SpanContext, Status, StatusCode, TraceFlag
 from opentelemetry.util.types import AttributeValue
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import withheld
-from groundplane_otel.otel._engine.sdk import fits, override_ok, span_attributes
+from groundplane_otel.otel._engine import (
+    fits,
+    is_withheld,
+    override_ok,
+    reveals_restricted,
+    scrub_output,
+    span_attributes,
+)
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
@@ -284,8 +290,8 @@ class Telemetry:
                 span.add_event(sc.GUARDRAIL_EVENT, self.event_attributes(evaluation, finding))
             for attributes in self.evaluation_attributes(span, evaluation):
                 span.add_event(sc.EVALUATION_EVENT, attributes)
-        if withheld.reveals_restricted(evaluation.findings):
-            withheld.scrub_output(span)  # the captured output is the leak itself
+        if reveals_restricted(evaluation.findings):
+            scrub_output(span)  # the captured output is the leak itself
         self._link(span, evaluation)
         if evaluation.mode == "enforce" and evaluation.outcome in ("blocked", "error"):
             status = Status(
@@ -322,11 +328,7 @@ class Telemetry:
             if isinstance(response_id, str):
                 attributes[sc.GEN_AI_RESPONSE_ID] = response_id
             finding = next(explained, None) if verdict != "supported" else None
-            if (
-                finding is not None
-                and self.capture_content
-                and not withheld.is_withheld(finding.claim)
-            ):
+            if finding is not None and self.capture_content and not is_withheld(finding.claim):
                 attributes[sc.EVALUATION_EXPLANATION] = str(finding.claim)
             found.append(attributes)
         return found
@@ -388,7 +390,7 @@ def event_attributes(
             attributes[sc.FACT_TRACE_ID] = provenance.trace_id
         if provenance.span_id is not None:
             attributes[sc.FACT_SPAN_ID] = provenance.span_id
-    if capture_content and not withheld.is_withheld(finding.claim):
+    if capture_content and not is_withheld(finding.claim):
         if finding.result == sc.RESULT_UNSUPPORTED:
             attributes[sc.CLAIMED] = _content(finding.claim.claimed)
             attributes[sc.SUPPORTED] = _content(finding.claim.supported)
