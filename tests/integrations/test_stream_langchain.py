@@ -17,14 +17,14 @@ from fake_openai import FakeOpenAI, Turn, tool_call_turn
 from integration_harness import Otel
 from langchain_core.tools import tool as langchain_tool
 from langchain_openai import ChatOpenAI
+from stream_policy import AGENT_NAME, revenue_config
 
-import groundplane_otel as gp
 from groundplane_otel.adapters.langchain import post_model_hook, tool_call_wrapper
 from groundplane_otel.adapters.langchain_stream import guarded_chat_model
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec, tool
+from groundplane_otel.otel import tool
 
-AGENT = "revenue-analyst"
+AGENT = AGENT_NAME
 AGENT_SPAN = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT}
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
 FIRST = "Invoice A totals 10,000 dollars."
@@ -43,16 +43,7 @@ def otel_langchain(otel: Otel) -> Iterator[Otel]:
     """The guard (a prose boundary for the revenue-analyst) and genai-langchain."""
     from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
 
-    spec = BoundarySpec(
-        "revenue_answer",
-        ("invoice",),
-        (gp.numbers_recorded("invoice"),),
-        match=MatchSpec(agent_name=AGENT),
-        report_mode="first",
-        answer="text",
-    )
-    fact = FactSpec("invoice", "invoice_query", kind="table", key="id")
-    otel.install(GuardConfig(facts=(fact,), boundaries=(spec,)))
+    otel.install(revenue_config())
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(
         tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider

@@ -16,14 +16,10 @@ from fake_openai import FakeOpenAI, Turn, tool_call_turn
 from integration_harness import Otel, events
 from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 from opentelemetry.trace import StatusCode
+from stream_policy import revenue_config
 
-import groundplane_otel as gp
 from groundplane_otel.errors import UnsupportedClaim
 from groundplane_otel.otel import (
-    BoundarySpec,
-    FactSpec,
-    GuardConfig,
-    MatchSpec,
     OutputUnchecked,
     guard_stream,
     tool,
@@ -51,21 +47,6 @@ def tokens(text: str) -> tuple[str, ...]:
             out.append(lead + word)
     assert "".join(out) == text
     return tuple(out)
-
-
-def config(*, mode: str = "enforce") -> GuardConfig:
-    """invoice_query results become the table ``invoice``; the revenue-analyst's answers are
-    prose whose every number must be recorded there."""
-    spec = BoundarySpec(
-        "revenue_answer",
-        ("invoice",),
-        (gp.numbers_recorded("invoice"),),
-        match=MatchSpec(agent_name="revenue-analyst"),
-        report_mode="first",
-        answer="text",
-    )
-    fact = FactSpec("invoice", "invoice_query", kind="table", key="id")
-    return GuardConfig(facts=(fact,), boundaries=(spec,), mode=mode)  # type: ignore[arg-type]
 
 
 def invoice_query() -> list[dict[str, Any]]:
@@ -135,7 +116,7 @@ def test_a_wrong_number_in_the_second_sentence_stops_the_stream_after_the_first(
 ) -> None:
     """The app has received exactly the first sentence, then the exception; the run is counted
     once (blocked), with the event and the characters released on the chat span."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[Any] = []
     with FakeOpenAI([answer(WRONG)]) as api, pytest.raises(UnsupportedClaim) as caught:
@@ -162,7 +143,7 @@ def test_a_wrong_last_sentence_is_refused_at_the_stream_end_counted_once(
     """The wrong number in the last sentence is checked when the stream (and the chat span)
     ends: the app has the first two sentences, then the exception; one blocked output, one
     event, on the chat span."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[Any] = []
     last_wrong = FIRST + RIGHT_SECOND + " Invoice B totals 260 dollars."
@@ -179,7 +160,7 @@ def test_a_right_answer_arrives_whole_and_is_counted_once(
     otel: Otel, instrument: Callable[[str], None]
 ) -> None:
     """Every chunk arrives, unchanged and in order; the run is passed, once."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[Any] = []
     with FakeOpenAI([answer(RIGHT)]) as api:
@@ -198,7 +179,7 @@ def test_chunks_are_released_a_sentence_at_a_time(
 ) -> None:
     """While the app reads, it never holds text of a sentence that was not complete and
     checked: when a chunk reaches it, the gate had received that chunk's whole sentence."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("NO_CONTENT")
     seen: list[tuple[str, int]] = []
     with FakeOpenAI([answer(RIGHT)]) as api:
@@ -223,7 +204,7 @@ def test_chunks_are_released_a_sentence_at_a_time(
 
 def test_the_async_client_is_guarded_alike(otel: Otel, instrument: Callable[[str], None]) -> None:
     """AsyncOpenAI stream, async for: the first sentence, then the exception."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[str] = []
 
@@ -249,7 +230,7 @@ def test_a_responses_stream_yields_its_events_unchanged(
 ) -> None:
     """The Responses API: the same event objects in order; a wrong second sentence stops the
     events after the first sentence's deltas; the .done events wait for the whole answer."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[Any] = []
     with FakeOpenAI([answer(text)]) as api:
@@ -282,7 +263,7 @@ def test_a_provider_failing_mid_stream_reaches_the_app_unchanged(
 ) -> None:
     """The provider's error event mid-answer: the app gets openai's APIError (not a claim),
     nothing after the last checked sentence, and the run is counted once as an error."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     received: list[Any] = []
     turn = answer(RIGHT, fail_after=len(tokens(FIRST)) + 3)
@@ -302,7 +283,7 @@ def test_an_abandoned_stream_is_counted_once_and_ends_its_span(
 ) -> None:
     """break, close() or garbage collection mid-answer: counted once (error
     ``stream_abandoned``), the chat span ended, nothing held by the gate."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     gates: list[Any] = []
     with FakeOpenAI([answer(RIGHT)]) as api:
@@ -345,7 +326,7 @@ def test_tool_call_deltas_are_never_answer_text(
 ) -> None:
     """A streamed tool-call turn flows through unheld and counts nothing; the streamed
     answer after the tool result is guarded and counted once."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("SPAN_ONLY")
     with FakeOpenAI([tool_call_turn("invoice_query", {}), answer(RIGHT)]) as api:
         client = openai.OpenAI(base_url=api.base_url, api_key="test", max_retries=0)
@@ -371,7 +352,7 @@ def test_observe_lets_every_chunk_through_and_flags_the_run_once(
     otel: Otel, instrument: Callable[[str], None]
 ) -> None:
     """Observe mode: the whole wrong answer flows, no exception, flagged once."""
-    otel.install(config(mode="observe"))
+    otel.install(revenue_config(mode="observe"))
     instrument("SPAN_ONLY")
     received: list[Any] = []
     with FakeOpenAI([answer(WRONG)]) as api:
@@ -385,7 +366,7 @@ def test_content_capture_off_leaves_no_answer_text_in_telemetry(
 ) -> None:
     """NO_CONTENT: the planted values (the wrong rate, the sentence) appear in no exported
     attribute, event, log record or metric; the refusal's message is redacted."""
-    otel.install(config())
+    otel.install(revenue_config())
     instrument("NO_CONTENT")
     with FakeOpenAI([answer(WRONG)]) as api, pytest.raises(UnsupportedClaim) as caught:
         stream_chat(api, otel.tracer, [])
@@ -407,7 +388,7 @@ def test_content_capture_off_leaves_no_answer_text_in_telemetry(
 def test_a_chunk_of_unknown_shape_fails_closed(otel: Otel) -> None:
     """A str stream that yields something else: refused (OutputUnchecked), counted once as an
     error, and the text held before it never released."""
-    otel.install(config())
+    otel.install(revenue_config())
     received: list[Any] = []
     with otel.tracer.start_as_current_span("invoke_agent revenue-analyst", attributes=AGENT):
         tool("invoice_query")(invoice_query)()
@@ -423,7 +404,7 @@ def test_a_chunk_of_unknown_shape_fails_closed(otel: Otel) -> None:
 def test_a_stream_read_from_two_tasks_refuses_the_second_reader(otel: Otel) -> None:
     """Two tasks reading one guarded async stream at once: the second gets RuntimeError from
     the async generator; the first reads the checked answer to its end, counted once."""
-    otel.install(config())
+    otel.install(revenue_config())
 
     async def source() -> Any:
         for piece in tokens(RIGHT):

@@ -17,14 +17,13 @@ from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
 from agents.tracing import set_trace_processors
 from fake_openai import FakeOpenAI, Turn, tool_call_turn
 from integration_harness import Otel
+from stream_policy import AGENT_NAME, revenue_config
 
-import groundplane_otel as gp
 from groundplane_otel.adapters.openai_agents import guard
 from groundplane_otel.adapters.openai_agents_stream import guarded_model
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 
-AGENT = "revenue-analyst"
+AGENT = AGENT_NAME
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
 FIRST = "Invoice A totals 10,000 dollars."
 RIGHT = FIRST + " Its rate was 3.9% last month. Invoice B totals 250 dollars."
@@ -44,16 +43,7 @@ def otel_agents(otel: Otel) -> Iterator[Otel]:
     from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
     from opentelemetry.instrumentation.genai.openai_agents import OpenAIAgentsInstrumentor
 
-    spec = BoundarySpec(
-        "revenue_answer",
-        ("invoice",),
-        (gp.numbers_recorded("invoice"),),
-        match=MatchSpec(agent_name=AGENT),
-        report_mode="first",
-        answer="text",
-    )
-    fact = FactSpec("invoice", "invoice_query", kind="table", key="id")
-    otel.install(GuardConfig(facts=(fact,), boundaries=(spec,)))
+    otel.install(revenue_config())
     set_trace_processors([])
     instrumentors = [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()]
     for instrumentor in instrumentors:

@@ -15,12 +15,12 @@ import openai
 import pytest
 from fake_openai import FakeOpenAI, Turn, tool_call_turn
 from integration_harness import Otel
+from stream_policy import AGENT_NAME, revenue_config
 
-import groundplane_otel as gp
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec, guard_stream
+from groundplane_otel.otel import guard_stream
 
-AGENT = "revenue-analyst"
+AGENT = AGENT_NAME
 OI_AGENT = {"openinference.span.kind": "AGENT", "agent.name": AGENT}
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
 FIRST = "Invoice A totals 10,000 dollars."
@@ -35,16 +35,7 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def install(otel: Otel) -> None:
-    spec = BoundarySpec(
-        "revenue_answer",
-        ("invoice",),
-        (gp.numbers_recorded("invoice"),),
-        match=MatchSpec(agent_name=AGENT),
-        report_mode="first",
-        answer="text",
-    )
-    fact = FactSpec("invoice", "invoice_query", kind="table", key="id")
-    otel.install(GuardConfig(facts=(fact,), boundaries=(spec,)))
+    otel.install(revenue_config())
 
 
 def outcomes(otel: Otel) -> list[str]:

@@ -19,14 +19,13 @@ from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
+from stream_policy import AGENT_NAME, revenue_config
 
-import groundplane_otel as gp
 from groundplane_otel.adapters.pydantic_ai import Groundplane
 from groundplane_otel.adapters.pydantic_ai_stream import guarded_model
 from groundplane_otel.errors import UnsupportedClaim
-from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
 
-AGENT = "revenue-analyst"
+AGENT = AGENT_NAME
 ROWS = [{"id": "A", "total": 10000, "rate": 3.9}, {"id": "B", "total": 250, "rate": 1.5}]
 FIRST = "Invoice A totals 10,000 dollars."
 RIGHT = FIRST + " Its rate was 3.9% last month. Invoice B totals 250 dollars."
@@ -54,16 +53,7 @@ def outcomes(otel: Otel) -> list[str]:
 def agent_for(
     otel: Otel, api: FakeOpenAI, *, reask: bool = False, traced: bool = True
 ) -> Agent[None, str]:
-    spec = BoundarySpec(
-        "revenue_answer",
-        ("invoice",),
-        (gp.numbers_recorded("invoice"),),
-        match=MatchSpec(agent_name=AGENT),
-        report_mode="first",
-        answer="text",
-    )
-    fact = FactSpec("invoice", "invoice_query", kind="table", key="id")
-    otel.install(GuardConfig(facts=(fact,), boundaries=(spec,)))
+    otel.install(revenue_config())
     client = openai.AsyncOpenAI(base_url=api.base_url, api_key="test", max_retries=0)
     model = OpenAIChatModel("gpt-fake-1", provider=OpenAIProvider(openai_client=client))
     settings = InstrumentationSettings(

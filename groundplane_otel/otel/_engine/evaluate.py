@@ -368,17 +368,7 @@ def no_output(boundary: BoundarySpec, mode: Mode, *, span_failed: bool) -> Evalu
         "the run ended with no answer the guard could check (no span below it carried one, "
         "and none was submitted)"
     )
-    run = failed_run(boundary.name, sc.REASON_NO_OUTPUT, detail)
-    return decide(
-        boundary.name,
-        mode,
-        boundary.report_mode,
-        run,
-        facts=boundary.facts,
-        view=_NOTHING,
-        duration=0.0,
-        capture_content=False,
-    )
+    return _unchecked(boundary, mode, sc.REASON_NO_OUTPUT, detail)
 
 
 def unmatched(boundary: BoundarySpec, mode: Mode, after: int) -> Evaluation:
@@ -388,7 +378,12 @@ def unmatched(boundary: BoundarySpec, mode: Mode, after: int) -> Evaluation:
         f"strict: the boundary matched no span in {after} traces that recorded its facts, and "
         "this answer matched no boundary; fix the boundary's match (see the coverage warning)"
     )
-    run = failed_run(boundary.name, sc.REASON_BOUNDARY_UNMATCHED, detail)
+    return _unchecked(boundary, mode, sc.REASON_BOUNDARY_UNMATCHED, detail)
+
+
+def _unchecked(boundary: BoundarySpec, mode: Mode, reason: str, detail: str) -> Evaluation:
+    """A run of ``boundary`` counted ``error`` for ``reason`` without any check run."""
+    run = failed_run(boundary.name, reason, detail)
     return decide(
         boundary.name,
         mode,
