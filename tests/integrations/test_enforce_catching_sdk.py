@@ -43,6 +43,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.trace import StatusCode
+from stream_policy import revenue_config
 
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError, UnsupportedClaim
@@ -329,7 +330,7 @@ def test_a_guarded_stream_refuses_the_wrong_sentence_with_the_sdk_catching(
     """``guard_stream``: the refused sentence never arrives and the claim error reaches the
     app from the stream, with the SDK catching processor exceptions."""
     otel = instrumented
-    otel.install(streamed.config())
+    otel.install(revenue_config())
     received: list[Any] = []
     turns = [streamed.answer(streamed.WRONG)]
     with FakeOpenAI(turns) as api, pytest.raises(FactBoundaryError) as raised:
