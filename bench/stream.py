@@ -122,7 +122,7 @@ def setup(variant: str, tokens: int) -> Callable[[], Any]:
     tracer = provider.get_tracer("bench")
     chunks = next(iter(corpus(tokens).values()))
     text = "".join(chunks)
-    accounting = guard.processor.accounting
+    accounting = guard.processor.engine.accounting
 
     def plain() -> None:
         with tracer.start_as_current_span("answer"):

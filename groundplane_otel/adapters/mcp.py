@@ -257,7 +257,7 @@ async def call_and_record(
             span.set_attribute("error.type", type(exc).__qualname__)
             span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
             raise
-        if capture and not (guard is not None and guard.processor.capture.restricts(tool)):
+        if capture and not (guard is not None and guard.processor.engine.restricts(tool)):
             span.set_attribute("gen_ai.tool.call.result", content_json(payload))
         context = span.get_span_context()
         ids: dict[str, str | None] = {"trace_id": None, "span_id": None}

@@ -6,7 +6,7 @@ for code the span-end path cannot reach on its own; ``guard_stream`` releases a 
 unit by unit, each checked first.
 """
 
-from groundplane_otel.otel._engine.processor import (
+from groundplane_otel.otel._live.processor import (
     RAISE_INTERNAL_ERRORS_ENV,
     GroundplaneSpanProcessor,
 )

@@ -33,8 +33,7 @@ from opentelemetry.sdk.trace import Span as SdkSpan
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.capture import read_arguments
-from groundplane_otel.otel._engine.literal import parse_tool_text
+from groundplane_otel.otel._engine import parse_tool_text, read_arguments
 from groundplane_otel.otel.install import Guard, active_guards
 
 __all__ = ["GroundplaneCompletionHook", "completion_hook"]
@@ -121,7 +120,7 @@ def _report(
     guard: Guard, span: SdkSpan, results: list[tuple[str, Any, Any, str]], text: str | None
 ) -> None:
     """Record the tool results ``guard`` declares facts for; submit the answer text."""
-    capture, limits = guard.processor.capture, guard.config.limits
+    capture, limits = guard.processor.engine.capture, guard.config.limits
     context = span.get_span_context()
     for tool, raw_arguments, response, call_id in results:
         if not capture.specs_for(tool):

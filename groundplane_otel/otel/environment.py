@@ -18,6 +18,7 @@ from groundplane_otel._echo import echo
 from groundplane_otel.otel.config import EVENT_SINKS, MODES, EventSink, GuardConfig, Mode
 
 __all__ = [
+    "GUARD_LOGGER",
     "GROUNDPLANE_CAPTURE_CONTENT",
     "GROUNDPLANE_MODE",
     "GROUNDPLANE_OTEL_EVALUATION_EVENTS",
@@ -38,6 +39,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger("groundplane_otel")
+
+# The logger of the guard's own decisions and bugs (internal errors, unknown boundaries,
+# swallowed refusals): one name, whichever part of the engine or driver logs.
+GUARD_LOGGER = "groundplane_otel.guard"
 
 GROUNDPLANE_POLICY: Final = "GROUNDPLANE_POLICY"
 """Path of the YAML policy file the zero-code instrumentor loads (``opentelemetry-instrument``).

@@ -16,13 +16,18 @@ from opentelemetry.trace import Span, Tracer, TracerProvider
 
 from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.coverage import Coverage
-from groundplane_otel.otel._engine.evaluate import plan_checks
-from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
-from groundplane_otel.otel._engine.reported import ReportOrError, reported_evaluation
-from groundplane_otel.otel._engine.results import Observed, Observer, Results
-from groundplane_otel.otel._engine.sdk import span_limits
-from groundplane_otel.otel._engine.sdk.dispatch import ride
+from groundplane_otel.otel._engine import (
+    Coverage,
+    Observed,
+    Observer,
+    ReportOrError,
+    Results,
+    plan_checks,
+    reported_evaluation,
+    ride,
+    span_limits,
+)
+from groundplane_otel.otel._live.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._telemetry.telemetry import Telemetry
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.result import Evaluation
@@ -132,10 +137,8 @@ class Guard:
                 f"{context.span_id:016x}",
                 tool_call_id,
             )
-            processor = self.processor
-            request = processor.request_of(span)
-            processor.capture.record_given(
-                request, fact, value, provenance=provenance, source=source
+            self.processor.engine.record_fact(
+                span, fact, value, provenance=provenance, source=source
             )
         except Exception:
             self.processor._internal_error(f"record_fact ({source})")

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import Span as SdkSpan
 
 from groundplane_otel.boundary import BoundaryDeclaration, CheckFn, ReportMode
 from groundplane_otel.boundary import boundary as core_boundary
-from groundplane_otel.otel._engine.handoff import Handoff, ScopeState, in_flight
+from groundplane_otel.otel._live.handoff import Handoff, ScopeState, in_flight
 from groundplane_otel.otel.install import Guard, active_guard, active_guards
 from groundplane_otel.registry import FactRegistry
 
@@ -50,7 +50,7 @@ def trace_registry(span: trace.Span | None = None, *, guard: Guard | None = None
     """The fact registry of the current span's request — the spans under its local root span
     (writable; bounded like captured facts)."""
     processor = _guard(guard).processor
-    return processor.store.registry(processor.request_of(_span(span, "trace_registry()")))
+    return processor.engine.registry(_span(span, "trace_registry()"))
 
 
 def boundary(

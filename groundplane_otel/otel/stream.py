@@ -19,9 +19,8 @@ from typing import Any, Generic, TypeVar
 from opentelemetry import trace
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.lineage import STREAM_ATTR, WATCHERS_ATTR
-from groundplane_otel.otel._engine.processor import LAST_WATCHED, GroundplaneSpanProcessor
-from groundplane_otel.otel._engine.spans import span_attributes
+from groundplane_otel.otel._engine import STREAM_ATTR, WATCHERS_ATTR, span_attributes
+from groundplane_otel.otel._live.processor import LAST_WATCHED, GroundplaneSpanProcessor
 from groundplane_otel.otel._stream.gate import Gate
 from groundplane_otel.otel._stream.units import DEFAULT_BOUND, Units
 from groundplane_otel.otel.install import Guard, active_guard
@@ -81,7 +80,7 @@ def _gate(
     processor: GroundplaneSpanProcessor, target: Any, boundary: str | None, bound: int
 ) -> Gate | None:
     """The gate for a stream counted on ``target`` (None: no boundary matches)."""
-    spec = processor.accounting.stream_spec(target, boundary)
+    spec = processor.engine.stream_spec(target, boundary)
     if spec is None:
         return None
     matched = boundary is None and sc.BOUNDARY not in span_attributes(target)
@@ -97,7 +96,7 @@ def _model_call(processor: GroundplaneSpanProcessor) -> Any:
         candidate is not None
         and candidate.is_recording()
         and not getattr(candidate, STREAM_ATTR, None)
-        and id(processor) in getattr(candidate, WATCHERS_ATTR, ())
+        and processor.guard in getattr(candidate, WATCHERS_ATTR, ())
     ):
         context = trace.get_current_span().get_span_context()
         if not context.is_valid or context.trace_id == candidate.get_span_context().trace_id:

@@ -73,7 +73,7 @@ def tool(name: str, fact: str | None = None, *, guard: Guard | None = None) -> C
         def finish(installed: Guard | None, span: Span, result: Any, call_args: Any) -> None:
             if installed is None:
                 return
-            if tool_content_on(installed) and not installed.processor.capture.restricts(name):
+            if tool_content_on(installed) and not installed.processor.engine.restricts(name):
                 span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, _json(result))
             installed.record_fact(span, tool=name, fact=fact, value=result, arguments=call_args)
 

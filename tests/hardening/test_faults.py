@@ -49,7 +49,7 @@ from groundplane_otel.otel import (
     submit_output,
     trace_registry,
 )
-from groundplane_otel.otel._engine.handoff import RELEASE_DELAY
+from groundplane_otel.otel._live.handoff import RELEASE_DELAY
 
 TIMEOUT = 0.5  # seconds: the exporter timeout every bad endpoint is configured with
 NO_PROXY = (("grpc.enable_http_proxy", 0),)
@@ -236,7 +236,7 @@ def test_a_trace_whose_root_never_ends_is_evicted_by_ttl_and_counted(
     clock = Clock()
     # The store's clock is injectable (TraceStore(clock=...)); the processor builds its store
     # with the real one, so the test swaps it in.
-    monkeypatch.setattr(guard.processor.store, "_clock", clock)
+    monkeypatch.setattr(guard.processor.engine.store, "_clock", clock)
     abandoned = open_root(otel.tracer)
     with inside(abandoned):
         otel.tool(trace_rows(1))
@@ -254,7 +254,7 @@ def test_a_trace_whose_root_never_ends_is_evicted_by_ttl_and_counted(
         late_answer()
     assert late.value.code == "fact_missing"
     abandoned.end()
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
     assert otel.metrics()["groundplane.traces.active"] == [({}, 0)]
 
 
@@ -279,7 +279,7 @@ def test_traces_whose_roots_never_end_are_evicted_lru_and_counted(otel: Harness)
     assert late == ["fact_missing", "fact_missing", None, None, None]
     for root in roots:
         root.end()
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
     assert otel.metrics()["groundplane.traces.active"] == [({}, 0)]
 
 
@@ -439,7 +439,7 @@ def test_uninstall_with_traces_in_flight_releases_their_facts(otel: Harness) -> 
         for number, root in enumerate(roots):
             with inside(root):
                 otel.tool(trace_rows(number, padding=200_000))
-        assert len(guard.processor.store) == 3
+        assert len(guard.processor.engine.store) == 3
         assert otel.metrics()["groundplane.traces.active"] == [({}, 3)]
         guard.uninstall()
         otel.exporter.clear()  # the exported tool spans hold the results' text too
@@ -447,10 +447,10 @@ def test_uninstall_with_traces_in_flight_releases_their_facts(otel: Harness) -> 
         left = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert len(guard.processor.store) == 0
-    assert guard.processor.store._total_bytes == 0
+    assert len(guard.processor.engine.store) == 0
+    assert guard.processor.engine.store._total_bytes == 0
     assert left < 100_000  # three results of 200 KB each were held
     assert otel.metrics().get("groundplane.traces.active", [({}, 0)]) == [({}, 0)]
     for root in roots:
         root.end()
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0

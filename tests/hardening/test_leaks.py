@@ -619,7 +619,7 @@ def test_the_same_fact_name_in_concurrent_traces_never_conflicts(otel: Harness) 
         "passed": 8,
         "blocked": 8,
     }
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
 
 
 def test_a_registry_of_trace_a_used_inside_trace_b_never_reaches_b(otel: Harness) -> None:
@@ -639,7 +639,7 @@ def test_a_registry_of_trace_a_used_inside_trace_b_never_reaches_b(otel: Harness
     assert tally(metric_points(otel.reader), "groundplane.facts", "groundplane.fact.outcome") == {
         "recorded": 1
     }
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
 
 
 def test_a_stale_registry_handle_cannot_resurrect_its_ended_trace(otel: Harness) -> None:
@@ -651,5 +651,5 @@ def test_a_stale_registry_handle_cannot_resurrect_its_ended_trace(otel: Harness)
     with pytest.raises(ValueError, match="request has ended") as refused:
         registry.record_ranking("sales", {"EU": 10}, tool="top_sales")
     assert not isinstance(refused.value, KeyError)  # not UnregisteredFact: that misleads
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
     assert metric_points(otel.reader)["groundplane.traces.active"] == [({}, 0)]

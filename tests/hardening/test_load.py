@@ -121,7 +121,7 @@ def test_threads_and_asyncio_behind_a_batch_processor_count_every_output_once() 
         }
         assert points["groundplane.traces.active"] == [({}, 0)]
         assert pipeline.guard is not None
-        assert len(pipeline.guard.processor.store) == 0
+        assert len(pipeline.guard.processor.engine.store) == 0
         assert pipeline.guard.processor.internal_errors == 0
     finally:
         pipeline.close()
@@ -153,7 +153,7 @@ def measure_rounds(pipeline: Pipeline, exporter: InMemorySpanExporter, rounds: i
             after.append(current)
             peak = max(peak, round_peak - start)
             if pipeline.guard is not None:
-                assert len(pipeline.guard.processor.store) == 0
+                assert len(pipeline.guard.processor.engine.store) == 0
     finally:
         tracemalloc.stop()
     return after, peak

@@ -29,7 +29,7 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "groundplane_otel.otel._engine.processor" and "never reached" in r.getMessage()
+        if r.name == "groundplane_otel.guard" and "never reached" in r.getMessage()
     ]
 
 

@@ -58,7 +58,7 @@ def test_threads_do_not_leak_facts_and_count_each_output_once(otel: Harness) -> 
     total = THREADS * PER_THREAD
     assert raised == [number % 3 == 0 for number in range(total)]
     assert outcomes(otel) == expected(total)
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
     assert guard.processor.internal_errors == 0
 
 
@@ -84,4 +84,4 @@ def test_asyncio_tasks_do_not_leak_facts_and_count_each_output_once(otel: Harnes
     raised = asyncio.run(main())
     assert raised == [number % 3 == 0 for number in range(TASKS)]
     assert outcomes(otel) == expected(TASKS)
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0

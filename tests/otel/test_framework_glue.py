@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from groundplane_otel.adapters._guardrail import answer_of, boundary_name, find_guard
 from groundplane_otel.checks.superlative import superlative
 from groundplane_otel.otel import BoundarySpec, FactSpec, GuardConfig, MatchSpec
-from groundplane_otel.otel._engine.swallowed import mechanism_for
+from groundplane_otel.otel._live.swallowed import mechanism_for
 from groundplane_otel.otel.completion_hook import answer_text, tool_results
 
 

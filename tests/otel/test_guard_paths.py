@@ -879,9 +879,9 @@ def test_generic_hooks_decide_like_the_fast_ones(
 ) -> None:
     """On an SDK whose span layout the fast hooks do not know, the generic hooks capture the
     fact, match through the agent, block, count once and drop the trace at its root's end."""
-    import groundplane_otel.otel._engine.processor as guard_module
+    import groundplane_otel.otel._live.processor as guard_module
 
-    monkeypatch.setattr(guard_module, "_sdk_layout", lambda: False)
+    monkeypatch.setattr(guard_module, "sdk_layout", lambda: False)
     guard = otel.install()
     assert "on_start" not in vars(guard.processor)  # the class's generic methods
     with pytest.raises(ClaimsUnsupported):
@@ -889,7 +889,7 @@ def test_generic_hooks_decide_like_the_fast_ones(
     (chat,) = final_chat(otel)
     assert chat.attributes["groundplane.outcome"] == "blocked"
     assert [value for _, value in otel.metrics()["groundplane.outputs"]] == [1]
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
 
 
 def test_shutdown_switches_the_fast_hooks_off(otel: Harness) -> None:
@@ -897,5 +897,5 @@ def test_shutdown_switches_the_fast_hooks_off(otel: Harness) -> None:
     guard = otel.install()
     guard.uninstall()
     run_agent(otel, "US")
-    assert guard.processor.store._roots == {}
+    assert guard.processor.engine.store.roots == {}
     assert final_chat(otel) == []

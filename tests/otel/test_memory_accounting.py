@@ -77,11 +77,11 @@ class Pipeline:
 
     @property
     def accounted(self) -> int:
-        return self.guard.processor.store._total_bytes
+        return self.guard.processor.engine.store._total_bytes
 
     @property
     def measured(self) -> int:
-        return self.guard.processor.store.measured_total()
+        return self.guard.processor.engine.store.measured_total()
 
     def tool_span(self, result: str) -> None:
         attributes = {
@@ -247,7 +247,7 @@ def test_max_trace_bytes_refuses_tiny_objects_by_what_they_retain(
         pipeline.tool_span(text)
         assert "t" not in trace_registry(guard=pipeline.guard)
         trace_id = trace.get_current_span().get_span_context().trace_id
-        view = pipeline.guard.processor.store.view(trace_id, ("t",))
+        view = pipeline.guard.processor.engine.store.view(trace_id, ("t",))
         assert view.problems == {"t": "rejected"}
     assert pipeline.accounted == 0
 
@@ -273,7 +273,7 @@ def test_max_total_bytes_caps_what_live_traces_really_hold(
             assert pipeline.accounted <= cap
 
     actual = held(traffic)
-    store = pipeline.guard.processor.store
+    store = pipeline.guard.processor.engine.store
     assert 2 <= len(store) < 12  # some traces evicted, the newest kept
     assert actual <= 2 * cap
     assert_within_2x(pipeline.accounted, actual)
@@ -299,7 +299,9 @@ def test_an_over_the_cap_result_is_refused_before_it_is_parsed(
         finally:
             tracemalloc.stop()
         trace_id = trace.get_current_span().get_span_context().trace_id
-        assert pipeline.guard.processor.store.view(trace_id, ("t",)).problems == {"t": "rejected"}
+        assert pipeline.guard.processor.engine.store.view(trace_id, ("t",)).problems == {
+            "t": "rejected"
+        }
     assert peak < 4 * len(text)  # parsing it first peaked at ~36 MiB
 
 
@@ -381,7 +383,7 @@ def test_bounds_are_measured_before_anything_is_evicted(
     cap = 8 * 1024 * 1024
     spec = SHAPES["row-table"][1]
     pipeline = pipelines((spec,), Limits(max_total_bytes=cap, max_trace_bytes=cap))
-    store = pipeline.guard.processor.store
+    store = pipeline.guard.processor.engine.store
     roots: list[Any] = []
     for _ in range(6):  # bounds: ~22 MB > the cap; retained: ~5 MB < the cap
         root = pipeline.tracer.start_span("request", context=Context())

@@ -44,9 +44,9 @@ def test_two_requests_with_one_traceparent_never_share_facts(otel: Harness) -> N
     first.end()
     second.end()  # its run already counted its one outcome (the error): nothing more
     assert outcomes(otel) == [("error", 1), ("passed", 1)]
-    assert len(guard.processor.store) == 0
-    assert guard.processor.store.shared == set()
-    assert guard.processor.store.spans == {}
+    assert len(guard.processor.engine.store) == 0
+    assert guard.processor.engine.store.shared == set()
+    assert guard.processor.engine.store.spans == {}
 
 
 def test_two_requests_with_one_traceparent_never_conflict(otel: Harness) -> None:
@@ -119,5 +119,5 @@ def test_a_processor_that_replaces_attributes_before_the_guard_breaks_nothing(
         otel.chat(answer({"winner": "EU"}))
     assert guard.processor.internal_errors == 0
     assert outcomes(otel) == [("passed", 1)]
-    assert len(guard.processor.store) == 0
-    assert guard.processor.store._roots == {}
+    assert len(guard.processor.engine.store) == 0
+    assert guard.processor.engine.store.roots == {}

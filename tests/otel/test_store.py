@@ -206,25 +206,25 @@ class TestLifecycle:
         roots leave in any order (the last one removes the trace)."""
         store, _, _ = make()
         assert store.root_started(1, 100) == 1
-        assert store._roots == {1: 100}
+        assert store.roots == {1: 100}
         second, third = store.root_started(1, 200), store.root_started(1, 300)
         assert (second, third) == ((1, 200), (1, 300))
-        assert store._roots == {1: [100, 200, 300]}
+        assert store.roots == {1: [100, 200, 300]}
         assert store.root_ended(1, 200, second) is False
         assert store.root_ended(1, 100, 1) is False
-        assert store._roots == {1: [300]}
+        assert store.roots == {1: [300]}
         assert store.root_ended(1, 300, third) is True
-        assert (store._roots, store.shared) == ({}, set())
+        assert (store.roots, store.shared) == ({}, set())
 
     def test_a_pruned_root_ending_leaves_the_live_one_alone(self) -> None:
         """A root whose entry was pruned ends without taking the trace's live root with it."""
         store, _, _ = make(max_traces=1)
         for trace_id in range(1, 6):  # 4 * max_traces entries kept: trace 1 goes
             store.root_started(trace_id, 100 + trace_id)
-        assert 1 not in store._roots
+        assert 1 not in store.roots
         assert store.root_started(1, 900) == 1  # a new live root of trace 1
         assert store.root_ended(1, 101, 1) is False  # the pruned one
-        assert store._roots[1] == 900
+        assert store.roots[1] == 900
 
     def test_spans_of_a_shared_trace_map_to_their_request_bounded(self) -> None:
         """In a shared trace each span maps to its request; the map is bounded."""
@@ -265,7 +265,7 @@ def test_sdk_traces_are_dropped_and_the_gauge_returns_to_zero(otel: Harness) -> 
         with otel.agent():
             otel.tool(SALES_ROWS)
             otel.chat(answer({"winner": "EU"}))
-    assert len(guard.processor.store) == 0
+    assert len(guard.processor.engine.store) == 0
     assert otel.metrics()["groundplane.traces.active"] == [({}, 0)]
 
 

@@ -212,7 +212,7 @@ def test_a_stream_s_prepared_checks_judge_each_unit_as_the_span_path_does(otel: 
     declared = (*FACTS, FactSpec("missing", "never_called", kind="table", key="id"))
     boundary = text_boundary(*checks, agent=None)
     guard = otel.install(GuardConfig(facts=declared, boundaries=(boundary,)))
-    accounting = guard.processor.accounting
+    accounting = guard.processor.engine.accounting
     spec = guard.config.boundaries[0]
     units = [
         "Invoice A totals 10,000 dollars.",

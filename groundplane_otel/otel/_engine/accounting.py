@@ -61,7 +61,7 @@ from groundplane_otel.otel._engine.lineage import (
     taken,
 )
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
-from groundplane_otel.otel._engine.results import ErrorSink, Results
+from groundplane_otel.otel._engine.results import ErrorSink
 from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
 from groundplane_otel.otel._engine.store import FactsView, RequestKey, TraceStore
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
@@ -123,8 +123,7 @@ def _is_root(span: Any) -> bool:
 class Accounting:
     """What one guard decides at a guarded span's end (``evaluate`` returns it), and the
     adapter entry points ``check_output`` / ``delegate``. Its parts: the guard's ``config``,
-    the ``store`` of facts, the ``lineage`` reads, the driver's ``results`` (what
-    ``check_output`` writes through), the ``errors`` sink for its own bugs, and the attribute
+    the ``store`` of facts, the ``lineage`` reads, the ``errors`` sink for its own bugs, and the attribute
     ``length_limit`` of the provider (to read a truncated output as such)."""
 
     def __init__(
@@ -132,7 +131,6 @@ class Accounting:
         config: GuardConfig,
         store: TraceStore,
         lineage: Lineage,
-        results: Results,
         errors: ErrorSink,
         *,
         length_limit: int | None = None,
@@ -142,7 +140,6 @@ class Accounting:
         self.coverage = coverage
         self.store = store
         self.lineage = lineage
-        self.results = results
         self._internal_error = errors
         self.length_limit = length_limit
         self.guard = lineage.guard  # the guard's identity on span instances
@@ -431,9 +428,9 @@ class Accounting:
             raise ValueError(f"unknown boundary {boundary!r} (configured: {known})")
         return spec
 
-    def check_output(self, span: Any, output: Any, boundary: str) -> Evaluation:
-        """Check an answer an adapter handed over, against the request of ``span``; telemetry
-        written on ``span``. Each hand-over is one outcome: it takes the span path's check of
+    def check_output(self, span: Any, output: Any, boundary: str) -> tuple[Evaluation, bool]:
+        """Check an answer an adapter handed over, against the request of ``span``: its
+        evaluation, and whether it is a new outcome (the driver then writes it). Each hand-over is one outcome: it takes the span path's check of
         the same answer in this run if one is not taken yet (counted then), else it is checked
         and counted now (a reask answered the same way again is another outcome)."""
         spec = self._spec(boundary)
@@ -458,15 +455,11 @@ class Accounting:
                 and same_answer(seen.answer, read.answer)
             ):
                 seen.handed = True
-                return seen.evaluation
+                return seen.evaluation, False
         evaluation = self._check(
             span, spec, read, False, chain or (span,), itself=True, handed=True
         )
-        results = self.results
-        if span.is_recording():
-            results.annotate(span, evaluation)
-        results.record(span, evaluation)
-        return evaluation
+        return evaluation, True
 
     # -- the stream gate --------------------------------------------------------------------
 

@@ -28,8 +28,9 @@ from groundplane_otel.otel._engine.spans import (
     span_attributes,
 )
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig
+from groundplane_otel.otel.environment import GUARD_LOGGER
 
-logger = logging.getLogger("groundplane_otel.otel._engine.processor")  # the guard's own logger
+logger = logging.getLogger(GUARD_LOGGER)
 
 OUTPUT_ATTR = "_groundplane_output"  # an output the app submitted for this span instance
 WATCHERS_ATTR = "_groundplane_watchers"  # ids of the guards whose end() wrapper is installed

@@ -221,21 +221,21 @@ class TraceStore:
         self._count_traces = count_traces
         self._clock = clock
         self._lock = threading.Lock()
-        self._requests: OrderedDict[RequestKey, _Request] = OrderedDict()
+        self.requests: OrderedDict[RequestKey, _Request] = OrderedDict()
         # trace id -> the span id of its live local root, or (once a second one started) the
         # list of their span ids
-        self._roots: dict[int, int | list[int]] = {}
+        self.roots: dict[int, int | list[int]] = {}
         self.shared: set[int] = set()  # traces with two live local roots at some point
         self.spans: dict[int, RequestKey] = {}  # span id -> request, in shared traces only
         self._spans_limit = 16 * limits.max_traces
-        self._roots_limit = 4 * limits.max_traces
+        self.roots_limit = 4 * limits.max_traces
         self._total_bytes = 0
         self._bounded: dict[RequestKey, None] = {}  # requests with a fact charged a bound
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._requests)
+        return len(self.requests)
 
     def root_started(self, trace_id: int, span_id: int) -> RequestKey:
         """A local root span started: the key of its request (runs for every trace: lock-free,
@@ -243,9 +243,9 @@ class TraceStore:
         the first step itself and calls this only for a second root or to prune). The first
         live root of a trace is keyed by the trace id; any other, by ``(trace_id, span_id)``,
         and the trace becomes shared."""
-        roots = self._roots
+        roots = self.roots
         live = roots.setdefault(trace_id, span_id)  # the common case: the only root, no list
-        if len(roots) > self._roots_limit:  # roots that never ended
+        if len(roots) > self.roots_limit:  # roots that never ended
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
                 roots.pop(next(iter(roots)), None)
             except (RuntimeError, StopIteration):  # changed meanwhile
@@ -280,7 +280,7 @@ class TraceStore:
     def root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> bool:
         """A local root span ended: its request's facts are dropped (not counted as evicted).
         True when it was the trace's last live local root."""
-        live = self._roots.get(trace_id)
+        live = self.roots.get(trace_id)
         if isinstance(live, list):
             try:  # noqa: SIM105 - contextlib.suppress costs more than this work
                 live.remove(span_id)
@@ -292,18 +292,18 @@ class TraceStore:
         if request != trace_id:
             self.spans.pop(span_id, None)
         if last:
-            self._roots.pop(trace_id, None)
+            self.roots.pop(trace_id, None)
             self.shared.discard(trace_id)
-        if request in self._requests:
+        if request in self.requests:
             with self._lock:
-                if request in self._requests:
+                if request in self.requests:
                     self._drop(request, evicted=False)
         return last
 
     def fact_names(self, request: RequestKey) -> frozenset[str]:
         """The facts ``request`` holds or tried to hold (recorded, or that could not be)."""
         with self._lock:
-            state = self._requests.get(request)
+            state = self.requests.get(request)
             if state is None:
                 return frozenset()
             return frozenset(state.registry.names()) | frozenset(state.problems)
@@ -312,40 +312,40 @@ class TraceStore:
         """The guard is uninstalled: release every request still in flight (not counted as
         evicted: no check will ask for their facts)."""
         with self._lock:
-            while self._requests:
-                self._drop(next(iter(self._requests)), evicted=False)
+            while self.requests:
+                self._drop(next(iter(self.requests)), evicted=False)
             self._bounded.clear()
-            self._roots.clear()
+            self.roots.clear()
             self.shared.clear()
             self.spans.clear()
 
     def _get(self, request: RequestKey, create: bool) -> _Request | None:
-        state = self._requests.get(request)
+        state = self.requests.get(request)
         now = self._clock()
         if state is not None:
             state.touched = now
-            self._requests.move_to_end(request)
+            self.requests.move_to_end(request)
             return state
         if not create:
             return None
         self._expire(now)
-        while len(self._requests) >= self.limits.max_traces:
-            self._drop(next(iter(self._requests)), evicted=True)
+        while len(self.requests) >= self.limits.max_traces:
+            self._drop(next(iter(self.requests)), evicted=True)
         state = _Request(TraceRegistry(self, request), now)
-        self._requests[request] = state
+        self.requests[request] = state
         if self._count_traces is not None:
             self._count_traces(1)
         return state
 
     def _expire(self, now: float) -> None:
-        while self._requests:
-            request, oldest = next(iter(self._requests.items()))
+        while self.requests:
+            request, oldest = next(iter(self.requests.items()))
             if now - oldest.touched <= self.limits.ttl_seconds:
                 return
             self._drop(request, evicted=True)
 
     def _drop(self, request: RequestKey, *, evicted: bool) -> None:
-        state = self._requests.pop(request)
+        state = self.requests.pop(request)
         self._bounded.pop(request, None)
         self._total_bytes -= state.bytes
         if self._count_traces is not None:
@@ -473,7 +473,7 @@ class TraceStore:
         while self._total_bytes + incoming > limit and self._bounded:
             self._measure_request(next(iter(self._bounded)))
         while self._total_bytes + incoming > limit:
-            oldest = next(iter(self._requests))
+            oldest = next(iter(self.requests))
             if oldest == request:  # the newest (just touched): the only one left
                 return
             self._drop(oldest, evicted=True)
@@ -481,7 +481,7 @@ class TraceStore:
     def _measure_request(self, request: RequestKey) -> None:
         """Replace the bounds a request's facts are charged with their measured size."""
         self._bounded.pop(request, None)
-        state = self._requests[request]
+        state = self.requests[request]
         for name, charge in state.charges.items():
             if charge.measured or name not in state.registry:
                 continue
@@ -495,10 +495,10 @@ class TraceStore:
         value's cache grew: the text bound again per new result, else measured), so the
         limits bound it too; past ``max_total_bytes`` bounds are measured, then the least
         recently used other requests are evicted."""
-        if request not in self._requests:
+        if request not in self.requests:
             return
         with self._lock:
-            state = self._requests.get(request)
+            state = self.requests.get(request)
             if state is None:
                 return
             grew = False

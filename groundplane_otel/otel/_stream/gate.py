@@ -26,16 +26,22 @@ from weakref import ref
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.evaluate import CheckResults, failed_run
-from groundplane_otel.otel._engine.lineage import STREAM_ATTR, WATCHERS_ATTR, attached
-from groundplane_otel.otel._engine.spans import is_agent, span_attributes
+from groundplane_otel.otel._engine import (
+    STREAM_ATTR,
+    WATCHERS_ATTR,
+    CheckResults,
+    attached,
+    failed_run,
+    is_agent,
+    span_attributes,
+)
 from groundplane_otel.otel._stream.chunks import UnknownChunk, read_chunk, shape_of
 from groundplane_otel.otel._stream.units import Units
 from groundplane_otel.otel.result import OutputUnchecked
 
 if TYPE_CHECKING:
-    from groundplane_otel.otel._engine.evaluate import UnitRunner
-    from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+    from groundplane_otel.otel._engine import UnitRunner
+    from groundplane_otel.otel._live.processor import GroundplaneSpanProcessor
     from groundplane_otel.otel.config import BoundarySpec
     from groundplane_otel.otel.result import Evaluation
 
@@ -83,10 +89,10 @@ class Gate:
         bound: int,
         matched: bool,
     ) -> None:
-        accounting = processor.accounting
-        self.accounting, self.results = accounting, processor.results
+        engine = processor.engine
+        self.engine, self.results = engine, processor.results
         self.span, self.spec, self.matched = span, spec, matched
-        self.mode = accounting.stream_mode(spec)
+        self.mode = engine.stream_mode(spec)
         self.holding = self.mode == "enforce"
         local = spec.answer == "text" and all(c.family in LOCAL_FAMILIES for c in spec.checks)
         self.units: Units | None = Units(bound) if self.holding and local else None
@@ -105,18 +111,18 @@ class Gate:
         self.held_chars: list[int] = []  # answer chars held after each chunk (the bench reads)
         self.record_holding = False
         watchers = getattr(span, WATCHERS_ATTR, None)
-        self.owns = bool(watchers and id(processor) in watchers) and not is_agent(
+        self.owns = bool(watchers and processor.guard in watchers) and not is_agent(
             span.name, span_attributes(span)
         )
         if self.owns:  # its end asks this gate (weakly: an abandoned gate is not kept alive)
-            attached(span, STREAM_ATTR, dict)[accounting.guard] = ref(self)
+            attached(span, STREAM_ATTR, dict)[engine.guard] = ref(self)
 
     def detach(self) -> None:
         """This gate will see nothing (another span was chosen): its span's end decides as
         usual again."""
         gates = getattr(self.span, STREAM_ATTR, None)
         if self.owns and gates is not None:
-            gates.pop(self.accounting.guard, None)
+            gates.pop(self.engine.guard, None)
             if not gates:
                 delattr(self.span, STREAM_ATTR)
         self.settled = True
@@ -211,8 +217,8 @@ class Gate:
         started = perf_counter()
         runner = self._runner
         if runner is None:
-            view = self.accounting.stream_view(self.span, self.spec)
-            runner = self._runner = self.accounting.stream_runner(view, self.spec)
+            view = self.engine.stream_view(self.span, self.spec)
+            runner = self._runner = self.engine.stream_runner(view, self.spec)
         run = _local(runner(text))
         self.checking += perf_counter() - started
         if run is None:
@@ -234,14 +240,14 @@ class Gate:
         if self.units is None:  # held whole (or observed): checked once, now
             return self._decide(None, telemetry=telemetry)
         started = perf_counter()
-        run = self.accounting.stream_rest(self.span, self.spec, "".join(self.parts))
+        run = self.engine.stream_rest(self.span, self.spec, "".join(self.parts))
         self.checking += perf_counter() - started
         return self._decide(run, telemetry=telemetry)
 
     def _decide(self, run: CheckResults | None, *, telemetry: bool) -> Evaluation:
         """Count the outcome (``run``: the checks already ran) and keep its refusal."""
         text = "".join(self.parts)
-        evaluation = self.accounting.check_streamed(
+        evaluation = self.engine.check_streamed(
             self.span, self.spec, text, run, duration=self.checking
         )
         self.outcome, self.settled = evaluation, True

@@ -42,7 +42,7 @@ from typing import Any
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel.otel._engine.processor import GroundplaneSpanProcessor
+from groundplane_otel.otel._live.processor import GroundplaneSpanProcessor
 from groundplane_otel.otel._telemetry.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace

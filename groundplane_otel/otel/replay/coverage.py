@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.capture import read_tool_call
-from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, is_llm
+from groundplane_otel.otel._engine import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS, is_llm, read_tool_call
 from groundplane_otel.otel._rules import close_to
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.stats import ReplayStats

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundplane_otel.otel._engine.capture import arguments_match
+from groundplane_otel.otel._engine import arguments_match
 from groundplane_otel.otel.config import FactSpec
 from groundplane_otel.otel.suggest.runs import ToolResult
 

@@ -28,14 +28,17 @@ from typing import Any
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.capture import parse_tool_result, read_arguments, read_tool_call
-from groundplane_otel.otel._engine.output import OutputRead, read_output
-from groundplane_otel.otel._engine.spans import (
+from groundplane_otel.otel._engine import (
+    OutputRead,
     agent_names,
     graph_name,
     is_graph_node,
     is_llm,
     langchain_agent,
+    parse_tool_result,
+    read_arguments,
+    read_output,
+    read_tool_call,
 )
 from groundplane_otel.otel.config import Limits
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundplane_otel.checks._base import NamedCheck
-from groundplane_otel.otel._engine.capture import build_fact
+from groundplane_otel.otel._engine import build_fact
 from groundplane_otel.otel.policy import PolicyError, policy_from_mapping
 from groundplane_otel.otel.suggest.facts import InferredFact, matching
 from groundplane_otel.otel.suggest.runs import RecordedTrace

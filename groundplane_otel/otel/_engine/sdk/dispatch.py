@@ -35,14 +35,14 @@ from groundplane_otel.otel._engine.sdk import DISPATCH_STATE, DISPATCHERS
 from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, fast_hooks
 
 if TYPE_CHECKING:
-    from groundplane_otel.otel._engine.sdk.hooks import Hooked
+    from groundplane_otel.otel._engine.sdk.hooks import Driven
 
 __all__ = ["ride"]
 
 _ORIGINAL = "_groundplane_original"  # on a riding dispatcher: the one it stands for
 
 
-def ride(processor: Hooked, tracer_provider: Any) -> Callable[[], None] | None:
+def ride(processor: Driven, tracer_provider: Any) -> Callable[[], None] | None:
     """Make ``processor``'s hooks the provider's dispatch; returns how to undo it (None: not
     possible here, add the processor instead)."""
     dispatch = getattr(tracer_provider, "_active_span_processor", None)

@@ -11,7 +11,7 @@ work, so a span pays no call of its own for the guard. They read the SDK fields 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,44 +19,54 @@ from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor
 
-from groundplane_otel.otel._engine.lineage import CHAIN_ATTR
 from groundplane_otel.otel._engine.sdk import span_attributes
-from groundplane_otel.otel._engine.spans import LLM_KEYS, LLM_PREFIXES, TOOL_KEYS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from opentelemetry.sdk.trace import ReadableSpan, Span
 
-    from groundplane_otel.otel._engine.capture import FactCapture
-    from groundplane_otel.otel._engine.handoff import Handoff
-    from groundplane_otel.otel._engine.store import RequestKey, TraceStore
-    from groundplane_otel.otel._engine.swallowed import SwallowWatch
-
-__all__ = ["NAMES_REMEMBERED", "NO_PROCESSORS", "Hooked", "attach", "detach", "fast_hooks"]
+__all__ = ["NAMES_REMEMBERED", "NO_PROCESSORS", "Driven", "attach", "detach", "fast_hooks"]
 
 
-class Hooked(Protocol):
-    """What the per-span hooks read of the guard's processor (``GroundplaneSpanProcessor``):
-    its parts, and the steps they hand a span to."""
+class Door(Protocol):
+    """What the hooks read of the engine (``Engine``, through the driver): the requests and
+    roots of the store (read inline: a span that starts no request pays no call), the traces
+    with lineage, the names and keys that make a span worth a call, and its entry points."""
 
-    store: TraceStore
-    capture: FactCapture
-    swallow: SwallowWatch
-    handoff: Handoff
+    requests: Container[int]
+    roots: dict[int, Any]
+    roots_limit: int
+    shared: Container[int]
+    traces: dict[int, None]
+    boundaries: Mapping[str, Any]
+    by_tool: Mapping[str, Any]
+    llm_names: frozenset[str]
+    chain_attr: str
+    llm_keys: frozenset[str]
+    llm_prefixes: tuple[str, ...]
+    tool_keys: frozenset[str]
+
+    def root_started(self, trace_id: int, span_id: int) -> None: ...
+    def joined(self, span_id: int, parent_id: int) -> None: ...
+    def parent_lineage(self, parent_context: Context | None) -> tuple[Any, ...] | None: ...
+    def tool_ended(
+        self, name: str, attributes: Mapping[str, Any], trace_id: int, span_id: int, request: Any
+    ) -> None: ...
+
+
+class Driven(Protocol):
+    """The driver the hooks belong to (the live ``GroundplaneSpanProcessor``): its engine's
+    door, its ``enforce()`` hand-over and swallow watch, and the steps it takes itself."""
+
+    engine: Door
+    handoff: Any
+    swallow: Any
     known_layout: bool
-    _lineage: dict[int, None]
-    _llm_names: frozenset[str]
 
-    @property
-    def boundaries(self) -> Mapping[str, Any]: ...
     def on_start(self, span: Span, parent_context: Context | None = None) -> None: ...
     def on_end(self, span: ReadableSpan) -> None: ...
     def shutdown(self) -> None: ...
-    def _inherited(self, parent_context: Context | None) -> tuple[Any, ...] | None: ...
-    def _inherit_request(self, span_id: int, parent_id: int) -> None: ...
     def _internal_error(self, where: str, *, reraise: bool = True) -> None: ...
-    def _root_ended(self, trace_id: int, span_id: int, request: RequestKey) -> None: ...
+    def _root_ended(self, trace_id: int, span_id: int, request: Any) -> None: ...
     def _started(
         self,
         span: Span,
@@ -64,9 +74,6 @@ class Hooked(Protocol):
         attributes: Mapping[str, Any],
         trace_id: int,
         inherited: tuple[Any, ...] | None,
-    ) -> None: ...
-    def _tool_ended(
-        self, span: ReadableSpan, attributes: Mapping[str, Any], request: RequestKey
     ) -> None: ...
 
 
@@ -77,11 +84,11 @@ NO_PROCESSORS = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
 Hook = Callable[..., None]
 
 
-def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
+def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
     """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
     fields (``sdk.FIELDS``, as ``sdk_layout()`` found them): the same decisions as the generic
     hooks, at a fraction of the cost for the spans the guard ignores (no attribute lookups on
-    ``processor``, no property calls). A plain dict in ``_attributes`` (replay's records;
+    ``processor``, no property calls). A plain dict in ``_attributes`` (
     OpenInference's pydantic-ai processor puts one on SDK spans) is read as it is, any other
     replacement through the public API.
 
@@ -92,19 +99,21 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
 
     While a trace with two requests is live (``store.shared``), a span's end takes the generic
     hook (each span maps to its request there); the generic start needs nothing of it here."""
-    store, lineage = processor.store, processor._lineage
-    roots, requests, shared = store._roots, store._requests, store.shared
-    roots_limit, root_started = store._roots_limit, store.root_started
+    engine = processor.engine
+    lineage, chain_attr = engine.traces, engine.chain_attr
+    roots, requests, shared = engine.roots, engine.requests, engine.shared
+    roots_limit, root_started = engine.roots_limit, engine.root_started
+    joined, parent_lineage, tool_ended = engine.joined, engine.parent_lineage, engine.tool_ended
     handoff = processor.handoff  # this guard's enforce() scopes
     entered = handoff.entered  # empty until an enforce() scope was entered for this guard
     awaited = handoff.awaited  # traces an enforce() scope waits for
-    llm_disjoint, tool_disjoint = LLM_KEYS.isdisjoint, TOOL_KEYS.isdisjoint
-    guarded, by_tool = bool(processor.boundaries), bool(processor.capture.by_tool)
+    llm_disjoint, tool_disjoint = engine.llm_keys.isdisjoint, engine.tool_keys.isdisjoint
+    guarded, by_tool = bool(engine.boundaries), bool(engine.by_tool)
     bounded = BoundedAttributes
     pending = processor.swallow.pending  # blocks waiting for their run (mutated in place)
     generic_end = type(processor).on_end
     plain: set[str] = set()  # span names known not to be LLM-like (bounded)
-    prefixes, llm_names = LLM_PREFIXES, processor._llm_names
+    prefixes, llm_names = engine.llm_prefixes, engine.llm_names
     guarding = True
 
     def plain_name(name: str) -> bool:
@@ -133,9 +142,9 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
             elif shared or lineage:
                 trace_id = parent[0]
                 if shared and trace_id in shared:  # two requests in one trace: whose span?
-                    processor._inherit_request(span._context[1], parent[1])
+                    joined(span._context[1], parent[1])
                 if lineage and trace_id in lineage:  # a guardable span started in this trace
-                    inherited = processor._inherited(parent_context)
+                    inherited = parent_lineage(parent_context)
             if not guarded:
                 return
             name, attributes = span._name, span._attributes
@@ -146,7 +155,7 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
                 attributes = attributes._dict
             if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
-                    setattr(span, CHAIN_ATTR, inherited)
+                    setattr(span, chain_attr, inherited)
                 return
             processor._started(span, name, attributes, span._context[0], inherited)
         except Exception:
@@ -173,7 +182,9 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
                 else:
                     attributes = attributes._dict
                 if not tool_disjoint(attributes):
-                    processor._tool_ended(span, attributes, span._context[0])
+                    context = span._context
+                    trace_id = context[0]
+                    tool_ended(span._name, attributes, trace_id, context[1], trace_id)
             if pending:  # a refusal raised in this process waits for its run
                 processor.swallow.ended(span)
             parent = span._parent
@@ -198,7 +209,7 @@ def fast_hooks(processor: Hooked) -> tuple[Hook, Hook, Callable[[], None]]:
     return on_start, on_end, stop
 
 
-def attach(processor: Hooked) -> Callable[[], None]:
+def attach(processor: Driven) -> Callable[[], None]:
     """The fast hooks become ``processor``'s own ``on_start``/``on_end`` (per-instance methods
     of an owner with no processors: a provider the guard does not ride calls them); returns the
     closure that stops them."""
@@ -208,7 +219,7 @@ def attach(processor: Hooked) -> Callable[[], None]:
     return stop
 
 
-def detach(processor: Hooked, stop: Callable[[], None]) -> None:
+def detach(processor: Driven, stop: Callable[[], None]) -> None:
     """``processor`` was shut down: its fast hooks stop, and its hooks do nothing."""
     stop()
     processor.on_start, processor.on_end = ignore_start, ignore_end  # type: ignore[method-assign]

@@ -39,12 +39,13 @@ from opentelemetry.trace import StatusCode
 
 from groundplane_otel.errors import FactBoundaryError
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.handoff import Handoff
-from groundplane_otel.otel._engine.spans import is_agent, span_attributes
+from groundplane_otel.otel._engine import is_agent, span_attributes
+from groundplane_otel.otel._live.handoff import Handoff
+from groundplane_otel.otel.environment import GUARD_LOGGER
 
 __all__ = ["SwallowWatch", "mechanism_for"]
 
-logger = logging.getLogger("groundplane_otel.otel._engine.processor")
+logger = logging.getLogger(GUARD_LOGGER)
 _LIMIT = 4096  # pending blocks (and adapter-checked spans) remembered at most, oldest dropped
 
 _LANGCHAIN = (
