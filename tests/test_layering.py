@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             f"{OTEL}.{m}"
             for m in (
                 "_telemetry",
+                "_live",
                 "install",
                 "replay",
                 "verifier",
@@ -149,6 +150,7 @@ def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
     assert packages == [
         "_engine",
+        "_live",
         "_stream",
         "_telemetry",
         "policy",
@@ -202,3 +204,39 @@ def test_live_telemetry_is_a_driver_outside_the_engine() -> None:
         if target == TELEMETRY or target.startswith(f"{TELEMETRY}.")
     )
     assert into == []
+
+
+ENGINE = f"{OTEL}._engine"
+SDK = f"{ENGINE}.sdk"
+
+
+def test_the_engine_is_entered_through_its_door_only() -> None:
+    """The engine's public surface is its ``__init__`` (``Engine`` and the names drivers share
+    with it): nothing outside ``otel/_engine/`` imports an engine submodule."""
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if module != ENGINE and not module.startswith(f"{ENGINE}.")
+        for target in targets
+        if target.startswith(f"{ENGINE}.")
+    )
+    assert reaching == []
+    assert f"{ENGINE}.engine" in MODULES  # the door opens onto one object
+
+
+def test_the_sdk_contract_is_a_leaf() -> None:
+    """``otel/_engine/sdk/`` (the SDK's fields, readers, writers, hooks and dispatch) imports
+    nothing of the engine: only itself, the vocabulary and the core."""
+    ours = sorted(m for m in MODULES if m == SDK or m.startswith(f"{SDK}."))
+    assert ours == [SDK, f"{SDK}.dispatch", f"{SDK}.hooks"]
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module in ours
+        for target in GRAPH[module]
+        if not (
+            target == SDK
+            or target.startswith(f"{SDK}.")
+            or LAYERS[layer_of(target)][0] in {"core", "vocabulary"}
+        )
+    )
+    assert reaching == []

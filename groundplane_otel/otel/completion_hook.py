@@ -31,9 +31,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import Span as SdkSpan
 
-from groundplane_otel.facts import Provenance
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import parse_tool_text, read_arguments
 from groundplane_otel.otel.install import Guard, active_guards
 
 __all__ = ["GroundplaneCompletionHook", "completion_hook"]
@@ -120,34 +118,15 @@ def _report(
     guard: Guard, span: SdkSpan, results: list[tuple[str, Any, Any, str]], text: str | None
 ) -> None:
     """Record the tool results ``guard`` declares facts for; submit the answer text."""
-    capture, limits = guard.processor.engine.capture, guard.config.limits
-    context = span.get_span_context()
+    engine = guard.processor.engine
     for tool, raw_arguments, response, call_id in results:
-        if not capture.specs_for(tool):
-            continue
-        arguments = read_arguments(raw_arguments, limits)
-        specs = capture.specs_for(tool, arguments)
-        if not specs:
-            continue
-        parsed = parse_tool_text(
-            response, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+        problem = engine.record_tool_text(
+            span, tool, raw_arguments, response, call_id, source="genai"
         )
-        if not parsed.ok:
+        if problem is not None:
             logger.debug(
-                "groundplane: a %r result given to the model is not a fact: %s",
-                tool,
-                parsed.problem,
+                "groundplane: a %r result given to the model is not a fact: %s", tool, problem
             )
-        provenance = Provenance(
-            tool, arguments, f"{context.trace_id:032x}", f"{context.span_id:016x}", call_id
-        )
-        capture.record_parsed(
-            specs,
-            parsed,
-            request=guard.processor.request_of(span),
-            provenance=provenance,
-            source="genai",
-        )
     if text is not None:
         guard.processor.submit(span, text)  # read per boundary when the span ends
 

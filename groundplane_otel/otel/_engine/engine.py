@@ -21,7 +21,7 @@ from opentelemetry.context import Context
 from groundplane_otel._provenance import Provenance
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.accounting import Accounting
-from groundplane_otel.otel._engine.capture import FactCapture, read_tool_call
+from groundplane_otel.otel._engine.capture import FactCapture, read_arguments, read_tool_call
 from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.evaluate import CheckResults, UnitRunner
 from groundplane_otel.otel._engine.lineage import (
@@ -31,6 +31,7 @@ from groundplane_otel.otel._engine.lineage import (
     inherited,
     released,
 )
+from groundplane_otel.otel._engine.literal import parse_tool_text
 from groundplane_otel.otel._engine.spans import (
     LLM_KEYS,
     LLM_PREFIXES,
@@ -238,6 +239,39 @@ class Engine:
         self.capture.record_given(
             self.request_of(span), fact, value, provenance=provenance, source=source
         )
+
+    def record_tool_text(
+        self,
+        span: Any,
+        tool: str,
+        arguments: Any,
+        result: Any,
+        call_id: str | None,
+        *,
+        source: str,
+    ) -> str | None:
+        """A tool call as the model was given it (arguments and result as text, e.g. by
+        util-genai's completion hook), recorded for ``span``'s request as each fact its
+        FactSpecs declare. A result that cannot be a fact is counted as what it is; why it
+        cannot (bounded, content-free) is returned for the driver to log."""
+        capture, limits = self.capture, self.config.limits
+        if not capture.specs_for(tool):
+            return None
+        read = read_arguments(arguments, limits)
+        specs = capture.specs_for(tool, read)
+        if not specs:
+            return None
+        parsed = parse_tool_text(
+            result, max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
+        )
+        context = span.get_span_context()
+        provenance = Provenance(
+            tool, read, f"{context.trace_id:032x}", f"{context.span_id:016x}", call_id
+        )
+        capture.record_parsed(
+            specs, parsed, request=self.request_of(span), provenance=provenance, source=source
+        )
+        return None if parsed.ok else parsed.problem
 
     def restricts(self, tool: str) -> bool:
         """Does a fact ``tool``'s results feed hold restricted values (never echoed)?"""
