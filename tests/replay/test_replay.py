@@ -108,7 +108,7 @@ def test_replay_writes_no_telemetry(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     replayer = replayed([path])
     assert replayer.counts()["outputs"] == live_outputs(otel)
     assert sorted((f.span_id, f.reason) for f in replayer.stats.findings) == live_findings(otel)
-    assert replayer.processor.internal_errors == 0
+    assert replayer.internal_errors == 0
 
 
 def test_findings_over_the_limit_are_counted_not_kept(tmp_path: Path) -> None:
