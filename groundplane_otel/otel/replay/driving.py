@@ -174,16 +174,26 @@ def timeline(records: Collection[SpanRecord]) -> list[Event]:
     parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
     the order of ``records``."""
     starts, depth, upward = _nested(records)
-    ends = {record: max(record.end_time, starts[record]) for record in records}
-    for record in upward:  # children widen parents
+    ends: dict[SpanRecord, int] = {}
+    for record in upward:  # each child before its parent: children widen parents
+        start, end = starts[record], record.end_time
+        if end < start:
+            end = start
+        widened = ends.get(record)  # by its children, already
+        if widened is not None and widened > end:
+            end = widened
+        ends[record] = end
         parent = record.parent_record
         if parent is not None and depth[record] > 0:
-            ends[parent] = max(ends[parent], ends[record])
+            above = ends.get(parent)
+            if above is None or above < end:
+                ends[parent] = end
     events: list[Event] = []
+    add = events.append
     for place, record in enumerate(records):
         level = depth[record]
-        events.append((starts[record], 0, level, place, record))
-        events.append((ends[record], 1, -level, place, record))
+        add((starts[record], 0, level, place, record))
+        add((ends[record], 1, -level, place, record))
     events.sort()  # never compares two records: every event's place is its own
     return events
 

@@ -334,6 +334,7 @@ class SpanRecord(trace.Span):
     ended = False
     owned = False  # ``attributes`` is its own copy (written to), not the recorded span's dict
     context: SpanContext | None = None  # ``get_span_context``, made when first asked
+    status = _STATUSES[StatusCode.UNSET]  # most recorded spans' (set per record otherwise)
     written: tuple[tuple[str, dict[str, Any]], ...] = ()  # events the guard added
     links: tuple[tuple[SpanContext, dict[str, Any]], ...] = ()
 
@@ -358,7 +359,8 @@ class SpanRecord(trace.Span):
         self.attributes = attributes
         self.start_time = span.start_time
         self.end_time = span.end_time
-        self.status = _STATUSES[span.status]
+        if span.status is not StatusCode.UNSET:
+            self.status = _STATUSES[span.status]
 
     # -- what the engine reads ---------------------------------------------------------------
 
