@@ -176,9 +176,7 @@ def timeline(records: Collection[SpanRecord]) -> list[Event]:
     starts, depth, upward = _nested(records)
     ends: dict[SpanRecord, int] = {}
     for record in upward:  # each child before its parent: children widen parents
-        start, end = starts[record], record.end_time
-        if end < start:
-            end = start
+        end = max(record.end_time, starts[record])
         widened = ends.get(record)  # by its children, already
         if widened is not None and widened > end:
             end = widened
