@@ -177,7 +177,7 @@ def test_a_span_record_holds_no_sdk_field_and_is_read_through_the_public_api() -
     proto.attributes.add(key="k").value.string_value = "v"
     record = SpanRecord(proto_span(proto, {}), parent_present=True)
     names = _sdk_names()
-    held = set(vars(record)) | set(vars(SpanRecord)) - {"_abc_impl"}  # ABCMeta's, on any Span
+    held = (set(vars(record)) | set(vars(SpanRecord))) - {"_abc_impl"}  # ABCMeta's, any Span
     assert sorted(held & names) == []
     assert sdk.span_attributes(record) is record.attributes
     assert dict(record.attributes) == {"k": "v"}

@@ -333,7 +333,7 @@ class SpanRecord(trace.Span):
     watched = False
     ended = False
     owned = False  # ``attributes`` is its own copy (written to), not the recorded span's dict
-    context: SpanContext | None = None  # ``get_span_context``, made when first asked
+    span_context: SpanContext | None = None  # ``get_span_context()``, made when first asked
     status = _STATUSES[StatusCode.UNSET]  # most recorded spans' (set per record otherwise)
     written: tuple[tuple[str, dict[str, Any]], ...] = ()  # events the guard added
     links: tuple[tuple[SpanContext, dict[str, Any]], ...] = ()
@@ -372,9 +372,10 @@ class SpanRecord(trace.Span):
         return SpanContext(self.trace_id, self.parent_id, self.root, _SAMPLED)
 
     def get_span_context(self) -> SpanContext:
-        context = self.context
+        context = self.span_context
         if context is None:
-            self.context = context = SpanContext(self.trace_id, self.span_id, False, _SAMPLED)
+            context = SpanContext(self.trace_id, self.span_id, False, _SAMPLED)
+            self.span_context = context
         return context
 
     def is_recording(self) -> bool:
