@@ -460,7 +460,11 @@ def _bound_rows(timings: Any, decode_t: float, parse_t: float, spans: int) -> li
 
     def needed(room: list[float]) -> str:
         return " / ".join(
-            f"{spent / free:.1f}x faster" if free > 0 else "no room left"
+            "no room left"
+            if free <= 0
+            else "within it"
+            if spent <= free
+            else f"{spent / free:.1f}x faster"
             for spent, free in zip(engine, room, strict=True)
         )
 
