@@ -69,6 +69,8 @@ EXPECTED = {
         "|   what the 8x goal leaves the engine (assembling, deciding, counting; 8x minus the two "
         "rows above) vs what it takes (deciding alone minus its inputs), as multiples of each "
         "floor | — |",
+        "|   what issue 38's 10x / 35x goals leave the engine (the same, against each goal), as "
+        "multiples of each floor | — |",
         "| memory per buffered trace (3 spans, 20-row result) |",
         "| replay --jobs 2 vs --jobs 1, 20 traces, OTLP/JSON lines, one span per request",
         "|   CPU: --jobs 1 vs the --jobs 2 workers while both ran (split + replay: ",

@@ -142,9 +142,9 @@ def test_the_import_graph_has_no_circle() -> None:
 
 
 def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
-    """At most 16 modules at the top of ``otel/``; the engine, the live telemetry writer, the
-    stream gate, policy reading, replay, suggest and the verifier are subpackages, and every
-    module of the engine is private to the package."""
+    """At most 16 modules at the top of ``otel/``; the engine, the live driver, the live
+    telemetry writer, the stream gate, policy reading, replay, suggest and the verifier are
+    subpackages, and every module of the engine is private to the package."""
     top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
     assert len(top) <= 16, top
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
@@ -240,3 +240,20 @@ def test_the_sdk_contract_is_a_leaf() -> None:
         )
     )
     assert reaching == []
+
+
+def test_replay_and_the_verifier_drive_the_engine_through_its_door() -> None:
+    """Replay, the verifier and suggest reach the engine only through its door
+    (``_engine/__init__``), never an engine module behind it, and never the live driver
+    (``_live``): they hand the ``Engine`` recorded spans themselves."""
+    recorded = tuple(f"{OTEL}.{m}" for m in ("replay", "verifier", "suggest"))
+    ours = [m for m in MODULES if any(m == p or m.startswith(f"{p}.") for p in recorded)]
+    assert f"{OTEL}.replay.driving" in ours
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module in ours
+        for target in GRAPH[module]
+        if target.startswith((f"{OTEL}._engine.", f"{OTEL}._live"))
+    )
+    assert reaching == []
+    assert f"{OTEL}._engine" in GRAPH[f"{OTEL}.replay.driving"]

@@ -1,7 +1,7 @@
 """The replay driver's fast paths decide exactly as its general ones: the JSON reader's common
 span shape reads as its checked reader does, protobuf resources are shared only when their
-encoding is the same, the one-sort timeline equals the general nesting, and a parent record's
-context is made once and is a real context."""
+encoding is the same, the one-sort timeline equals the general nesting, and a record starts
+with its parent record's lineage."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from replay_recording import live_and_recorded
+from replay_recording import CONFIG, live_and_recorded
 
-from groundplane_otel.otel import replay
 from groundplane_otel.otel._engine.sdk import span_attributes
-from groundplane_otel.otel.replay import json_reader
+from groundplane_otel.otel.replay import Replayer, driving, json_reader
 from groundplane_otel.otel.replay.json_reader import _checked_span, _span, json_spans
 from groundplane_otel.otel.replay.records import (
     RESOURCES_SHARED,
     RecordedSpan,
     SpanRecord,
     proto_spans,
+    trace_records,
 )
 
 TRACE, SPAN = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
@@ -195,14 +195,14 @@ def test_the_one_sort_nesting_equals_the_general_one_on_random_traces(
     """On random trees and forests in any order, with clocks that agree or not and cycles of
     parent ids, the fast nesting gives the general nesting's starts and depths, and an upward
     order (every child before its parent)."""
-    general = replay._nesting
+    general = driving._nesting
     fallbacks: list[int] = []
 
     def counted(records: Any) -> Any:
         fallbacks.append(len(records))
         return general(records)
 
-    monkeypatch.setattr(replay, "_nesting", counted)
+    monkeypatch.setattr(driving, "_nesting", counted)
     rng = random.Random(21)
     for _ in range(400):
         size = rng.randint(1, 9)
@@ -212,7 +212,7 @@ def test_the_one_sort_nesting_equals_the_general_one_on_random_traces(
             parents = [rng.choice([None, *range(size)]) for _ in range(size)]
         records = _records(parents, [rng.randint(0, 5) for _ in range(size)])
         rng.shuffle(records)
-        starts, depth, upward = replay._nested(records)
+        starts, depth, upward = driving._nested(records)
         assert (starts, depth) == general(records)
         assert sorted(upward, key=id) == sorted(records, key=id)
         place = {id(record): index for index, record in enumerate(upward)}
@@ -223,22 +223,51 @@ def test_the_one_sort_nesting_equals_the_general_one_on_random_traces(
     assert 50 < len(fallbacks) < 350  # both paths were taken
 
 
-def test_a_parent_records_context_is_made_once_and_holds_it_as_current() -> None:
-    """Both children of one record start under the same context, a real ``Context`` whose
-    current span is that record; a root starts under none."""
-    root, left, right = _records([None, 0, 0], [0, 1, 2])
-    seen: list[Any] = []
+def test_a_record_starts_with_its_parent_records_lineage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver hands the engine each span's start with the lineage of its parent record:
+    both model calls under one agent span inherit the agent span's (itself first), the root
+    inherits none; and the run is decided (no answer anywhere: one outcome)."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
+    chat = {"gen_ai.operation.name": "chat"}
+    spans = {
+        span_id: RecordedSpan(
+            bytes.fromhex(TRACE),
+            span_id,
+            parent,
+            name,
+            trace.SpanKind.INTERNAL,
+            start,
+            start + 10,
+            attributes,
+            (),
+            trace.StatusCode.UNSET,
+            {},
+        )  # fmt: skip
+        for span_id, parent, name, start, attributes in (
+            (b"\x01" * 8, b"", "invoke_agent analyst", 0, agent),
+            (b"\x02" * 8, b"\x01" * 8, "chat m", 1, chat),
+            (b"\x03" * 8, b"\x01" * 8, "chat m", 2, chat),
+        )
+    }
+    records, orphans = trace_records(bytes.fromhex(TRACE), spans)
+    root, left, right = records.values()
+    assert (orphans, root.root, left.root, right.root) == (0, True, False, False)
+    replayer = Replayer(CONFIG)
+    seen: dict[int, Any] = {}
+    started = replayer.engine.started
 
-    class Recorder:
-        def on_start(self, span: Any, parent_context: Any = None) -> None:
-            seen.append(parent_context)
+    def noted(span: Any, name: str, attributes: Any, trace_id: int, inherited: Any) -> bool:
+        seen[span.span_id] = inherited
+        return started(span, name, attributes, trace_id, inherited)
 
-    for record in (root, left, right):
-        record.start(Recorder())  # type: ignore[arg-type]
-    assert seen[0] is None
-    assert seen[1] is seen[2]
-    assert trace.get_current_span(seen[1]) is root
-    assert type(seen[1]).__name__ == "Context"
+    monkeypatch.setattr(replayer.engine, "started", noted)
+    replayer.driver.trace(records.values())
+    assert seen[root.span_id] is None
+    assert seen[left.span_id] == seen[right.span_id] == (root,)
+    # no answer on either model call: the agent's run is counted once, unanswered
+    assert replayer.counts()["outputs"] == {("answer", "error"): 1}
+    assert replayer.internal_errors == 0
+    replayer.close()
 
 
 def test_a_records_attributes_are_read_as_its_own_dict() -> None:

@@ -1,5 +1,5 @@
 """Replay of recorded traces (the Collector's file format) gives the live guard's verdicts:
-the same processor decides both, whatever the order of spans, lines and files."""
+the same engine decides both, whatever the order of spans, lines and files."""
 
 from __future__ import annotations
 
@@ -108,7 +108,38 @@ def test_replay_writes_no_telemetry(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     replayer = replayed([path])
     assert replayer.counts()["outputs"] == live_outputs(otel)
     assert sorted((f.span_id, f.reason) for f in replayer.stats.findings) == live_findings(otel)
-    assert replayer.processor.internal_errors == 0
+    assert replayer.internal_errors == 0
+
+
+def test_an_engine_failure_at_a_span_end_is_counted_and_never_passes_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine raising as it decides the first model call's end is counted as its own bug
+    and never raised: that run's answer goes unchecked, so its agent span counts it an error
+    (never a pass), and every other trace is decided as live."""
+    otel, path = live_and_recorded(tmp_path)
+    replayer = Replayer(CONFIG)
+    decide, failed = replayer.engine.decide, []
+
+    def failing(span: Any) -> Any:
+        if not failed and span.name.startswith("chat"):
+            failed.append(span)
+            raise RuntimeError("boom")
+        return decide(span)
+
+    monkeypatch.setattr(replayer.engine, "decide", failing)
+    for request in read_requests([path], []):
+        replayer.feed(request)
+    replayer.finish()
+    assert (len(failed), replayer.internal_errors) == (1, 1)
+    live = live_outputs(otel)
+    assert replayer.counts()["outputs"] == {
+        ("answer", "passed"): live["answer", "passed"] - 1,
+        ("answer", "blocked"): live["answer", "blocked"],
+        ("answer", "error"): live["answer", "error"] + 1,
+    }
+    assert replayer.stats.errors == {"fact_missing": 1, "no_output": 2}  # live: 1 and 1
+    replayer.close()
 
 
 def test_findings_over_the_limit_are_counted_not_kept(tmp_path: Path) -> None:

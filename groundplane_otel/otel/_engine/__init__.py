@@ -6,9 +6,9 @@ telemetry: each driver hands what it decided to its own ``Results`` (the live gu
 ``groundplane_otel.otel``.
 
 Besides ``Engine``, the names below are what drivers and readers share with it: the readers of
-recorded tool calls and answers (replay, suggest), the span keys and lineage marks the live
-driver and the stream gate read, the SDK contract's readers and writers (``sdk``, a leaf), and
-the driver-side interfaces (``Results``, ``Observed``).
+recorded tool calls and answers (replay, suggest), the span keys and lineage marks the drivers
+(live and replay) and the stream gate read, the SDK contract's readers and writers (``sdk``,
+a leaf), and the driver-side interfaces (``Results``, ``Observed``).
 """
 
 from __future__ import annotations

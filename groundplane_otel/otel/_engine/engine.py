@@ -28,6 +28,7 @@ from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     Ancestors,
     Lineage,
+    chain_of,
     inherited,
     released,
 )
@@ -326,3 +327,10 @@ class Engine:
         """The guard stops: traces in flight release their facts (not kept forever)."""
         self.store.clear()
         self.traces.clear()
+
+    # -- recorded spans (replay, the verifier) ----------------------------------------------
+
+    def lineage_of(self, parent: Any) -> tuple[Any, ...] | None:
+        """The lineage a span starting under ``parent`` (its parent span's handle, held by the
+        driver) inherits, if any: ``parent_lineage`` without a Context to find it in."""
+        return chain_of(parent) or None

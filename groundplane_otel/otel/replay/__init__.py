@@ -4,10 +4,10 @@ Spans arrive in any order, spread over any number of requests (lines, files). Th
 by trace in a bounded buffer (``replay.assemble``); a trace is *decided* once ``decision_wait``
 more spans have been read since its last span arrived — as tail sampling waits — or at the end
 of the input, or early when the buffer is full (then it is reported incomplete, as is a trace
-that lost spans over ``max_spans_per_trace``). Deciding replays the trace's spans through the
-same ``GroundplaneSpanProcessor`` the live guard uses (the engine is one): starts and ends in time
-order, nesting respected even across services with skewed clocks, so facts, matching, checks
-and counting are exactly the live ones. What the engine decides comes back to replay as results
+that lost spans over ``max_spans_per_trace``). Deciding feeds the trace's spans straight into
+the ``Engine`` the live guard drives (``replay.driving``): starts and ends in time order,
+nesting respected even across services with skewed clocks, so facts, matching, checks and
+counting are exactly the live ones. What the engine decides comes back to replay as results
 (``stats.Tally``): outcomes, claims, findings and fact counts are tallied from them directly,
 with no metric measured and read back.
 The policy's modes apply: ``blocked`` reads "would have blocked".
@@ -34,20 +34,20 @@ exactly when a replay of everything would make it, but keeps and decides only it
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from groundplane_otel.otel._live.processor import GroundplaneSpanProcessor
+from groundplane_otel.otel._engine import Engine
 from groundplane_otel.otel._telemetry.telemetry import Telemetry
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.replay.assemble import Assembler, PendingTrace
 from groundplane_otel.otel.replay.coverage import Seen
-from groundplane_otel.otel.replay.records import RecordedSpan, SpanRecord, trace_records
+from groundplane_otel.otel.replay.driving import Driver
+from groundplane_otel.otel.replay.records import RecordedSpan, trace_records
 from groundplane_otel.otel.replay.stats import ReplayStats, Tally
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
@@ -124,9 +124,10 @@ class Replayer:
             max_findings=max_findings,
             export=export,
         )
-        self.processor = GroundplaneSpanProcessor(
-            config, self.tally, meter_provider=meter_provider, raise_internal_errors=False
-        )
+        # The engine, driven directly (``driving``): its own bugs are counted, never raised.
+        self.engine = Engine(config, count_fact=self.tally.count_fact, raise_internal_errors=False)
+        self.tally.watch_traces(self.engine)  # the verifier's groundplane.traces.active
+        self.driver = Driver(self.engine, self.tally)
         self.assembler = Assembler(
             self._settle,
             self.stats,
@@ -209,21 +210,12 @@ class Replayer:
         stats.orphan_spans += orphans
         if early or state.dropped:
             stats.incomplete_traces += 1
-        processor = self.processor
-        for _, ending, _, _, record in _timeline(records.values()):
-            if not ending:
-                record.start(processor)
-                continue
-            try:
-                record.end()
-            except Exception as refused:  # enforce raises, as to the app: noted
-                refused.__traceback__ = None  # its frames hold it (a cycle): dropped, as by an app
+        self.driver.trace(records.values())
         self.tally.settle(records.values())  # its findings, in the order read
         seen = self.seen
-        for record in records.values():
-            if seen is not None:
+        if seen is not None:
+            for record in records.values():
                 seen.note(record.name, record.attributes)
-            record.release()
 
     def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:
         """The trace's spans by id, identical copies collapsed; None (told, counted) when two
@@ -250,83 +242,12 @@ class Replayer:
         and ``groundplane.claims``' by (boundary, verdict)."""
         return {"outputs": dict(self.stats.outputs), "claims": dict(self.stats.claims)}
 
+    @property
+    def internal_errors(self) -> int:
+        """The engine's own bugs counted so far (each counted, none raised)."""
+        return self.engine.internal_errors
+
     def close(self) -> None:
-        self.processor.shutdown()
-
-
-def _nested(
-    records: Collection[SpanRecord],
-) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int], list[SpanRecord]]:
-    """Each span's start widened to its parent's, its depth, and the spans ordered each child
-    before its parent (to widen ends upward). The common case, every parent starting no later
-    than its children, takes one sort and one pass; any other (skewed clocks, a cycle of parent
-    ids) is resolved by ``_nesting``."""
-    order = sorted(records, key=_START)
-    starts: dict[SpanRecord, int] = {}
-    depth: dict[SpanRecord, int] = {}
-    for record in order:
-        parent = record.parent_record
-        if parent is None:
-            starts[record], depth[record] = record.start_time, 0
-        elif parent in depth:
-            starts[record] = max(record.start_time, starts[parent])
-            depth[record] = depth[parent] + 1
-        else:  # a parent starting after its child, or none resolved (a cycle)
-            starts, depth = _nesting(records)
-            return starts, depth, sorted(records, key=depth.__getitem__, reverse=True)
-    order.reverse()
-    return starts, depth, order
-
-
-def _nesting(
-    records: Collection[SpanRecord],
-) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int]]:
-    """Each span's start widened to its parent's, and its depth, iteratively (any depth, any
-    order); a cycle of parent ids is cut where it closes (that span is treated as a root)."""
-    starts: dict[SpanRecord, int] = {}
-    depth: dict[SpanRecord, int] = {}
-    for first in records:
-        if first in starts:
-            continue
-        chain: list[SpanRecord] = []  # from ``first`` up to the nearest span already resolved
-        on_chain: set[SpanRecord] = set()
-        record: SpanRecord | None = first
-        while record is not None and record not in starts and record not in on_chain:
-            chain.append(record)
-            on_chain.add(record)
-            record = record.parent_record
-        above = record if record is not None and record in starts else None
-        for current in reversed(chain):  # top-down: each parent resolved before its child
-            value, level = current.start_time, 0
-            if above is not None:
-                value, level = max(value, starts[above]), depth[above] + 1
-            starts[current], depth[current] = value, level
-            above = current
-    return starts, depth
-
-
-# One start or end of a span on the timeline: its time, 0 for a start and 1 for an end (starts
-# first), its depth (ends deepest first), its place in the trace (the order of ties), the span.
-Event = tuple[int, int, int, int, SpanRecord]
-
-
-def _timeline(records: Collection[SpanRecord]) -> list[Event]:
-    """Starts and ends in time order, with each span's interval widened to nest in its
-    parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
-    the order of ``records``."""
-    starts, depth, upward = _nested(records)
-    ends = {record: max(record.end_time, starts[record]) for record in records}
-    for record in upward:  # children widen parents
-        parent = record.parent_record
-        if parent is not None and depth[record] > 0:
-            ends[parent] = max(ends[parent], ends[record])
-    events: list[Event] = []
-    for place, record in enumerate(records):
-        level = depth[record]
-        events.append((starts[record], 0, level, place, record))
-        events.append((ends[record], 1, -level, place, record))
-    events.sort()  # never compares two records: every event's place is its own
-    return events
-
-
-_START = operator.attrgetter("start_time")
+        """The replay is over: the engine's traces in flight release their facts."""
+        self.tally.close(self.engine)
+        self.engine.close()

@@ -19,7 +19,7 @@ that order, one process keeps, and every count is the sum of the shares'.
 Workers start with the ``forkserver`` context (``spawn`` where there is none, as on Windows):
 a fresh server process imports replay once and forks each worker from that clean,
 single-threaded state, so no worker inherits a thread, lock or open file of the parent (the
-guard's processor holds locks; ``fork`` from the parent could copy one held), and the workers
+live guard's parts hold locks; ``fork`` from the parent could copy one held), and the workers
 do not each pay the imports (``spawn``'s start-up: measured ~2 s for two workers on a loaded
 2-core machine, ~0.75 s with the server). The spill lives in one temporary folder, removed when
 the replay ends. A worker that raises or dies fails the run (``WorkerFailed``, naming the

@@ -5,29 +5,28 @@ span record the engine works on.
 attributes, events, status, resource), built by either reader — OTLP/JSON lines
 (``replay.json_reader``) or OTLP protobuf (``proto_spans``) — and always through
 ``replayable_attributes``, which leaves out what a recording guard wrote. ``SpanRecord`` is built
-from it when its trace is decided and behaves like the SDK span the guard's processor reads and
-annotates: exactly the SDK span fields the guard relies on (``_engine.sdk.SPAN_FIELDS``:
-``_context``, ``_parent``, ``_name``, ``_attributes`` as a plain dict, ``_status``), a ``__dict__``
-for the lineage the guard keeps on span instances, and the public writers (``set_attributes``,
-``add_event``, ``set_status``, ``add_link``) collecting what the guard writes. ``end()`` hands the
-record to the processor's ``on_end``, as the SDK does.
+from it when its trace is decided: the opaque handle the engine keeps its lineage on, in plain
+public fields (ids as ints, name, attributes as a plain dict, status, its parent's record), the
+public span API the engine reads (``name``, ``attributes``, ``parent``, ``status``,
+``get_span_context()``, ``is_recording()``) and the public writers a driver's results use
+(``set_attribute(s)``, ``add_event``, ``add_link``, ``set_status``), collecting what they
+write. The replay driver (``replay.driving``) feeds it to the engine: nothing of the SDK's
+span layout is mimicked.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
-from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import Attributes
 
@@ -316,127 +315,109 @@ def _events(events: Sequence[ProtoSpan.Event]) -> tuple[tuple[str, dict[str, Any
 # A status holds no state of its own beyond its code: one shared per code (``set_status``
 # replaces a record's, never changes it).
 _STATUSES = {code: Status(code) for code in StatusCode}
-_EMPTY_CONTEXT = Context()
 
 
 class SpanRecord(trace.Span):
-    """One recorded span (see the module docstring). ``parent_record``: the record of its
-    parent in the same trace, when it has one (``trace_records`` links them). ``recorded``:
-    the span as read."""
+    """One recorded span as the engine's handle (see the module docstring), in plain public
+    fields: ``recorded`` (the span as read), ``trace_id``/``span_id``/``parent_id`` (ints;
+    ``parent_id`` 0 when it has none), ``parent_record`` (its parent's record, when the trace
+    holds it: ``trace_records`` links them), ``root`` (no parent in its trace: a local root,
+    the start of a request), ``name``, ``attributes`` (a plain dict), ``start_time``,
+    ``end_time``, ``status``, and what the replay driver sets: ``watched`` (the engine decides
+    its end) and ``ended``. A subclass of the API's ``Span``, so a context holding it (an
+    exemplar's) points at its trace."""
 
-    # What a record starts with, until started, linked or written to: not stored per record.
+    # What a record starts with, until linked, watched, ended or written to: not stored per
+    # record.
     parent_record: SpanRecord | None = None
-    _current: Context | None = None  # the context with this record current (lazy)
-    _ended = False
-    _processor: SpanProcessor | None = None
+    watched = False
+    ended = False
+    owned = False  # ``attributes`` is its own copy (written to), not the recorded span's dict
+    span_context: SpanContext | None = None  # ``get_span_context()``, made when first asked
+    status = _STATUSES[StatusCode.UNSET]  # most recorded spans' (set per record otherwise)
     written: tuple[tuple[str, dict[str, Any]], ...] = ()  # events the guard added
     links: tuple[tuple[SpanContext, dict[str, Any]], ...] = ()
 
-    def __init__(self, span: RecordedSpan, *, parent_present: bool, rematch: bool = False) -> None:
-        trace_id = int.from_bytes(span.trace_id, "big")
-        parent_id = int.from_bytes(span.parent_span_id, "big")
-        # A parent in the same assembled trace is local: the whole trace is one request, across
-        # services. A parent that never arrived is remote: its span is a local root.
-        remote = not parent_present
-        parent = SpanContext(trace_id, parent_id, remote, _SAMPLED) if parent_id else None
-        self._fill(span, trace_id, parent, rematch)
-
-    def _fill(
-        self, span: RecordedSpan, trace_id: int, parent: SpanContext | None, rematch: bool
+    def __init__(
+        self, span: RecordedSpan, *, parent_present: bool = False, rematch: bool = False
     ) -> None:
-        """Its fields from the span read, in trace ``trace_id`` under ``parent``."""
+        """``parent_present``: its parent is in the same assembled trace (a local parent: the
+        whole trace is one request, across services); a parent that never arrived is remote
+        (the span is a local root). ``rematch``: every recorded boundary ignored (the policy's
+        match rules decide)."""
         self.recorded = span
-        self._context = SpanContext(trace_id, int.from_bytes(span.span_id, "big"), False, _SAMPLED)
-        self._parent = parent
-        self._name = span.name
-        self._attributes = dict(span.attributes)  # the guard writes here; the read span stays
-        if rematch:  # every recorded boundary ignored: the policy's match rules decide
-            self._attributes.pop(sc.BOUNDARY, None)
+        self.trace_id = int.from_bytes(span.trace_id, "big")
+        self.span_id = int.from_bytes(span.span_id, "big")
+        self.parent_id = parent_id = int.from_bytes(span.parent_span_id, "big")
+        self.root = not (parent_id and parent_present)
+        self.name = span.name
+        attributes = span.attributes  # shared with the span read until written to
+        if rematch and sc.BOUNDARY in attributes:
+            attributes = dict(attributes)
+            del attributes[sc.BOUNDARY]
+            self.owned = True
+        self.attributes = attributes
         self.start_time = span.start_time
         self.end_time = span.end_time
-        self._status = _STATUSES[span.status]
+        if span.status is not StatusCode.UNSET:
+            self.status = _STATUSES[span.status]
 
-    def _nest(self, parent: SpanRecord | None, trace_id: int) -> None:
-        """Under ``parent``, the record of its parent in the same trace (a local parent: its
-        context is the parent's own), or, when the trace does not hold it, a remote parent."""
-        if parent is None:
-            parent_id = int.from_bytes(self.recorded.parent_span_id, "big")
-            self._parent = SpanContext(trace_id, parent_id, True, _SAMPLED)
-        else:
-            self.parent_record = parent
-            self._parent = parent.get_span_context()
-
-    @property
-    def raw_id(self) -> bytes:
-        """Its span id, as read."""
-        return self.recorded.span_id
-
-    @property
-    def kind(self) -> SpanKind:
-        return self.recorded.kind
-
-    @property
-    def resource(self) -> Mapping[str, Any]:
-        return self.recorded.resource
-
-    @property
-    def recorded_events(self) -> tuple[tuple[str, dict[str, Any]], ...]:
-        return self.recorded.events
-
-    # -- what the guard reads ----------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def attributes(self) -> Mapping[str, Any]:
-        return self._attributes
+    # -- what the engine reads ---------------------------------------------------------------
 
     @property
     def parent(self) -> SpanContext | None:
-        return self._parent
-
-    @property
-    def status(self) -> Status:
-        return self._status
+        """Its parent's context (remote when the trace does not hold it), or None."""
+        if not self.parent_id:
+            return None
+        return SpanContext(self.trace_id, self.parent_id, self.root, _SAMPLED)
 
     def get_span_context(self) -> SpanContext:
-        return self._context
+        context = self.span_context
+        if context is None:
+            context = SpanContext(self.trace_id, self.span_id, False, _SAMPLED)
+            self.span_context = context
+        return context
 
     def is_recording(self) -> bool:
-        return not self._ended
+        return not self.ended
 
-    # -- what the guard writes ---------------------------------------------------------------
+    # -- what a driver's results write -------------------------------------------------------
+
+    def _writable(self) -> dict[str, Any]:
+        """Its attributes, made its own first (the span read stays as read)."""
+        if not self.owned:
+            self.attributes = dict(self.attributes)
+            self.owned = True
+        return self.attributes
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        if not self._ended:
-            self._attributes.update(attributes)
+        if not self.ended:
+            self._writable().update(attributes)
 
     def set_attribute(self, key: str, value: Any) -> None:
-        if not self._ended:
-            self._attributes[key] = value
+        if not self.ended:
+            self._writable()[key] = value
 
     def add_event(
         self, name: str, attributes: Attributes = None, timestamp: int | None = None
     ) -> None:
-        if not self._ended:
+        if not self.ended:
             self.written = (*self.written, (name, dict(attributes or {})))
 
     def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
-        if not self._ended:
+        if not self.ended:
             self.links = (*self.links, (context, dict(attributes or {})))
 
     def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
-        if self._ended:
+        if self.ended:
             return
         if isinstance(status, StatusCode):
             status = Status(status, description)
-        if self._status.status_code is not StatusCode.OK:
-            self._status = status
+        if self.status.status_code is not StatusCode.OK:
+            self.status = status
 
     def update_name(self, name: str) -> None:
-        self._name = name
+        self.name = name
 
     def record_exception(
         self,
@@ -447,57 +428,26 @@ class SpanRecord(trace.Span):
     ) -> None:
         """Replay records nothing about exceptions (the recorded span already has them)."""
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self, processor: SpanProcessor) -> None:
-        """The span starts: the processor's ``on_start``, its parent record current in the
-        context (the engine reads only the current span there)."""
-        self._processor = processor
-        parent = self.parent_record
-        processor.on_start(self, parent.current() if parent is not None else None)  # type: ignore[arg-type]
-
-    def current(self) -> Context:
-        """A context with this record as its current span (made once: its children share
-        it)."""
-        if self._current is None:
-            self._current = trace.set_span_in_context(self, _EMPTY_CONTEXT)
-        return self._current
-
-    def release(self) -> None:
-        """The trace is decided: the context made by ``current`` (which holds this record: a
-        reference cycle) is dropped, so the record is freed as soon as it is unused."""
-        self._current = None
-
     def end(self, end_time: int | None = None) -> None:
-        if self._ended:
-            return
-        self._ended = True
-        if self._processor is not None:
-            self._processor.on_end(self)  # type: ignore[arg-type]
-
-    def events(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The recorded events, then those the guard wrote."""
-        yield from self.recorded_events
-        yield from self.written
+        """Nothing is written to it any more (the replay driver ends it: ``driving``)."""
+        self.ended = True
 
 
 def trace_records(
     trace_id: bytes, spans: Mapping[bytes, RecordedSpan], *, rematch: bool = False
 ) -> tuple[dict[bytes, SpanRecord], int]:
     """One trace's spans (by span id) as records, each linked to the record of its parent
-    when the trace holds it (then its parent context is that record's own: a local parent);
-    and how many have a parent the trace does not hold (orphans, under a remote parent)."""
-    number = int.from_bytes(trace_id, "big")
-    new, fill = SpanRecord.__new__, SpanRecord._fill
-    records: dict[bytes, SpanRecord] = {}
-    for span_id, span in spans.items():
-        records[span_id] = record = new(SpanRecord)
-        fill(record, span, number, None, rematch)
+    when the trace holds it (a local parent); and how many have a parent the trace does not
+    hold (orphans: local roots under a remote parent)."""
+    records = {span_id: SpanRecord(span, rematch=rematch) for span_id, span in spans.items()}
     orphans = 0
     for record in records.values():
         parent_id = record.recorded.parent_span_id
         if parent_id:
             parent = records.get(parent_id)
-            orphans += parent is None
-            record._nest(parent, number)
+            if parent is None:
+                orphans += 1
+            else:
+                record.parent_record = parent
+                record.root = False
     return records, orphans

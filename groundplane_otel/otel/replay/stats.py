@@ -1,12 +1,12 @@
 """What a replay counts: its intake, and the engine's results tallied straight into the
 report's numbers.
 
-``Tally`` is the ``Results`` of a replaying processor: every evaluation the engine returns at a
-recorded span's end is counted by (boundary, outcome) and by (boundary, verdict), each finding
-kept (bounded) as the live ``gen_ai.guardrail.result`` event would describe it, and every fact
-outcome counted as ``groundplane.facts`` would count it. No metric is measured and read back.
-With an ``export`` (the verifier's ``Telemetry``) each result is also written as the live guard
-writes it: OTLP metrics and log records.
+``Tally`` is the ``Results`` of the replay driver (``replay.driving``): every evaluation the
+engine returns at a recorded span's end is counted by (boundary, outcome) and by (boundary,
+verdict), each finding kept (bounded) as the live ``gen_ai.guardrail.result`` event would
+describe it, and every fact outcome counted as ``groundplane.facts`` would count it. No metric
+is measured and read back. With an ``export`` (the verifier's ``Telemetry``) each result is
+also written as the live guard writes it: OTLP metrics and log records.
 
 ``ReplayStats.merge`` joins the shares of a parallel replay: every count summed, the kept
 findings merged in input order (``in_order``, by the position each share noted for them).

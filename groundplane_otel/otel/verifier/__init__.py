@@ -5,11 +5,12 @@ guarded in process: only something that sees the whole trace can check the answe
 receives spans from every service (behind the Collector's ``load_balancing`` exporter, routed by
 trace id, so each replica gets whole traces), assembles them in a bounded buffer (``Replayer``:
 max traces, max spans per trace — every drop counted) and runs the policy through the guard's
-own processor, **observe only** (it sees answers after they reached the user: it never claims a
-block). A trace is decided ``root_wait_s`` after its root span (no parent) arrived — the root
-ends last, so the answer and its facts are in; the wait lets other services' batches land — or,
-when no root ever arrives, ``idle_timeout_s`` after its last span. A trace the engine raises on
-is counted ``failed`` and logged once; the decision loop, the intake and the drain go on.
+own engine (replay's driver), **observe only** (it sees answers after they reached the user:
+it never claims a block). A trace is decided ``root_wait_s`` after its root span (no parent)
+arrived — the root ends last, so the answer and its facts are in; the wait lets other
+services' batches land — or, when no root ever arrives, ``idle_timeout_s`` after its last
+span. A trace the engine raises on is counted ``failed`` and logged once; the decision loop,
+the intake and the drain go on.
 Requests over ``max_receive_message_bytes`` are refused (``INVALID_ARGUMENT``, which OTLP
 clients do not retry) and counted, with the spans they held (``otlp_wire.span_count``: read
 from the wire format, never decoded; unknown when it cannot be told, counted apart). A span

@@ -6,8 +6,8 @@ SDK method or class it replaces at runtime, listed here as data and touched only
 the installed SDK, and that no module outside this package touches an SDK underscore name.
 The code that relies on them: the small readers and writers below, ``sdk.hooks`` (the per-span
 hooks built once per guard, which read the span's fields inline: a span pays no call for them)
-and ``sdk.dispatch`` (riding on the provider's span-processor dispatch). ``SpanRecord``
-(``replay/records.py``) mirrors exactly the span fields listed here.
+and ``sdk.dispatch`` (riding on the provider's span-processor dispatch). Replay's records
+mimic none of them: the replay driver hands the engine plain fields.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ __all__ = [
     "DISPATCH_STATE",
     "FIELDS",
     "REPLACED",
-    "SPAN_FIELDS",
     "Field",
     "Replacement",
     "fits",
@@ -114,8 +113,7 @@ REPLACED: tuple[Replacement, ...] = (
     ),
 )
 
-# The span fields (what ``SpanRecord`` mirrors) and what a riding dispatcher shares.
-SPAN_FIELDS = tuple(field.name for field in FIELDS if field.owner is ReadableSpan)
+# What a riding dispatcher shares.
 DISPATCH_STATE = tuple(dict.fromkeys(field.name for field in FIELDS if field.owner in DISPATCHERS))
 
 
@@ -158,7 +156,7 @@ def span_attributes(span: ReadableSpan | trace.Span) -> Mapping[str, Any]:
     if isinstance(raw, dict):
         return raw
     attributes = getattr(span, "attributes", None)
-    if type(attributes) is dict:  # replay's records: no abstract-class check
+    if type(attributes) is dict:  # a plain dict (replay's records): no abstract-class check
         return attributes
     return cast(Mapping[str, Any], attributes) if isinstance(attributes, Mapping) else {}
 

@@ -1,0 +1,199 @@
+"""The replay driver: one decided trace's records fed straight into the engine.
+
+A trace's ``SpanRecord``s (the engine's handles) start and end in time order (``timeline``:
+nesting respected even across services with skewed clocks), and each start and end is told to
+the ``Engine`` in plain fields, as the live span processor tells it the SDK's: a local root
+begins a request (``root_started``), a span in a trace holding two requests joins its parent's
+(``joined``), a span inherits its parent record's lineage (``lineage_of``), and one the engine
+may guard is watched (``started``). At a watched span's end the engine decides
+(``decide``) while the span still records; then the span's end (``tool_ended``: the facts its
+result feeds; ``root_ended``: its request's facts released), its lineage let go
+(``released``), and the evaluations recorded into the driver's ``Results`` (replay's ``Tally``).
+A refusal (enforce mode) is counted from its ``Evaluation``, never raised: replay has no
+application to refuse. The engine's own bugs are counted (``Engine.internal_error``), never
+raised, as the live guard counts them.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Collection
+
+from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine import (
+    CHAIN_ATTR,
+    COUNTED,
+    LLM_KEYS,
+    LLM_PREFIXES,
+    TOOL_KEYS,
+    Engine,
+    Results,
+)
+from groundplane_otel.otel.replay.records import SpanRecord
+from groundplane_otel.otel.result import Evaluation
+
+__all__ = ["Driver", "Event", "timeline"]
+
+_NO_EVALUATIONS: list[Evaluation] = []  # never appended to
+
+
+class Driver:
+    """Feeds decided traces (``trace``) into ``engine``, its results into ``results``."""
+
+    def __init__(self, engine: Engine, results: Results) -> None:
+        self.engine = engine
+        self.results = results
+
+    def trace(self, records: Collection[SpanRecord]) -> None:
+        """One trace's records, every start and end in time order (``timeline``)."""
+        started, ended = self._started, self._ended
+        for _, ending, _, _, record in timeline(records):
+            if ending:
+                ended(record)
+            else:
+                started(record)
+
+    def _started(self, record: SpanRecord) -> None:
+        engine = self.engine
+        try:
+            trace_id = record.trace_id
+            inherited = None
+            if record.root:
+                engine.root_started(trace_id, record.span_id)
+            else:
+                if trace_id in engine.shared:  # two requests in one trace: its parent's
+                    engine.joined(record.span_id, record.parent_id)
+                if trace_id in engine.traces:  # a guardable span started in this trace
+                    inherited = engine.lineage_of(record.parent_record)
+            if not engine.boundaries:
+                return
+            name, attributes = record.name, record.attributes
+            if (
+                LLM_KEYS.isdisjoint(attributes)
+                and not name.startswith(LLM_PREFIXES)
+                and name not in engine.llm_names
+            ):
+                if inherited:
+                    setattr(record, CHAIN_ATTR, inherited)
+                return
+            if engine.started(record, name, attributes, trace_id, inherited):
+                record.watched = True
+        except Exception:
+            engine.internal_error("span start", reraise=False)
+
+    def _ended(self, record: SpanRecord) -> None:
+        engine, results = self.engine, self.results
+        evaluations = _NO_EVALUATIONS
+        if record.watched:  # decided while it still records
+            try:
+                named = sc.BOUNDARY in record.attributes  # before a writer adds it
+                evaluations = engine.decide(record)
+                for evaluation in evaluations:
+                    results.annotate(record, evaluation, matched=not named)
+            except Exception as exc:
+                if not getattr(exc, COUNTED, False):  # a step below counted it already
+                    engine.internal_error("span end", reraise=False)
+        record.ended = True
+        try:
+            trace_id, span_id = record.trace_id, record.span_id
+            request = engine.request_of_span(trace_id, span_id)
+            attributes = record.attributes
+            if engine.by_tool and not TOOL_KEYS.isdisjoint(attributes):
+                engine.tool_ended(record.name, attributes, trace_id, span_id, request)
+            if record.root:
+                engine.root_ended(trace_id, span_id, request)
+        except Exception:
+            engine.internal_error("span end", reraise=False)
+        if record.watched:
+            engine.released(record)
+            for evaluation in evaluations:
+                try:
+                    results.record(record, evaluation)
+                except Exception:
+                    engine.internal_error("results", reraise=False)
+
+
+def _nested(
+    records: Collection[SpanRecord],
+) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int], list[SpanRecord]]:
+    """Each span's start widened to its parent's, its depth, and the spans ordered each child
+    before its parent (to widen ends upward). The common case, every parent starting no later
+    than its children, takes one sort and one pass; any other (skewed clocks, a cycle of parent
+    ids) is resolved by ``_nesting``."""
+    order = sorted(records, key=_START)
+    starts: dict[SpanRecord, int] = {}
+    depth: dict[SpanRecord, int] = {}
+    for record in order:
+        parent = record.parent_record
+        if parent is None:
+            starts[record], depth[record] = record.start_time, 0
+        elif parent in depth:
+            starts[record] = max(record.start_time, starts[parent])
+            depth[record] = depth[parent] + 1
+        else:  # a parent starting after its child, or none resolved (a cycle)
+            starts, depth = _nesting(records)
+            return starts, depth, sorted(records, key=depth.__getitem__, reverse=True)
+    order.reverse()
+    return starts, depth, order
+
+
+def _nesting(
+    records: Collection[SpanRecord],
+) -> tuple[dict[SpanRecord, int], dict[SpanRecord, int]]:
+    """Each span's start widened to its parent's, and its depth, iteratively (any depth, any
+    order); a cycle of parent ids is cut where it closes (that span is treated as a root)."""
+    starts: dict[SpanRecord, int] = {}
+    depth: dict[SpanRecord, int] = {}
+    for first in records:
+        if first in starts:
+            continue
+        chain: list[SpanRecord] = []  # from ``first`` up to the nearest span already resolved
+        on_chain: set[SpanRecord] = set()
+        record: SpanRecord | None = first
+        while record is not None and record not in starts and record not in on_chain:
+            chain.append(record)
+            on_chain.add(record)
+            record = record.parent_record
+        above = record if record is not None and record in starts else None
+        for current in reversed(chain):  # top-down: each parent resolved before its child
+            value, level = current.start_time, 0
+            if above is not None:
+                value, level = max(value, starts[above]), depth[above] + 1
+            starts[current], depth[current] = value, level
+            above = current
+    return starts, depth
+
+
+# One start or end of a span on the timeline: its time, 0 for a start and 1 for an end (starts
+# first), its depth (ends deepest first), its place in the trace (the order of ties), the span.
+Event = tuple[int, int, int, int, SpanRecord]
+
+
+def timeline(records: Collection[SpanRecord]) -> list[Event]:
+    """Starts and ends in time order, with each span's interval widened to nest in its
+    parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
+    the order of ``records``."""
+    starts, depth, upward = _nested(records)
+    ends: dict[SpanRecord, int] = {}
+    for record in upward:  # each child before its parent: children widen parents
+        end = max(record.end_time, starts[record])
+        widened = ends.get(record)  # by its children, already
+        if widened is not None and widened > end:
+            end = widened
+        ends[record] = end
+        parent = record.parent_record
+        if parent is not None and depth[record] > 0:
+            above = ends.get(parent)
+            if above is None or above < end:
+                ends[parent] = end
+    events: list[Event] = []
+    add = events.append
+    for place, record in enumerate(records):
+        level = depth[record]
+        add((starts[record], 0, level, place, record))
+        add((ends[record], 1, -level, place, record))
+    events.sort()  # never compares two records: every event's place is its own
+    return events
+
+
+_START = operator.attrgetter("start_time")
