@@ -196,7 +196,7 @@ class Engine:
     def decide(self, span: Any) -> list[Evaluation]:
         """A span ``started`` returned True for ends: every outcome its end counts (usually
         none or one)."""
-        return self.accounting.evaluate(span)
+        return self.lineage.settle(span, self.accounting.decide)
 
     released = staticmethod(released)  # a decided span's lineage no longer holds it
 
