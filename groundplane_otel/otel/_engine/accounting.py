@@ -159,10 +159,6 @@ class Accounting:
 
     # -- the span path --------------------------------------------------------------------
 
-    def evaluate(self, span: Any) -> list[Evaluation]:
-        """Every outcome this span's end counts (usually none or one): the engine's result."""
-        return self.lineage.settle(span, self.decide)
-
     def decide(self, reading: Reading) -> None:
         """Decide a guarded span's end over what its handles hold (``reading``): its outcomes
         and what they write, filled into ``reading``."""
