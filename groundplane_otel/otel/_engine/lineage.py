@@ -1,5 +1,4 @@
-"""The lineage of guarded spans, kept on the span instances themselves: the only module that
-reads or writes what the engine keeps on a span handle.
+"""The lineage of guarded spans, kept on the span instances themselves.
 
 A span that is an agent or may carry an output (a *guardable* span), and every span below one,
 holds the tuple of its enclosing guardable spans (``CHAIN_ATTR``). It is read to match an agent
@@ -20,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from opentelemetry import trace
@@ -125,7 +124,6 @@ class Entry(Protocol):
 Cover = tuple[Entry, tuple[Any, ...]]  # an entry, and the spans it is written on
 
 
-@dataclass(slots=True, eq=False)
 class Reading:
     """One guarded span's end, read from the span handles once (``Lineage.settle``): what
     accounting decides over, and what it decided, written back once.
@@ -138,14 +136,11 @@ class Reading:
     those it checks on the span itself); ``unanswered_above``: the first run above that ended
     unanswered; ``held``: the answers held on this agent span (taken from it); ``unnamed``: the
     enclosing agent spans with no name yet (an unmatched LLM span's answer may be held on
-    them); ``agents``: the agent names on the lineage (an unmatched span's)."""
+    them); ``agents``: the agent names on the lineage (an unmatched span's).
 
-    span: Any
-    name: str
-    attributes: dict[str, Any]
-    chain: tuple[Any, ...]
-    agent: bool
-    spec: BoundarySpec | None
+    A plain class: the fields a reading does not set keep the class's defaults (no slots, no
+    generated ``__init__`` setting all of them: one is built per guarded span end)."""
+
     submitted: Any = None
     call: int = 0
     guarded_above: bool = False
@@ -155,12 +150,25 @@ class Reading:
     held: Sequence[Any] = ()
     unnamed: Sequence[Any] = ()
     agents: Collection[Any] = ()
-    # What the decision wrote: its outcomes, the entries to cover spans with, a refusal the span
-    # raises again as it ends, an answer held on ``unnamed`` (and its fail-closed overflow).
-    evaluations: list[Evaluation] = field(default_factory=list)
-    covers: list[Cover] = field(default_factory=list)
+    # What the decision wrote: a refusal the span raises again as it ends, an answer held on
+    # ``unnamed`` (and its fail-closed overflow); ``evaluations`` and ``covers`` (the entries to
+    # cover spans with) are set as it is built.
     handed: BaseException | None = None
     hold: tuple[Any, Any] | None = None
+
+    def __init__(
+        self,
+        span: Any,
+        name: str,
+        attributes: dict[str, Any],
+        chain: tuple[Any, ...],
+        agent: bool,
+        spec: BoundarySpec | None,
+    ) -> None:
+        self.span, self.name, self.attributes = span, name, attributes
+        self.chain, self.agent, self.spec = chain, agent, spec
+        self.evaluations: list[Evaluation] = []
+        self.covers: list[Cover] = []
 
 
 class Lineage:
@@ -191,8 +199,10 @@ class Lineage:
             gate = gates[self.guard]()  # a weak reference: None once the gate is gone
             return [] if gate is None else list(gate.span_ended(span))
         reading = self._read(span)
-        decide(reading)
-        self._write(reading)
+        try:
+            decide(reading)
+        finally:  # what it decided before a bug re-raised (the debugging switch) stays written
+            self._write(reading)
         return reading.evaluations
 
     def _read(self, span: Any) -> Reading:
@@ -217,29 +227,32 @@ class Lineage:
                 reading.unnamed = [
                     view.span
                     for view in views[1:]
-                    if view.agent and not view.named and view.span.is_recording()
+                    if view.agent
+                    and not any(key in view.attributes for key in sc.AGENT_NAME_KEYS)
+                    and view.span.is_recording()
                 ]
             return reading
         boundary = spec.name
         entries: list[Entry] | None = getattr(span, COVERED_ATTR, None)
         if entries:
             reading.covered = [c for c in entries if c.guard == guard and c.boundary == boundary]
-        for index in range(1, len(views)):  # the same call: the LLM spans up to an agent span
-            if views[index].agent:
-                break
-            if self._match_at(views, index, members) is spec:
-                reading.guarded_above = True
-                break
         if agent:
             reading.held = taken(span, HELD_ATTR, NO_DICT).get(guard, ())
             first = 1 if holds else 2  # ``chain[1:]``
         else:
             first = 1  # every ancestor
             reading.unanswered_above = _unanswered(chain, span, guard, boundary)
-        for index in range(first, len(views)):
-            if views[index].agent and self._match_at(views, index, members) is spec:
-                reading.agent_above = True
-                break
+        same_call = True  # the LLM spans up to the first agent span: the same model call
+        for index in range(1, len(views)):
+            view = views[index]
+            if view.agent:
+                same_call = False
+                if index >= first and self._match_at(views, index, members) is spec:
+                    reading.agent_above = True
+                    break
+            elif same_call and self._match_at(views, index, members) is spec:
+                reading.guarded_above = True
+                same_call = False
         return reading
 
     def _call(self, span: Any, views: list[SpanView]) -> int:
@@ -260,9 +273,9 @@ class Lineage:
         """The boundary the ancestor ``views[index]`` matches, through its own lineage (the
         rest of ``views``, unless a bounded chain cut it: then read again)."""
         view = views[index]
-        own = chain_of(view.span)
-        if len(own) != len(members) - index:
-            return self.match(view.span, view.attributes, own)
+        own: tuple[Any, ...] = getattr(view.span, CHAIN_ATTR, ())  # ``chain_of``, inline
+        if len(own) + (type(own) is Ancestors) != len(members) - index:
+            return self.match(view.span, view.attributes, chain_of(view.span))
         return self._select(view.name, view.attributes, view.operation, views[index:])
 
     def _write(self, reading: Reading) -> None:

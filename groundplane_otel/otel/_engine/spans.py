@@ -147,16 +147,15 @@ def is_graph_node(attributes: Mapping[str, Any]) -> bool:
 @dataclass(slots=True, eq=False)
 class SpanView:
     """One span of a lineage, read once for a decision: its ``name``, its ``attributes`` (the
-    live mapping), its ``operation``, whether it is an ``agent`` span, whether it carries an
-    agent-name key (``named``), and its ``agents``: the agent names it holds (the agent-name
-    keys' values and the LangChain agent, ``langchain_agent``; ``None`` for one not set)."""
+    live mapping), its ``operation``, whether it is an ``agent`` span, and its ``agents``: the
+    agent names it holds (the agent-name keys' values and the LangChain agent,
+    ``langchain_agent``; ``None`` for one not set)."""
 
     span: Any
     name: str
     attributes: Mapping[str, Any]
     operation: Any
     agent: bool
-    named: bool
     agents: set[Any]
 
 
@@ -168,12 +167,8 @@ def read_chain(spans: Iterable[Any]) -> list[SpanView]:
         name: str = span.name
         attributes = span_attributes(span)
         agents = set(map(attributes.get, keys))
-        named = agents != _UNNAMED  # an attribute value is never None
         agents.add(langchain_agent(attributes) if sc.OI_METADATA in attributes else None)
         operation = attributes.get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
         agent = is_agent(name, attributes)
-        views.append(SpanView(span, name, attributes, operation, agent, named, agents))
+        views.append(SpanView(span, name, attributes, operation, agent, agents))
     return views
-
-
-_UNNAMED = {None}  # the agent names of a span with no agent-name key
