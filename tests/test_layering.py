@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         tuple(
             f"{OTEL}.{m}"
             for m in (
+                "_live",
                 "_telemetry",
                 "install",
                 "replay",
@@ -141,14 +142,15 @@ def test_the_import_graph_has_no_circle() -> None:
 
 
 def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
-    """At most 16 modules at the top of ``otel/``; the engine, the live telemetry writer, the
-    stream gate, policy reading, replay, suggest and the verifier are subpackages, and every
+    """At most 16 modules at the top of ``otel/``; the engine, the live driver, the live
+    telemetry writer, the stream gate, policy reading, replay, suggest and the verifier are subpackages, and every
     module of the engine is private to the package."""
     top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
     assert len(top) <= 16, top
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
     assert packages == [
         "_engine",
+        "_live",
         "_stream",
         "_telemetry",
         "policy",
