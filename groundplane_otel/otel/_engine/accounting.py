@@ -120,8 +120,9 @@ def _is_root(span: Any) -> bool:
 
 
 def _covering(entry: Covered, chain: tuple[Any, ...], span: Any, itself: bool) -> Cover:
-    """``entry`` written on the spans above ``span`` (and on ``span`` itself, ``itself``)."""
-    return entry, tuple([above for above in chain if above is not span or itself])
+    """``entry`` written on the spans above ``span`` (and on ``span`` itself, ``itself``): the
+    chain, without its first span when that is ``span`` (a chain holds itself first)."""
+    return entry, chain[1:] if not itself and chain and chain[0] is span else chain
 
 
 class Accounting:
@@ -270,7 +271,7 @@ class Accounting:
         evaluation, entry = self._check(span, spec, read, failed, request, call=call)
         cover = _covering(entry, chain, span, itself)
         reading.covers.append(cover)
-        if itself and any(above is span for above in cover[1]):
+        if itself and chain and chain[0] is span:
             reading.covered = [*reading.covered, entry]
         return evaluation
 

@@ -346,7 +346,6 @@ class Lineage:
                 self._unknown_warned.add(named)
                 logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
             return spec
-        found: set[Any] | None = None  # the agent names on the span and its ancestors
         for rule in self._rules:
             if rule.span_name is not None and name != rule.span_name:
                 continue
@@ -354,12 +353,12 @@ class Lineage:
                 continue
             if rule.attributes and any(attributes.get(k) != v for k, v in rule.attributes):
                 continue
-            if rule.agent_name is None:
+            agent_name = rule.agent_name
+            if agent_name is None:
                 return rule.spec
-            if found is None:
-                found = set().union(*[view.agents for view in views])
-            if rule.agent_name in found:
-                return rule.spec
+            for view in views:  # the agent names on the span and its ancestors
+                if agent_name in view.agents:
+                    return rule.spec
         return None
 
     def explain(
