@@ -206,6 +206,8 @@ class Lineage:
         return reading.evaluations
 
     def _read(self, span: Any) -> Reading:
+        """What the handles of ``span`` and of its chain hold for its decision (a boundary's
+        own entries and held answers only once the span matched one)."""
         chain = chain_of(span)
         holds = bool(chain) and chain[0] is span
         members = chain if holds else (span, *chain)
@@ -242,17 +244,17 @@ class Lineage:
         else:
             first = 1  # every ancestor
             reading.unanswered_above = _unanswered(chain, span, guard, boundary)
-        same_call = True  # the LLM spans up to the first agent span: the same model call
+        in_call = True  # the LLM spans up to the first agent span: the same model call
         for index in range(1, len(views)):
             view = views[index]
             if view.agent:
-                same_call = False
+                in_call = False
                 if index >= first and self._match_at(views, index, members) is spec:
                     reading.agent_above = True
                     break
-            elif same_call and self._match_at(views, index, members) is spec:
+            elif in_call and self._match_at(views, index, members) is spec:
                 reading.guarded_above = True
-                same_call = False
+                in_call = False
         return reading
 
     def _call(self, span: Any, views: list[SpanView]) -> int:
