@@ -64,25 +64,29 @@ def instrument(setup: Setup, openinference: bool) -> list[Any]:
 async def ask(answer: dict[str, Any]) -> None:
     script = [tool_call_turn("warehouse_query", {"window": "7d"}), answer_turn(answer)]
     with FakeOpenAI(script) as api:
-        client = openai.AsyncOpenAI(base_url=api.base_url, api_key="not-needed", max_retries=0)
-        agent = guard(  # the one line: output guardrail + fact hooks
-            Agent(
-                name="campaign-analyst",  # the boundary's match.agent_name
-                model=OpenAIChatCompletionsModel("gpt-fake-1", client),
-                tools=[warehouse_query],
-                output_type=Answer,
+        # Closed in this event loop: a client left to the garbage collector closes in a later
+        # one (asyncio.run) and logs "Event loop is closed".
+        async with openai.AsyncOpenAI(
+            base_url=api.base_url, api_key="not-needed", max_retries=0
+        ) as client:
+            agent = guard(  # the one line: output guardrail + fact hooks
+                Agent(
+                    name="campaign-analyst",  # the boundary's match.agent_name
+                    model=OpenAIChatCompletionsModel("gpt-fake-1", client),
+                    tools=[warehouse_query],
+                    output_type=Answer,
+                )
             )
-        )
-        try:
-            result = await Runner.run(agent, "Which campaign won?")
-            print(f"answer: {result.final_output.model_dump_json()}")
-        except OutputGuardrailTripwireTriggered as exc:
-            info = exc.guardrail_result.output.output_info
-            (violation,) = info["violations"]
-            print(
-                f"tripwire: {info['outcome']} {json.dumps(violation['claimed'])} "
-                f"-> supported {json.dumps(violation['supported'])}"
-            )
+            try:
+                result = await Runner.run(agent, "Which campaign won?")
+                print(f"answer: {result.final_output.model_dump_json()}")
+            except OutputGuardrailTripwireTriggered as exc:
+                info = exc.guardrail_result.output.output_info
+                (violation,) = info["violations"]
+                print(
+                    f"tripwire: {info['outcome']} {json.dumps(violation['claimed'])} "
+                    f"-> supported {json.dumps(violation['supported'])}"
+                )
 
 
 def main() -> None:

@@ -28,9 +28,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from opentelemetry.sdk.trace import Span
 from opentelemetry.trace import StatusCode
 
 from groundplane_otel.otel import semconv as sc
@@ -47,22 +47,16 @@ from groundplane_otel.otel._engine.evaluate import (
     unmatched,
 )
 from groundplane_otel.otel._engine.lineage import (
-    COVERED_ATTR,
-    HANDED_ATTR,
-    NO_DICT,
-    OUTPUT_ATTR,
-    STREAM_ATTR,
+    HELD_ATTR,
+    MAX_HELD,
+    Cover,
     Lineage,
-    agents_of,
-    attached,
+    Reading,
     chain_of,
-    same_answer,
-    same_call,
-    taken,
 )
 from groundplane_otel.otel._engine.output import OutputRead, parse_answer, read_output
 from groundplane_otel.otel._engine.results import ErrorSink
-from groundplane_otel.otel._engine.spans import agent_names, is_agent, span_attributes
+from groundplane_otel.otel._engine.spans import span_attributes
 from groundplane_otel.otel._engine.store import FactsView, RequestKey, TraceStore
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Limits, Mode
 from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
@@ -70,9 +64,6 @@ from groundplane_otel.otel.result import Evaluation, Finding, OutputUnchecked
 __all__ = ["HELD_ATTR", "MAX_HELD", "Accounting", "Covered"]
 
 logger = logging.getLogger("groundplane_otel")
-
-HELD_ATTR = "_groundplane_held"  # {guard id: [Held]} on an agent span not yet named
-MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 
 
 @dataclass(slots=True, eq=False)
@@ -99,15 +90,23 @@ class _Held:
 
 
 NO_CALL = -1  # the call of an answer that is no model call's (never a span id)
+# What an agent span holds past ``MAX_HELD`` answers: one unreadable answer (fails closed).
+_OVERFLOW = _Held(
+    OutputRead("unreadable", problem=f"more than {MAX_HELD} answers under one agent span"),
+    False,
+    NO_CALL,
+)
 
 
-def _call_of(span: Any, chain: tuple[Any, ...]) -> int:
-    """The model call an LLM span belongs to: the span id of its outermost enclosing LLM span of
-    the same call (two instrumentations nest two spans for one call), else its own. An id, not
-    the span: a ``Covered`` on an agent span holding its LLM span would be a reference cycle
-    (the LLM span's chain holds the agent span)."""
-    enclosing = same_call(span, chain)
-    return int((enclosing[-1] if enclosing else span).get_span_context().span_id)
+def same_answer(left: Any, right: Any) -> bool:
+    """Is ``right`` the answer ``left`` (checked below) again? Equal JSON values are; a value
+    that cannot even be compared (a cycle) is only itself."""
+    if left is right:
+        return True
+    try:
+        return bool(left == right)
+    except (RecursionError, TypeError, ValueError):
+        return False
 
 
 def _failed(span: Any) -> bool:
@@ -120,10 +119,17 @@ def _is_root(span: Any) -> bool:
     return parent is None or bool(parent.is_remote)
 
 
+def _covering(entry: Covered, chain: tuple[Any, ...], span: Any, itself: bool) -> Cover:
+    """``entry`` written on the spans above ``span`` (and on ``span`` itself, ``itself``): the
+    chain, without its first span when that is ``span`` (a chain holds itself first)."""
+    return entry, chain[1:] if not itself and chain and chain[0] is span else chain
+
+
 class Accounting:
-    """What one guard decides at a guarded span's end (``evaluate`` returns it), and the
-    adapter entry points ``check_output`` / ``delegate``. Its parts: the guard's ``config``,
-    the ``store`` of facts, the ``lineage`` reads, the ``errors`` sink for its own bugs, and the attribute
+    """What one guard decides at a guarded span's end (``decide``, over the ``Reading`` its
+    lineage made of the span handles: it touches no handle itself), and the adapter entry
+    points ``check_output`` / ``delegate``. Its parts: the guard's ``config``, the ``store`` of
+    facts, the ``lineage``, the ``errors`` sink for its own bugs, and the attribute
     ``length_limit`` of the provider (to read a truncated output as such)."""
 
     def __init__(
@@ -151,59 +157,42 @@ class Accounting:
         }
         self._capture_content = config.capture_content
         self.delegated: set[str] = set()  # boundaries checked by framework adapters
-        self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
 
     # -- the span path --------------------------------------------------------------------
 
-    def evaluate(self, span: Span) -> list[Evaluation]:
-        """Every outcome this span's end counts (usually none or one): the engine's result."""
-        gates = getattr(span, STREAM_ATTR, None)
-        if gates is not None and self.guard in gates:  # a stream gate decides its answer
-            gate = gates[self.guard]()  # a weak reference: None once the gate is gone
-            return [] if gate is None else list(gate.span_ended(span))
-        attributes = dict(span_attributes(span))  # a snapshot: readers iterate it
-        chain: tuple[Any, ...] = chain_of(span)
-        agent = is_agent(span.name, attributes)
-        spec = self._match(span, attributes, chain)
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("groundplane: %s", self.lineage.explain(span, attributes, chain, spec))
+    def decide(self, reading: Reading) -> None:
+        """Decide a guarded span's end over what its handles hold (``reading``): its outcomes
+        and what they write, filled into ``reading``."""
+        spec, agent = reading.spec, reading.agent
         coverage = self.coverage
         if spec is None:
-            held = not agent and self._by_agent_name and self._hold(span, attributes, chain)
+            held = bool(reading.unnamed) and self._hold(reading)
             if coverage is not None:
                 if coverage.pending:
-                    coverage.unmatched_span(span.name, agents_of(span, attributes, chain))
+                    coverage.unmatched_span(reading.name, reading.agents)
                 if coverage.tripped and not agent and not held:
-                    return self._tripped(span, attributes, coverage)
-            return []
+                    reading.evaluations += self._tripped(reading, coverage)
+            return
+        span = reading.span
+        request = self.request_of(span)
         if coverage is not None:
-            coverage.matched(self.request_of(span), spec.name)
-        evaluations: list[Evaluation] = []
+            coverage.matched(request, spec.name)
+        evaluations = reading.evaluations
         delegated = spec.name in self.delegated
         if agent and not delegated:
-            for held in taken(span, HELD_ATTR, NO_DICT).get(self.guard, ()):
-                evaluations += self._held_once(span, spec, held, chain)
-        elif agent:
-            taken(span, HELD_ATTR, None)
+            for held in reading.held:
+                evaluations += self._held_once(reading, spec, held, request)
         if not delegated:
-            read = self._read(span, attributes)
-            if read.status != "not_output" and not self._left_above(
-                span, chain, spec, read, agent=agent
-            ):
-                evaluations += self._once(span, spec, read, _failed(span), chain, itself=agent)
-        if (
-            agent
-            and not evaluations
-            and not self._covered(span, spec)
-            and not any(self._agent_matches(ancestor, spec) for ancestor in chain[1:])
-        ):  # an unanswered run, unless an enclosing agent span is the run and accounts for it
-            evaluations.append(self._unanswered(span, spec, chain))
-        return evaluations
+            read = self._read(reading.submitted, reading.attributes)
+            if read.status != "not_output" and not self._left_above(reading, read):
+                evaluations += self._once(reading, spec, read, request)
+        if agent and not evaluations and not reading.covered and not reading.agent_above:
+            # an unanswered run, unless an enclosing agent span is the run and accounts for it
+            evaluations.append(self._unanswered(reading, spec))
 
-    def _read(self, span: Span, attributes: Mapping[str, Any]) -> OutputRead:
-        """The span's answer: submitted, else read from its attributes — inside the
+    def _read(self, submitted: Any, attributes: Mapping[str, Any]) -> OutputRead:
+        """The span's answer: ``submitted``, else read from its attributes — inside the
         fail-closed path (a reader failure is an unreadable output, never a pass)."""
-        submitted = getattr(span, OUTPUT_ATTR, None)
         limits: Limits = self.config.limits
         if isinstance(submitted, str):
             return parse_answer(submitted, limits)
@@ -216,88 +205,75 @@ class Accounting:
             problem = f"the output reader failed: {type(exc).__name__}"
             return OutputRead("unreadable", problem=problem)
 
-    def _left_above(
-        self,
-        span: Span,
-        chain: tuple[Any, ...],
-        spec: BoundarySpec,
-        read: OutputRead,
-        *,
-        agent: bool,
-    ) -> bool:
+    @staticmethod
+    def _left_above(reading: Reading, read: OutputRead) -> bool:
         """Is nothing to check here because an enclosing span reads it? An absent answer (or one
         whose content this instrumentation did not capture) is read by an enclosing LLM span
         of the same call that matches too; an absent one also by a matched agent span."""
         if read.status == "absent":
-            if agent:
+            if reading.agent:
                 return True  # the agent's accounting below decides
-            return self.lineage.guarded_above(span, chain, spec) or any(
-                self._agent_matches(ancestor, spec) for ancestor in chain if ancestor is not span
-            )
-        return read.missing_content and self.lineage.guarded_above(span, chain, spec)
-
-    def _agent_matches(self, ancestor: Any, spec: BoundarySpec) -> bool:
-        attributes = span_attributes(ancestor)
-        if not is_agent(ancestor.name, attributes):
-            return False
-        return self._match(ancestor, attributes, chain_of(ancestor)) is spec
+            return reading.guarded_above or reading.agent_above
+        return read.missing_content and reading.guarded_above
 
     def _once(
-        self,
-        span: Span,
-        spec: BoundarySpec,
-        read: OutputRead,
-        failed: bool,
-        chain: tuple[Any, ...],
-        *,
-        itself: bool,
+        self, reading: Reading, spec: BoundarySpec, read: OutputRead, request: RequestKey
     ) -> list[Evaluation]:
         """Check one answer unless it was checked below already (then nothing is counted)."""
         if spec.answer == "text":
             read = read.as_text()
-        covered = self._covered(span, spec)
+        covered = reading.covered
         if covered and (
             read.status != "output" or any(same_answer(c.answer, read.answer) for c in covered)
         ):
             return []
-        if not itself and self._ended_unanswered(span, chain, spec):
+        itself = reading.agent
+        if not itself and reading.unanswered_above is not None:
+            # The run ended (counted ``no_output``) before this span: its answer adds no
+            # outcome, and the run's refusal, if any, is raised again as this span ends.
+            error = reading.unanswered_above.evaluation.error
+            if error is not None:
+                reading.handed = error
             return []
-        call = None if itself else _call_of(span, chain)
-        return [self._check(span, spec, read, failed, chain, itself=itself, call=call)]
+        call = None if itself else reading.call
+        failed = _failed(reading.span)
+        return [self._span_check(reading, spec, read, failed, request, itself=itself, call=call)]
 
     def _held_once(
-        self, span: Span, spec: BoundarySpec, held: _Held, chain: tuple[Any, ...]
+        self, reading: Reading, spec: BoundarySpec, held: _Held, request: RequestKey
     ) -> list[Evaluation]:
         """Check an answer held on this agent span, unless its model call was checked already
         (the other instrumentation's span of that call): each model call is one outcome."""
         read = held.read.as_text() if spec.answer == "text" else held.read
-        for seen in self._covered(span, spec):
+        for seen in reading.covered:
             if seen.call == held.call and (
                 read.status != "output" or same_answer(seen.answer, read.answer)
             ):
                 return []
-        return [self._check(span, spec, read, held.failed, chain, itself=True, call=held.call)]
+        return [
+            self._span_check(reading, spec, read, held.failed, request, itself=True, call=held.call)
+        ]
 
-    def _ended_unanswered(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
-        """Did this span's run end (counted ``no_output``) before it? Then its answer adds no
-        outcome: the run's refusal, if any, is raised again as this span ends."""
-        for ancestor in chain:
-            if ancestor is span or not getattr(ancestor, COVERED_ATTR, None):
-                continue
-            for entry in self._covered(ancestor, spec):
-                if entry.unanswered:
-                    error = entry.evaluation.error
-                    if error is not None:
-                        attached(span, HANDED_ATTR, dict).setdefault(self.guard, error)
-                    return True
-        return False
-
-    def _covered(self, span: Any, spec: BoundarySpec) -> list[Covered]:
-        entries: list[Covered] | None = getattr(span, COVERED_ATTR, None)
-        if not entries:
-            return []
-        guard = self.guard
-        return [c for c in entries if c.guard == guard and c.boundary == spec.name]
+    def _span_check(
+        self,
+        reading: Reading,
+        spec: BoundarySpec,
+        read: OutputRead,
+        failed: bool,
+        request: RequestKey,
+        *,
+        itself: bool,
+        call: int | None,
+    ) -> Evaluation:
+        """``_check`` on the span path: the spans it covers are written back by lineage (the
+        span itself among them, ``itself``, is covered for the rest of this decision too)."""
+        span, chain = reading.span, reading.chain
+        evaluation, entry = self._check(span, spec, read, failed, request, call=call)
+        cover = _covering(entry, chain, span, itself)
+        reading.covers.append(cover)
+        if itself and chain and chain[0] is span:
+            reading.covered = [*reading.covered, entry]
+        return evaluation
 
     def _check(
         self,
@@ -305,116 +281,93 @@ class Accounting:
         spec: BoundarySpec,
         read: OutputRead,
         failed: bool,
-        chain: tuple[Any, ...],
+        request: RequestKey,
         *,
-        itself: bool,
         call: Any = None,
         handed: bool = False,
         run: CheckResults | None = None,
         duration: float = 0.0,
-    ) -> Evaluation:
-        """Evaluate one answer against its request's facts, and mark the spans above (and the
-        span itself, for an agent span) as covered for it (``call``: the model call it came
-        from; ``handed``: an adapter handed it over; ``run``: its checks already ran)."""
+    ) -> tuple[Evaluation, Covered]:
+        """Evaluate one answer against its request's facts (``call``: the model call it came
+        from; ``handed``: an adapter handed it over; ``run``: its checks already ran): its
+        evaluation, and the entry that covers the spans above for it."""
         mode, plan = self._plans[spec.name]
         try:
-            store = self.store
-            request = self.request_of(span)
-            view = store.view(request, spec.facts)
             if run is not None:
-                evaluation = decide(
+                check = partial(
+                    decide,
                     spec.name,
                     mode,
                     spec.report_mode,
                     run,
                     facts=spec.facts,
-                    view=view,
                     duration=duration,
                     capture_content=self._capture_content,
                 )
             else:
-                evaluation = evaluate(
+                check = partial(
+                    evaluate,
                     spec,
                     mode,
                     read,
-                    view,
                     span_failed=failed,
                     plan=plan,
                     capture_content=self._capture_content,
                     hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
                 )
-            store.account_derived(request, spec.facts)  # what the checks cached
+            evaluation = self.store.checked(request, spec.facts, check)
         except Exception as exc:  # a guard bug: counted as an error output, never raised
             self._internal_error("checking")  # re-raised only by the debugging switch
             claim = OutputUnchecked(spec.name, sc.REASON_GUARD_ERROR, type(exc).__name__)
             finding = Finding("error", sc.REASON_GUARD_ERROR, claim)
             evaluation = Evaluation(spec.name, mode, "error", findings=(finding,), facts=spec.facts)
         answer = read.answer if read.status == "output" else None
-        entry = Covered(self.guard, spec.name, answer, evaluation, call, handed)
-        for above in chain:
-            if above is not span or itself:
-                attached(above, COVERED_ATTR, list).append(entry)
-        return evaluation
+        return evaluation, Covered(self.guard, spec.name, answer, evaluation, call, handed)
 
-    def _unanswered(self, span: Span, spec: BoundarySpec, chain: tuple[Any, ...]) -> Evaluation:
+    def _unanswered(self, reading: Reading, spec: BoundarySpec) -> Evaluation:
         """A matched agent span ended with nothing checked below it."""
-        evaluation = no_output(spec, spec.mode or self.config.mode, span_failed=_failed(span))
+        evaluation = no_output(
+            spec, spec.mode or self.config.mode, span_failed=_failed(reading.span)
+        )
         entry = Covered(self.guard, spec.name, None, evaluation, unanswered=True)
-        for above in chain:
-            attached(above, COVERED_ATTR, list).append(entry)
+        reading.covers.append((entry, reading.chain))
         return evaluation
 
-    def _tripped(
-        self, span: Span, attributes: Mapping[str, Any], coverage: Coverage
-    ) -> list[Evaluation]:
+    def _tripped(self, reading: Reading, coverage: Coverage) -> list[Evaluation]:
         """Strict: an answer matching no boundary, in a request that recorded the facts of a
         boundary that never matched in ``coverage_after`` requests (tripped): counted
         ``error`` (``boundary_unmatched``) for that boundary, refused in enforce mode."""
-        request = self.request_of(span)
-        spec = coverage.tripped_for(self.store.fact_names(request))
+        span = reading.span
+        spec = coverage.tripped_for(self.store.fact_names(self.request_of(span)))
         if spec is None:
             return []
-        read = self._read(span, attributes)
+        read = self._read(reading.submitted, reading.attributes)
         if read.status in ("not_output", "absent", "refusal"):
             return []
         evaluation = unmatched(spec, spec.mode or self.config.mode, coverage.after)
-        entry = Covered(self.guard, spec.name, None, evaluation)
-        attached(span, COVERED_ATTR, list).append(entry)
+        reading.covers.append((Covered(self.guard, spec.name, None, evaluation), (span,)))
         return [evaluation]
 
-    def _hold(self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> bool:
+    def _hold(self, reading: Reading) -> bool:
         """An unmatched LLM span's answer, held on each enclosing agent span that has no
-        name yet (it may arrive as that span ends, and select a boundary then). True when
-        it was held."""
-        unnamed = [
-            ancestor
-            for ancestor in chain
-            if ancestor is not span
-            and is_agent(ancestor.name, (above := span_attributes(ancestor)))
-            and not agent_names(above)
-            and ancestor.is_recording()
-        ]
-        if not unnamed:
-            return False
-        read = self._read(span, attributes)
+        name yet (``reading.unnamed``: it may arrive as that span ends, and select a boundary
+        then). True when it was held."""
+        read = self._read(reading.submitted, reading.attributes)
         if read.status in ("not_output", "absent"):
             return False
-        held = _Held(read, _failed(span), _call_of(span, chain))
-        for ancestor in unnamed:
-            answers: list[_Held] = attached(ancestor, HELD_ATTR, dict).setdefault(self.guard, [])
-            if len(answers) < MAX_HELD:
-                answers.append(held)
-            elif len(answers) == MAX_HELD:  # fail closed, once
-                problem = f"more than {MAX_HELD} answers under one agent span"
-                answers.append(_Held(OutputRead("unreadable", problem=problem), False, NO_CALL))
+        reading.hold = _Held(read, _failed(reading.span), reading.call), _OVERFLOW
         return True
 
     # -- adapters -------------------------------------------------------------------------
 
     def request_of(self, span: Any) -> RequestKey:
-        """The request (local root span) a live span belongs to: the key of its facts."""
+        """The request (local root span) a live span belongs to: the key of its facts
+        (``TraceStore.span_request``, read inline: a decision visits the store once)."""
         context = span.get_span_context()
-        return self.store.span_request(context.trace_id, context.span_id)
+        store, trace_id = self.store, int(context.trace_id)
+        if trace_id in store.shared:
+            return store.spans.get(int(context.span_id), trace_id)
+        return trace_id
 
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter (``check_output``)."""
@@ -430,12 +383,14 @@ class Accounting:
 
     def check_output(self, span: Any, output: Any, boundary: str) -> tuple[Evaluation, bool]:
         """Check an answer an adapter handed over, against the request of ``span``: its
-        evaluation, and whether it is a new outcome (the driver then writes it). Each hand-over is one outcome: it takes the span path's check of
-        the same answer in this run if one is not taken yet (counted then), else it is checked
-        and counted now (a reask answered the same way again is another outcome)."""
+        evaluation, and whether it is a new outcome (the driver then writes it). Each hand-over
+        is one outcome: it takes the span path's check of the same answer in this run if one is
+        not taken yet (counted then), else it is checked and counted now (a reask answered the
+        same way again is another outcome)."""
         spec = self._spec(boundary)
+        request = self.request_of(span)
         if self.coverage is not None:
-            self.coverage.matched(self.request_of(span), spec.name)
+            self.coverage.matched(request, spec.name)
         if isinstance(output, str):
             read = parse_answer(output, self.config.limits)
         elif isinstance(output, Mapping):
@@ -446,9 +401,8 @@ class Accounting:
         if spec.answer == "text":
             read = read.as_text()
         chain: tuple[Any, ...] = chain_of(span)
-        for seen in self._covered(span, spec) or [
-            c for above in chain for c in self._covered(above, spec)
-        ]:
+        lineage = self.lineage
+        for seen in lineage.covered((span,), spec.name) or lineage.covered(chain, spec.name):
             if (
                 not seen.handed
                 and read.status == "output"
@@ -456,9 +410,8 @@ class Accounting:
             ):
                 seen.handed = True
                 return seen.evaluation, False
-        evaluation = self._check(
-            span, spec, read, False, chain or (span,), itself=True, handed=True
-        )
+        evaluation, entry = self._check(span, spec, read, False, request, handed=True)
+        lineage.cover(_covering(entry, chain or (span,), span, True))
         return evaluation, True
 
     # -- the stream gate --------------------------------------------------------------------
@@ -517,8 +470,12 @@ class Accounting:
         read = parse_answer(text, self.config.limits)
         if spec.answer == "text":
             read = read.as_text()
-        chain: tuple[Any, ...] = chain_of(span) or (span,)
-        return self._check(span, spec, read, False, chain, itself=True, run=run, duration=duration)
+        request = self.request_of(span)
+        evaluation, entry = self._check(
+            span, spec, read, False, request, run=run, duration=duration
+        )
+        self.lineage.cover(_covering(entry, chain_of(span) or (span,), span, True))
+        return evaluation
 
 
 def whole_answer(check: Any) -> bool:

@@ -197,8 +197,10 @@ class Engine:
 
     def decide(self, span: Any) -> list[Evaluation]:
         """A span ``started`` returned True for ends: every outcome its end counts (usually
-        none or one)."""
-        return self.accounting.evaluate(span)
+        none or one). Lineage reads its handles once, accounting decides over that record,
+        lineage writes back once (``Lineage.settle``; ``python -m bench.rooms`` counts the
+        engine rooms it enters)."""
+        return self.lineage.settle(span, self.accounting.decide)
 
     released = staticmethod(released)  # a decided span's lineage no longer holds it
 

@@ -279,12 +279,6 @@ def run_of(
     return verdicts, findings, passed
 
 
-def _finding_summary(boundary: str, finding: Finding) -> str:
-    return redaction.claim_summary(
-        finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
-    )
-
-
 def decide(
     boundary: str,
     mode: Mode,
@@ -337,11 +331,8 @@ def _refusal(
         failed = tuple(f.check or "<output>" for f in ordered)
         error = ClaimsUnsupported(Report(claims, tuple(passed), failed))
     if not capture_content:
-        lines = [_finding_summary(boundary, finding) for finding in ordered]
-        for finding, line in zip(ordered, lines, strict=True):
-            redaction.mark(finding.claim, line)
-        if isinstance(error, ClaimsUnsupported):
-            redaction.mark(error, redaction.summary(lines))
+        claims_of = [(f.claim, f.family, f.reason, f.result) for f in ordered]
+        redaction.redact(error, boundary, claims_of)
     return error
 
 

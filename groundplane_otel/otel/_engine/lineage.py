@@ -3,18 +3,24 @@
 A span that is an agent or may carry an output (a *guardable* span), and every span below one,
 holds the tuple of its enclosing guardable spans (``CHAIN_ATTR``). It is read to match an agent
 name on an ancestor, to find the other instrumentations' spans of the same model call, and to
-check each answer once (``COVERED_ATTR``, ``HANDED_ATTR``). Spans outside any agent or LLM span
-carry nothing; nothing is locked or cleaned up. They are read and written as attributes, never
-through ``vars()``/``__dict__``: that would turn the instance's inline attribute values into a
-dict for good, and every attribute the SDK reads on that span afterwards would cost more.
+check each answer once (``COVERED_ATTR``, ``HANDED_ATTR``, ``HELD_ATTR``). Spans outside any agent
+or LLM span carry nothing; nothing is locked or cleaned up. They are read and written as
+attributes, never through ``vars()``/``__dict__``: that would turn the instance's inline
+attribute values into a dict for good, and every attribute the SDK reads on that span
+afterwards would cost more.
+
+A guarded span's end is settled in one visit (``Lineage.settle``): everything the decision
+needs is read from the handles once into a ``Reading`` (the chain's spans through one
+``spans.read_chain``, the boundary matched, the model call, the entries covered, the answers
+held), accounting decides over that plain record, and what it decided is written back once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -22,13 +28,16 @@ from opentelemetry.sdk.trace import Span
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.spans import (
+    SpanView,
     is_agent,
     langchain_agent,
     operation,
+    read_chain,
     span_attributes,
 )
 from groundplane_otel.otel.config import BoundarySpec, GuardConfig
 from groundplane_otel.otel.environment import GUARD_LOGGER
+from groundplane_otel.otel.result import Evaluation
 
 logger = logging.getLogger(GUARD_LOGGER)
 
@@ -38,6 +47,8 @@ CHAIN_ATTR = "_groundplane_chain"  # enclosing guardable spans (itself first: ``
 COVERED_ATTR = "_groundplane_covered"  # [(guard id, boundary, answer)] checked below this span
 HANDED_ATTR = "_groundplane_handed"  # {guard id: exception} raised by a nested LLM span
 STREAM_ATTR = "_groundplane_stream"  # {guard id: stream gate} deciding this span's answer
+HELD_ATTR = "_groundplane_held"  # {guard id: [held answer]} on an agent span not yet named
+MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 NO_DICT: dict[str, Any] = {}
 _UNSET = object()
 
@@ -58,17 +69,6 @@ def taken(span: Any, name: str, default: Any) -> Any:
         return default
     delattr(span, name)
     return value
-
-
-def same_answer(left: Any, right: Any) -> bool:
-    """Is ``right`` the answer ``left`` (checked below) again? Equal JSON values are; a value
-    that cannot even be compared (a cycle) is only itself."""
-    if left is right:
-        return True
-    try:
-        return bool(left == right)
-    except (RecursionError, TypeError, ValueError):
-        return False
 
 
 def same_call(span: Any, chain: tuple[Any, ...]) -> list[Any]:
@@ -110,10 +110,72 @@ def inherited(parent_context: Context | None) -> tuple[Any, ...] | None:
     return chain_of(trace.get_current_span(parent_context)) or None
 
 
+class Entry(Protocol):
+    """An answer checked under a span (accounting's ``Covered``), as lineage reads it."""
+
+    @property
+    def guard(self) -> int: ...
+    @property
+    def boundary(self) -> str: ...
+    @property
+    def unanswered(self) -> bool: ...
+
+
+Cover = tuple[Entry, tuple[Any, ...]]  # an entry, and the spans it is written on
+
+
+class Reading:
+    """One guarded span's end, read from the span handles once (``Lineage.settle``): what
+    accounting decides over, and what it decided, written back once.
+
+    ``chain``: the span's lineage (``chain_of``); ``spec``: the boundary it matches;
+    ``call``: the model call it belongs to (the span id of its outermost enclosing LLM span of
+    the same call, else its own; LLM spans only); ``guarded_above``: an enclosing LLM span of
+    the same call matches ``spec`` too; ``agent_above``: an enclosing agent span matches
+    ``spec``; ``covered``: the entries checked under this span for ``spec`` (accounting adds
+    those it checks on the span itself); ``unanswered_above``: the first run above that ended
+    unanswered; ``held``: the answers held on this agent span (taken from it); ``unnamed``: the
+    enclosing agent spans with no name yet (an unmatched LLM span's answer may be held on
+    them); ``agents``: the agent names on the lineage (an unmatched span's).
+
+    A plain class: the fields a reading does not set keep the class's defaults (no slots, no
+    generated ``__init__`` setting all of them: one is built per guarded span end)."""
+
+    submitted: Any = None
+    call: int = 0
+    guarded_above: bool = False
+    agent_above: bool = False
+    covered: list[Any] | tuple[()] = ()
+    unanswered_above: Any = None
+    held: Sequence[Any] = ()
+    unnamed: Sequence[Any] = ()
+    agents: Collection[Any] = ()
+    # What the decision wrote: a refusal the span raises again as it ends, an answer held on
+    # ``unnamed`` (and its fail-closed overflow); ``evaluations`` and ``covers`` (the entries to
+    # cover spans with) are set as it is built.
+    handed: BaseException | None = None
+    hold: tuple[Any, Any] | None = None
+
+    def __init__(
+        self,
+        span: Any,
+        name: str,
+        attributes: dict[str, Any],
+        chain: tuple[Any, ...],
+        agent: bool,
+        spec: BoundarySpec | None,
+    ) -> None:
+        self.span, self.name, self.attributes = span, name, attributes
+        self.chain, self.agent, self.spec = chain, agent, spec
+        self.evaluations: list[Evaluation] = []
+        self.covers: list[Cover] = []
+
+
 class Lineage:
-    """The lineage reads of one guard: the boundary a span matches (through its ancestors'
-    agent names), the enclosing LLM spans of the same model call, and the hand-up of a refusal
-    to them. ``guard``: the guard's identity on span instances (its processor's ``id``)."""
+    """The lineage of one guard: the reading and writing of its span handles around a
+    guarded span's end (``settle``), the boundary a span matches (through its ancestors' agent
+    names), and the hand-up of a refusal to the enclosing LLM spans of the same model call.
+    ``guard``: the guard's identity on span instances."""
 
     def __init__(self, config: GuardConfig, guard: int) -> None:
         self.config = config
@@ -123,17 +185,136 @@ class Lineage:
         self._rules = tuple(
             _Rule.of(spec) for spec in config.boundaries if not spec.match.is_empty()
         )
+        self._by_agent_name = any(spec.match.agent_name for spec in config.boundaries)
         self._unknown_warned: set[str] = set()  # unknown boundary names warned about (bounded)
 
-    def guarded_above(self, span: Span, chain: tuple[Any, ...], spec: BoundarySpec) -> bool:
-        """Does an enclosing LLM span of the same call match ``spec`` too? Then an output
-        absent here (content capture off in one instrumentation) is read there, and fails
-        closed there if it is absent everywhere."""
-        for ancestor in same_call(span, chain):
-            above = span_attributes(ancestor)
-            if self.match(ancestor, above, chain_of(ancestor)) is spec:
-                return True
-        return False
+    # -- a guarded span's end ---------------------------------------------------------------
+
+    def settle(self, span: Any, decide: Callable[[Reading], None]) -> list[Evaluation]:
+        """A guarded span ends: a stream gate deciding its answer decides it; else the handles
+        are read once (``Reading``), ``decide`` (accounting) fills in what it decided, and
+        that is written back once. Every outcome the end counts."""
+        gates = getattr(span, STREAM_ATTR, None)
+        if gates is not None and self.guard in gates:  # a stream gate decides its answer
+            gate = gates[self.guard]()  # a weak reference: None once the gate is gone
+            return [] if gate is None else list(gate.span_ended(span))
+        reading = self._read(span)
+        try:
+            decide(reading)
+        finally:  # what it decided before a bug re-raised (the debugging switch) stays written
+            self._write(reading)
+        return reading.evaluations
+
+    def _read(self, span: Any) -> Reading:
+        """What the handles of ``span`` and of its chain hold for its decision (a boundary's
+        own entries and held answers only once the span matched one)."""
+        chain = chain_of(span)
+        holds = bool(chain) and chain[0] is span
+        members = chain if holds else (span, *chain)
+        views = read_chain(members)
+        own = views[0]
+        attributes = dict(own.attributes)  # a snapshot: readers iterate it
+        spec = self._select(own.name, attributes, own.operation, views)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("groundplane: %s", self.explain(span, attributes, chain, spec))
+        agent = own.agent
+        reading = Reading(span, own.name, attributes, chain, agent, spec)
+        reading.submitted = getattr(span, OUTPUT_ATTR, None)
+        if not agent:
+            reading.call = self._call(span, views)
+        guard = self.guard
+        if spec is None:
+            reading.agents = set().union(*[view.agents for view in views])
+            if not agent and self._by_agent_name:
+                reading.unnamed = [
+                    view.span
+                    for view in views[1:]
+                    if view.agent
+                    and not any(key in view.attributes for key in sc.AGENT_NAME_KEYS)
+                    and view.span.is_recording()
+                ]
+            return reading
+        boundary = spec.name
+        entries: list[Entry] | None = getattr(span, COVERED_ATTR, None)
+        if entries:
+            reading.covered = [c for c in entries if c.guard == guard and c.boundary == boundary]
+        if agent:
+            reading.held = taken(span, HELD_ATTR, NO_DICT).get(guard, ())
+            first = 1 if holds else 2  # ``chain[1:]``
+        else:
+            first = 1  # every ancestor
+            reading.unanswered_above = _unanswered(chain, span, guard, boundary)
+        in_call = True  # the LLM spans up to the first agent span: the same model call
+        for index in range(1, len(views)):
+            view = views[index]
+            if view.agent:
+                in_call = False
+                if index >= first and self._match_at(views, index, members) is spec:
+                    reading.agent_above = True
+                    break
+            elif in_call and self._match_at(views, index, members) is spec:
+                reading.guarded_above = True
+                in_call = False
+        return reading
+
+    def _call(self, span: Any, views: list[SpanView]) -> int:
+        """The model call an LLM span belongs to: the span id of its outermost enclosing LLM
+        span of the same call (two instrumentations nest two spans for one call), else its
+        own. An id, not the span: an entry on an agent span holding its LLM span would be a
+        reference cycle (the LLM span's chain holds the agent span)."""
+        outer = span
+        for view in views[1:]:
+            if view.agent:
+                break
+            outer = view.span
+        return int(outer.get_span_context().span_id)
+
+    def _match_at(
+        self, views: list[SpanView], index: int, members: tuple[Any, ...]
+    ) -> BoundarySpec | None:
+        """The boundary the ancestor ``views[index]`` matches, through its own lineage (the
+        rest of ``views``, unless a bounded chain cut it: then read again)."""
+        view = views[index]
+        own: tuple[Any, ...] = getattr(view.span, CHAIN_ATTR, ())  # ``chain_of``, inline
+        if len(own) + (type(own) is Ancestors) != len(members) - index:
+            return self.match(view.span, view.attributes, chain_of(view.span))
+        return self._select(view.name, view.attributes, view.operation, views[index:])
+
+    def _write(self, reading: Reading) -> None:
+        """What the decision wrote, onto the span handles."""
+        for entry, spans in reading.covers:
+            for above in spans:
+                attached(above, COVERED_ATTR, list).append(entry)
+        guard = self.guard
+        if reading.handed is not None:
+            attached(reading.span, HANDED_ATTR, dict).setdefault(guard, reading.handed)
+        if reading.hold is not None:
+            held, overflow = reading.hold
+            for ancestor in reading.unnamed:
+                answers: list[Any] = attached(ancestor, HELD_ATTR, dict).setdefault(guard, [])
+                if len(answers) < MAX_HELD:
+                    answers.append(held)
+                elif len(answers) == MAX_HELD:  # fail closed, once
+                    answers.append(overflow)
+
+    def cover(self, cover: Cover) -> None:
+        """An answer checked outside a span's end (an adapter's, a stream gate's): the spans
+        above are covered for it."""
+        entry, spans = cover
+        for above in spans:
+            attached(above, COVERED_ATTR, list).append(entry)
+
+    def covered(self, spans: Sequence[Any], boundary: str) -> list[Any]:
+        """The entries this guard checked under ``spans`` for ``boundary``, in order."""
+        guard = self.guard
+        return [
+            c
+            for span in spans
+            for c in getattr(span, COVERED_ATTR, None) or ()
+            if c.guard == guard and c.boundary == boundary
+        ]
+
+    # -- matching -------------------------------------------------------------------------
 
     def hand_up(self, span: Span, error: BaseException) -> None:
         """Two instrumentations wrapping one model call nest two LLM spans, and some (e.g.
@@ -148,6 +329,14 @@ class Lineage:
         self, span: Span, attributes: Mapping[str, Any], chain: tuple[Any, ...]
     ) -> BoundarySpec | None:
         """The boundary ``span`` matches: the one it names, else the first whose match holds."""
+        views = read_chain([span, *[ancestor for ancestor in chain if ancestor is not span]])
+        return self._select(span.name, attributes, operation(span.name, attributes), views)
+
+    def _select(
+        self, name: str, attributes: Mapping[str, Any], op: Any, views: Sequence[SpanView]
+    ) -> BoundarySpec | None:
+        """``match`` over a lineage read once: ``views[0]`` is the span (``attributes`` its
+        attributes, ``op`` its operation), the agent names those of every view."""
         named = attributes.get(sc.BOUNDARY)
         if isinstance(named, str):
             spec = self.boundaries.get(named)
@@ -159,24 +348,19 @@ class Lineage:
                 self._unknown_warned.add(named)
                 logger.warning("groundplane: span names unknown boundary %r; not guarded", named)
             return spec
-        name = span.name
-        found: set[Any] | None = None  # the agent names on the span and its ancestors
         for rule in self._rules:
             if rule.span_name is not None and name != rule.span_name:
                 continue
-            if (
-                rule.operation_name is not None
-                and operation(name, attributes) != rule.operation_name
-            ):
+            if rule.operation_name is not None and op != rule.operation_name:
                 continue
             if rule.attributes and any(attributes.get(k) != v for k, v in rule.attributes):
                 continue
-            if rule.agent_name is None:
+            agent_name = rule.agent_name
+            if agent_name is None:
                 return rule.spec
-            if found is None:
-                found = agents_of(span, attributes, chain)
-            if rule.agent_name in found:
-                return rule.spec
+            for view in views:  # the agent names on the span and its ancestors
+                if agent_name in view.agents:
+                    return rule.spec
         return None
 
     def explain(
@@ -239,15 +423,21 @@ class _Rule:
 
 
 def agents_of(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) -> set[Any]:
-    """The agent names on ``span`` (its ``attributes``) and on its enclosing spans (each
-    span's values of the agent-name keys, read at C speed, and the LangChain agent its
-    OpenInference metadata names, ``langchain_agent``: ``None`` stands for a name not set, and
-    no rule names the agent None)."""
+    """The agent names on ``span`` and on its enclosing spans (``SpanView.agents``: ``None``
+    stands for a name not set, and no rule names the agent None)."""
+    views = read_chain([ancestor for ancestor in chain if ancestor is not span])
     found = set(map(attributes.get, sc.AGENT_NAME_KEYS))
     found.add(langchain_agent(attributes))
+    return found.union(*[view.agents for view in views])
+
+
+def _unanswered(chain: tuple[Any, ...], span: Any, guard: int, boundary: str) -> Any:
+    """The first entry above ``span`` of a run that ended unanswered (counted ``no_output``)
+    for this guard and ``boundary``, if any."""
     for ancestor in chain:
-        if ancestor is not span:
-            above = span_attributes(ancestor)
-            found.update(map(above.get, sc.AGENT_NAME_KEYS))
-            found.add(langchain_agent(above))
-    return found
+        if ancestor is span:
+            continue
+        for entry in getattr(ancestor, COVERED_ATTR, None) or ():
+            if entry.guard == guard and entry.boundary == boundary and entry.unanswered:
+                return entry
+    return None

@@ -38,6 +38,12 @@ class OutputRead:
     missing_content: bool = False
     # The answer text it was read from (for ``answer: text``); not part of what a read *is*.
     text: str | None = field(default=None, compare=False)
+    # What the checks receive: the JSON object, else the answer text (a field, set as the read
+    # is built: reading it is no call).
+    answer: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "answer", self.value if self.value is not None else self.text)
 
     def as_text(self) -> OutputRead:
         """This read for a boundary whose checks read the whole answer text: an answer with
@@ -49,11 +55,6 @@ class OutputRead:
     def with_text(self, text: str) -> OutputRead:
         """This read, keeping the answer text it was read from."""
         return OutputRead(self.status, self.value, self.problem, self.missing_content, text)
-
-    @property
-    def answer(self) -> Any:
-        """What the checks receive: the JSON object, else the answer text."""
-        return self.value if self.value is not None else self.text
 
 
 _OutputReadDraft = draft_class(OutputRead)
@@ -103,6 +104,7 @@ def _parse(
         read.problem = ""
         read.missing_content = False
         read.text = keep
+        read.answer = read.value
         return finish(read, OutputRead)
     return _NO_OBJECT
 

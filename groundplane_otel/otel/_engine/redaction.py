@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from groundplane_otel.errors import FactBoundaryError
+from groundplane_otel.errors import ClaimsUnsupported, FactBoundaryError, UnsupportedClaim
 
-__all__ = ["claim_summary", "mark", "summary"]
+__all__ = ["claim_summary", "mark", "redact", "summary"]
 
 
 def claim_summary(
@@ -45,3 +45,20 @@ def mark(error: FactBoundaryError, text: str) -> None:
     if error.__cause__ is not None and getattr(error, "check_error", None) is error.__cause__:
         error.__cause__ = None
         error.__suppress_context__ = True
+
+
+def redact(
+    error: BaseException,
+    boundary: str,
+    claims: Iterable[tuple[UnsupportedClaim, str | None, str, str]],
+) -> None:
+    """Redact a refusal (content capture off): each of its ``claims`` — (claim, check family,
+    reason code, result) — to its content-free line (``claim_summary``), and an exception
+    carrying several (``ClaimsUnsupported``) to their ``summary``."""
+    lines = []
+    for claim, check, reason, result in claims:
+        line = claim_summary(claim.field, boundary, check, reason, result=result)
+        mark(claim, line)
+        lines.append(line)
+    if isinstance(error, ClaimsUnsupported):
+        mark(error, summary(lines))

@@ -96,15 +96,19 @@ def mark_reported(error: BaseException, boundary: str, findings: Sequence[Findin
     if not claims:
         return
     unsupported = [finding for finding in findings if finding.result == "unsupported"]
-    lines = []
-    for index, claim in enumerate(claims):
-        family = unsupported[index].family if index < len(unsupported) else None
-        result = "error" if isinstance(claim, OutputUnchecked) else "unsupported"
-        line = redaction.claim_summary(claim.field, boundary, family, claim.code, result=result)
-        redaction.mark(claim, line)
-        lines.append(line)
-    if isinstance(error, ClaimsUnsupported):
-        redaction.mark(error, redaction.summary(lines))
+    redaction.redact(
+        error,
+        boundary,
+        [
+            (
+                claim,
+                unsupported[index].family if index < len(unsupported) else None,
+                claim.code,
+                "error" if isinstance(claim, OutputUnchecked) else "unsupported",
+            )
+            for index, claim in enumerate(claims)
+        ],
+    )
 
 
 def reported_evaluation(

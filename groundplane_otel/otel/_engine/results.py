@@ -1,6 +1,6 @@
 """What a driver does with the engine's decisions: the one interface between them.
 
-The engine decides (``Accounting.evaluate`` returns the ``Evaluation``s of a span's end) and
+The engine decides (``Engine.decide`` returns the ``Evaluation``s of a span's end) and
 hands every result to its driver's ``Results``: the live guard's ``Telemetry`` turns them into
 span attributes, events, status, metrics and log records; replay tallies them into its report
 (``replay.stats.Tally``), and the verifier's tally also exports them as OTLP metrics and log

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -17,6 +18,7 @@ __all__ = [
     "LLM_KEYS",
     "LLM_PREFIXES",
     "TOOL_KEYS",
+    "SpanView",
     "agent_names",
     "graph_name",
     "is_agent",
@@ -24,6 +26,7 @@ __all__ = [
     "langchain_agent",
     "is_llm",
     "operation",
+    "read_chain",
     "span_attributes",
     "span_ids",
 ]
@@ -139,3 +142,33 @@ def is_graph_node(attributes: Mapping[str, Any]) -> bool:
         and sc.OI_METADATA in attributes
         and sc.LANGGRAPH_NODE in _metadata(attributes)
     )
+
+
+@dataclass(slots=True, eq=False)
+class SpanView:
+    """One span of a lineage, read once for a decision: its ``name``, its ``attributes`` (the
+    live mapping), its ``operation``, whether it is an ``agent`` span, and its ``agents``: the
+    agent names it holds (the agent-name keys' values and the LangChain agent,
+    ``langchain_agent``; ``None`` for one not set)."""
+
+    span: Any
+    name: str
+    attributes: Mapping[str, Any]
+    operation: Any
+    agent: bool
+    agents: set[Any]
+
+
+def read_chain(spans: Iterable[Any]) -> list[SpanView]:
+    """Every span of a lineage read once, in order (the lineage's one visit to this module)."""
+    keys = sc.AGENT_NAME_KEYS
+    views = []
+    for span in spans:
+        name: str = span.name
+        attributes = span_attributes(span)
+        agents = set(map(attributes.get, keys))
+        agents.add(langchain_agent(attributes) if sc.OI_METADATA in attributes else None)
+        operation = attributes.get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
+        agent = is_agent(name, attributes)
+        views.append(SpanView(span, name, attributes, operation, agent, agents))
+    return views

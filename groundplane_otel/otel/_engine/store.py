@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.documents import Documents
@@ -46,6 +46,7 @@ __all__ = [
 
 RequestKey = int | tuple[int, int]  # trace id, or (trace id, local root span id)
 FactCounter = Callable[[str, str, str], None]  # (kind, source, outcome)
+T = TypeVar("T")
 ToolCallKey = tuple[str | None, str]  # (tool, tool call id): one tool call of a request
 
 
@@ -272,7 +273,7 @@ class TraceStore:
                 pass
 
     def span_request(self, trace_id: int, span_id: int) -> RequestKey:
-        """The request a live span belongs to."""
+        """The request a live span belongs to (``Accounting.request_of`` reads it inline)."""
         if trace_id in self.shared:
             return self.spans.get(span_id, trace_id)
         return trace_id
@@ -555,6 +556,14 @@ class TraceStore:
                 state.calls[name] = call
         elif state.calls.get(name) != call:
             state.calls.pop(name, None)  # problems from several calls: none clears them
+
+    def checked(self, request: RequestKey, names: tuple[str, ...], check: Callable[..., T]) -> T:
+        """``check(view=...)`` on a view of the request's declared facts (``view``), then what
+        the checks cached on them charged (``account_derived``): the store's one visit for a
+        checked answer."""
+        result = check(view=self.view(request, names))
+        self.account_derived(request, names)
+        return result
 
     def view(self, request: RequestKey, names: tuple[str, ...]) -> FactsView:
         """A read-only view of the usable declared facts, and the problems of the others."""

@@ -1,0 +1,37 @@
+"""A guarded span end's decision enters each engine room once (issue 38), as ``python -m
+bench.rooms`` measures it (docs/development.md, "One span, from start to verdict")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_decision_returns_only_to_the_two_leaf_readers() -> None:
+    """The chat span's decision returns only to ``sdk`` (a span's fields, once per span of the
+    chain) and ``payload`` (the messages, then the answer text); the agent span's to none."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.rooms"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "the app got: ClaimsUnsupported"
+    chat = lines[1].partition("Engine.decide: ")[2]
+    agent = lines[2].partition("Engine.decide: ")[2]
+    assert lines[1].startswith("'chat model-x' end: ")
+    assert chat == "14 stops in 12 engine rooms, 2 returns (otel/_engine/sdk, otel/_engine/payload)"
+    assert lines[2].startswith("'invoke_agent analyst' end: ")
+    assert agent == "7 stops in 7 engine rooms, 0 returns"
