@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         tuple(
             f"{OTEL}.{m}"
             for m in (
+                "_live",
                 "_telemetry",
                 "install",
                 "replay",
@@ -141,14 +142,15 @@ def test_the_import_graph_has_no_circle() -> None:
 
 
 def test_the_top_of_otel_holds_only_the_public_face_and_entry_points() -> None:
-    """At most 16 modules at the top of ``otel/``; the engine, the live telemetry writer, the
-    stream gate, policy reading, replay, suggest and the verifier are subpackages, and every
-    module of the engine is private to the package."""
+    """At most 16 modules at the top of ``otel/``; the engine, the live driver (the span
+    processor), the live telemetry writer, the stream gate, policy reading, replay, suggest and
+    the verifier are subpackages, and every module of the engine is private to the package."""
     top = sorted(path.stem for path in (PACKAGE / "otel").glob("*.py"))
     assert len(top) <= 16, top
     packages = sorted(path.parent.name for path in (PACKAGE / "otel").glob("*/__init__.py"))
     assert packages == [
         "_engine",
+        "_live",
         "_stream",
         "_telemetry",
         "policy",
@@ -202,3 +204,21 @@ def test_live_telemetry_is_a_driver_outside_the_engine() -> None:
         if target == TELEMETRY or target.startswith(f"{TELEMETRY}.")
     )
     assert into == []
+
+
+SDK = f"{OTEL}._engine.sdk"
+
+
+def test_the_sdk_contract_is_a_leaf() -> None:
+    """``_engine/sdk`` (every SDK private field and replaced method the guard relies on) imports
+    nothing of the package outside itself, type-only imports included: the hooks read the
+    engine through the structural ``Door``/``Driven`` protocols."""
+    ours = sorted(m for m in MODULES if m == SDK or m.startswith(f"{SDK}."))
+    assert ours == [SDK, f"{SDK}.dispatch", f"{SDK}.hooks"]
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module in ours
+        for target in GRAPH[module]
+        if not (target == SDK or target.startswith(f"{SDK}."))
+    )
+    assert reaching == []

@@ -877,13 +877,15 @@ def test_an_output_json_cannot_encode_is_still_checked_under_an_agent(
 def test_generic_hooks_decide_like_the_fast_ones(
     otel: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On an SDK whose span layout the fast hooks do not know, the generic hooks capture the
-    fact, match through the agent, block, count once and drop the trace at its root's end."""
+    """On an SDK whose span layout the hooks do not know, the same hooks read each span through
+    the public API (the guard is added as a span processor): they capture the fact, match
+    through the agent, block, count once and drop the trace at its root's end."""
     import groundplane_otel.otel._live.processor as guard_module
 
     monkeypatch.setattr(guard_module, "sdk_layout", lambda: False)
     guard = otel.install()
-    assert "on_start" not in vars(guard.processor)  # the class's generic methods
+    assert guard.processor._leave_dispatch is None  # not riding: added as a span processor
+    assert vars(guard.processor)["on_start"].__name__ == "public_start"  # on a PublicSpan
     with pytest.raises(ClaimsUnsupported):
         run_agent(otel, "US")
     (chat,) = final_chat(otel)

@@ -32,7 +32,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
 
 from groundplane_otel.otel._engine.sdk import DISPATCH_STATE, DISPATCHERS
-from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, fast_hooks
+from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, span_hooks
 
 if TYPE_CHECKING:
     from groundplane_otel.otel._engine.sdk.hooks import Driven
@@ -49,7 +49,7 @@ def ride(processor: Driven, tracer_provider: Any) -> Callable[[], None] | None:
     kind = type(dispatch)
     if kind not in DISPATCHERS or not processor.known_layout:
         return None
-    on_start, on_end, stop = fast_hooks(processor)
+    on_start, on_end, stop = span_hooks(processor)
     if kind is not SynchronousMultiSpanProcessor:
         on_start, on_end = _after_dispatch(kind, on_start, on_end)
 
