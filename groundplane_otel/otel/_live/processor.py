@@ -8,10 +8,13 @@ processor hook runs at its end): the engine decides -> the driver's ``Results`` 
 sees the enriched span, whatever their order) -> raise (enforce mode), or hand the refusal to an
 ``enforce()`` scope (``handoff``). It owns this guard's ``Handoff`` and ``SwallowWatch``.
 
-On a known SDK the per-span hooks are the closures of ``sdk.hooks`` (built once per guard over
-the engine's door, reading the SDK span's fields inline); ``on_start``/``on_end`` below are the
-generic hooks of any other SDK, over the public span API. Every touch of an SDK private field is
-in ``_engine/sdk``.
+Its per-span hooks are the closures of ``sdk.hooks``, one implementation built once per guard
+over the engine's door and this driver's steps (``_started``, ``_root_ended``, the swallow
+watch): bound on the instance (``attach``), and on a known SDK also the provider's own dispatch
+(``dispatch.ride``). They read the SDK span's fields inline, or on an SDK whose layout they do
+not know the same fields through the public span API. The class's ``on_start``/``on_end`` do
+nothing: they are what a shut-down guard keeps (``detach``). Every touch of an SDK private field
+is in ``_engine/sdk``.
 """
 
 from __future__ import annotations

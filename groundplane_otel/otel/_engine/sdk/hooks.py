@@ -1,12 +1,16 @@
-"""The guard's per-span hooks on a known SDK: ``on_start``/``on_end`` closures built once per
-guard (when ``sdk.sdk_layout()`` holds), bound on the guard's processor (``attach``), and the
-hooks of a guard that was shut down (``detach``).
+"""The guard's per-span hooks, one implementation: ``span_hooks`` builds the ``on_start``/
+``on_end`` closures once per guard, over the engine's door (``Door``: the structural view of
+``Engine`` they read; this package imports nothing of the engine) and the driver's steps
+(``Driven``). ``attach`` binds them on the guard's processor, ``detach`` stops them when it
+shuts down.
 
-Riding on the provider's dispatch (``sdk.dispatch.ride``), the closures *are* the provider's
-``on_start``/``on_end``: they hand the span to every registered processor, then do the guard's
-work, so a span pays no call of its own for the guard. They read the SDK fields listed in
-``sdk.FIELDS`` inline (``_parent``, ``_context``, ``_name``, ``_attributes._dict``,
-``_span_processors``): no call per span.
+On a known SDK (``sdk.sdk_layout()``) they read the fields listed in ``sdk.FIELDS`` inline
+(``_parent``, ``_context``, ``_name``, ``_attributes._dict``, ``_span_processors``): no call
+per span. On any other SDK the same closures run on a ``PublicSpan``, the span read through
+the public API into those fields: the reads are the only thing that differs. Riding on the
+provider's dispatch (``sdk.dispatch.ride``, known SDKs only), the closures *are* the
+provider's ``on_start``/``on_end``: they hand the span to every registered processor, then do
+the guard's part, so a span pays no call of its own for the guard.
 """
 
 from __future__ import annotations
@@ -114,9 +118,10 @@ class PublicSpan:
     """A span of an SDK whose layout the hooks do not know (``sdk_layout()`` is False), read
     through the public span API into the fields the hooks read on an SDK span (``_parent``,
     ``_context``, ``_name``, ``_attributes``, of the same shapes): the hooks are one code on
-    either. ``span`` is the span itself, what the guard's steps get."""
+    either. ``span`` is the span itself, what the guard's steps get. Its attributes are a plain
+    dict (read as it is), a copy when the span's own are another mapping."""
 
-    __slots__ = ("_attributes", "_context", "_name", "_parent", "attributes", "span")
+    __slots__ = ("_attributes", "_context", "_name", "_parent", "span")
     _parent: tuple[int, int, bool] | None
     _context: tuple[int, int]
 
@@ -129,7 +134,8 @@ class PublicSpan:
         context = span.get_span_context()
         self._context = (context.trace_id, context.span_id)
         self._name = span.name
-        self._attributes = self.attributes = span_attributes(span)  # a dict is read as it is
+        attributes = span_attributes(span)
+        self._attributes = attributes if type(attributes) is dict else dict(attributes)
 
 
 def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, Callable[[], None]]:
