@@ -894,10 +894,14 @@ def test_generic_hooks_decide_like_the_fast_ones(
     assert len(guard.processor.engine.store) == 0
 
 
-def test_shutdown_switches_the_fast_hooks_off(otel: Harness) -> None:
-    """After uninstall the fast hooks are replaced: no root is tracked, nothing is checked."""
+def test_shutdown_switches_the_hooks_off(otel: Harness) -> None:
+    """After uninstall the guard's hooks are gone (its class's do nothing): no root is
+    tracked, nothing is checked."""
     guard = otel.install()
+    assert "on_start" in vars(guard.processor)
     guard.uninstall()
+    assert "on_start" not in vars(guard.processor)
+    assert "on_end" not in vars(guard.processor)
     run_agent(otel, "US")
     assert guard.processor.engine.store.roots == {}
     assert final_chat(otel) == []
