@@ -894,6 +894,28 @@ def test_generic_hooks_decide_like_the_fast_ones(
     assert len(guard.processor.engine.store) == 0
 
 
+def test_a_bug_reading_a_span_through_the_public_api_never_breaks_the_app(
+    otel: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an SDK whose layout the hooks do not know, a bug while reading a span through the
+    public API (``PublicSpan``) is logged and counted at its start and at its end; the span is
+    still exported and nothing reaches the app."""
+    import groundplane_otel.otel._engine.sdk.hooks as hooks_module
+    import groundplane_otel.otel._live.processor as guard_module
+
+    monkeypatch.setattr(guard_module, "sdk_layout", lambda: False)
+    guard = otel.install()
+    guard.processor.raise_internal_errors = False
+
+    def boom(span: object) -> None:
+        raise RuntimeError("guard bug")
+
+    monkeypatch.setattr(hooks_module, "span_attributes", boom)
+    otel.tracer.start_span("GET /campaigns").end()
+    assert guard.processor.internal_errors == 2
+    assert len(otel.spans("GET /campaigns")) == 1
+
+
 def test_shutdown_switches_the_hooks_off(otel: Harness) -> None:
     """After uninstall the guard's hooks are gone (its class's do nothing): no root is
     tracked, nothing is checked."""

@@ -275,10 +275,20 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
         return on_start, on_end, stop
 
     def public_start(owner: Any, span: Any, parent_context: Context | None = None) -> None:
-        on_start(NO_PROCESSORS, PublicSpan(span), parent_context)  # hands the span to no one
+        try:
+            view = PublicSpan(span)
+        except Exception:  # the guard's own bug: never into the application
+            processor._internal_error("on_start")
+            return
+        on_start(NO_PROCESSORS, view, parent_context)  # hands the span to no one
 
     def public_end(owner: Any, span: Any) -> None:
-        on_end(NO_PROCESSORS, PublicSpan(span))
+        try:
+            view = PublicSpan(span)
+        except Exception:
+            processor._internal_error("on_end")
+            return
+        on_end(NO_PROCESSORS, view)
 
     return public_start, public_end, stop
 
