@@ -877,13 +877,15 @@ def test_an_output_json_cannot_encode_is_still_checked_under_an_agent(
 def test_generic_hooks_decide_like_the_fast_ones(
     otel: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On an SDK whose span layout the fast hooks do not know, the generic hooks capture the
-    fact, match through the agent, block, count once and drop the trace at its root's end."""
+    """On an SDK whose span layout the hooks do not know, the same hooks read each span through
+    the public API (the guard is added as a span processor): they capture the fact, match
+    through the agent, block, count once and drop the trace at its root's end."""
     import groundplane_otel.otel._live.processor as guard_module
 
     monkeypatch.setattr(guard_module, "sdk_layout", lambda: False)
     guard = otel.install()
-    assert "on_start" not in vars(guard.processor)  # the class's generic methods
+    assert guard.processor._leave_dispatch is None  # not riding: added as a span processor
+    assert vars(guard.processor)["on_start"].__name__ == "public_start"  # on a PublicSpan
     with pytest.raises(ClaimsUnsupported):
         run_agent(otel, "US")
     (chat,) = final_chat(otel)
@@ -892,10 +894,36 @@ def test_generic_hooks_decide_like_the_fast_ones(
     assert len(guard.processor.engine.store) == 0
 
 
-def test_shutdown_switches_the_fast_hooks_off(otel: Harness) -> None:
-    """After uninstall the fast hooks are replaced: no root is tracked, nothing is checked."""
+def test_a_bug_reading_a_span_through_the_public_api_never_breaks_the_app(
+    otel: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an SDK whose layout the hooks do not know, a bug while reading a span through the
+    public API (``PublicSpan``) is logged and counted at its start and at its end; the span is
+    still exported and nothing reaches the app."""
+    import groundplane_otel.otel._engine.sdk.hooks as hooks_module
+    import groundplane_otel.otel._live.processor as guard_module
+
+    monkeypatch.setattr(guard_module, "sdk_layout", lambda: False)
     guard = otel.install()
+    guard.processor.raise_internal_errors = False
+
+    def boom(span: object) -> None:
+        raise RuntimeError("guard bug")
+
+    monkeypatch.setattr(hooks_module, "span_attributes", boom)
+    otel.tracer.start_span("GET /campaigns").end()
+    assert guard.processor.internal_errors == 2
+    assert len(otel.spans("GET /campaigns")) == 1
+
+
+def test_shutdown_switches_the_hooks_off(otel: Harness) -> None:
+    """After uninstall the guard's hooks are gone (its class's do nothing): no root is
+    tracked, nothing is checked."""
+    guard = otel.install()
+    assert "on_start" in vars(guard.processor)
     guard.uninstall()
+    assert "on_start" not in vars(guard.processor)
+    assert "on_end" not in vars(guard.processor)
     run_agent(otel, "US")
     assert guard.processor.engine.store.roots == {}
     assert final_chat(otel) == []

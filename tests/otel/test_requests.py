@@ -19,6 +19,17 @@ INCOMING = trace.set_span_in_context(
 AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "analyst"}
 
 
+@pytest.fixture(params=["sdk fields", "public API"])
+def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The guard's hooks read the SDK span's fields, or (an SDK whose layout they do not know)
+    the same hooks read each span through the public API."""
+    if request.param == "public API":
+        import groundplane_otel.otel._live.processor as processor_module
+
+        monkeypatch.setattr(processor_module, "sdk_layout", lambda: False)
+    return str(request.param)
+
+
 def outcomes(otel: Harness) -> list[tuple[str, int]]:
     return sorted(
         (labels["groundplane.outcome"], value)
@@ -26,7 +37,7 @@ def outcomes(otel: Harness) -> list[tuple[str, int]]:
     )
 
 
-def test_two_requests_with_one_traceparent_never_share_facts(otel: Harness) -> None:
+def test_two_requests_with_one_traceparent_never_share_facts(otel: Harness, layout: str) -> None:
     """Request B (same incoming traceparent as A, interleaved) cannot use A's fact: its
     answer fails closed as fact_missing while A's passes."""
     guard = otel.install()
@@ -49,7 +60,7 @@ def test_two_requests_with_one_traceparent_never_share_facts(otel: Harness) -> N
     assert guard.processor.engine.store.spans == {}
 
 
-def test_two_requests_with_one_traceparent_never_conflict(otel: Harness) -> None:
+def test_two_requests_with_one_traceparent_never_conflict(otel: Harness, layout: str) -> None:
     """Different results under one fact name in two such requests are no conflict: each
     request checks its answer against its own result."""
     otel.install()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from types import MethodType
+from types import MappingProxyType, MethodType
 from typing import Any
 
 from opentelemetry import trace
@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import (
 
 import groundplane_otel
 from groundplane_otel.otel._engine import sdk
+from groundplane_otel.otel._engine.sdk.hooks import PublicSpan
 from groundplane_otel.otel.replay.records import SpanRecord, proto_span
 from tests.otel.otel_harness import Harness, sales_config
 
@@ -193,6 +194,29 @@ def test_a_span_record_holds_no_sdk_field_and_is_read_through_the_public_api() -
     context = record.get_span_context()
     assert (context.trace_id, context.span_id) == (trace_id, 0x02 * 0x0101010101010101)
     assert record.is_recording()
+
+
+def test_a_public_span_reads_what_the_hooks_read_on_an_sdk_span() -> None:
+    """On an SDK whose layout the hooks do not know, the same hooks run on a ``PublicSpan``: the
+    span read through the public API into the fields they read, equal to an SDK span's own
+    (live and finished, root and child); attributes another processor made some other mapping
+    become a plain dict."""
+    tracer = TracerProvider().get_tracer("contract")
+    root = tracer.start_span("root", attributes={"k": "v"})
+    child = tracer.start_span("child", context=trace.set_span_in_context(root))
+    spans: list[Any] = [root, child, root._readable_span(), child._readable_span()]
+    for span in spans:
+        view = PublicSpan(span)
+        assert view.span is span
+        assert view._parent == (None if span._parent is None else tuple(span._parent)[:3])
+        assert view._context == tuple(span._context)[:2]
+        assert view._name == span._name
+        assert type(view._attributes) is dict
+        assert view._attributes == span._attributes._dict
+    replaced = child._readable_span()
+    replaced._attributes = MappingProxyType({"k": "w"})  # type: ignore[assignment]
+    assert PublicSpan(replaced)._attributes == {"k": "w"}
+    assert type(PublicSpan(replaced)._attributes) is dict
 
 
 def _span() -> Span:

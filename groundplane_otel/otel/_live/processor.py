@@ -8,10 +8,13 @@ processor hook runs at its end): the engine decides -> the driver's ``Results`` 
 sees the enriched span, whatever their order) -> raise (enforce mode), or hand the refusal to an
 ``enforce()`` scope (``handoff``). It owns this guard's ``Handoff`` and ``SwallowWatch``.
 
-On a known SDK the per-span hooks are the closures of ``sdk.hooks`` (built once per guard over
-the engine's door, reading the SDK span's fields inline); ``on_start``/``on_end`` below are the
-generic hooks of any other SDK, over the public span API. Every touch of an SDK private field is
-in ``_engine/sdk``.
+Its per-span hooks are the closures of ``sdk.hooks``, one implementation built once per guard
+over the engine's door and this driver's steps (``_started``, ``_root_ended``, the swallow
+watch): bound on the instance (``attach``), and on a known SDK also the provider's own dispatch
+(``dispatch.ride``). They read the SDK span's fields inline, or on an SDK whose layout they do
+not know the same fields through the public span API. The class's ``on_start``/``on_end`` do
+nothing: they are what a shut-down guard keeps (``detach``). Every touch of an SDK private field
+is in ``_engine/sdk``.
 """
 
 from __future__ import annotations
@@ -29,15 +32,11 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine import (
-    CHAIN_ATTR,
     COUNTED,
     HANDED_ATTR,
-    LLM_KEYS,
-    LLM_PREFIXES,
     NO_DICT,
     OUTPUT_ATTR,
     STREAM_ATTR,
-    TOOL_KEYS,
     WATCHERS_ATTR,
     Coverage,
     Engine,
@@ -99,10 +98,8 @@ class GroundplaneSpanProcessor(SpanProcessor):
         results.watch_traces(engine)  # groundplane.traces.active = len(engine)
         self._enabled = True
         self.known_layout = sdk_layout()
-        self._stop_hooks: Callable[[], None] | None = None
         self._leave_dispatch: Callable[[], None] | None = None  # set by install (dispatch.ride)
-        if self.known_layout:  # per-instance closures: every span of the app goes through them
-            self._stop_hooks = attach(self)
+        self._stop_hooks = attach(self)  # closures: every span of the app goes through them
 
     @property
     def internal_errors(self) -> int:
@@ -120,56 +117,11 @@ class GroundplaneSpanProcessor(SpanProcessor):
     # -- SpanProcessor ------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
-        if not self._enabled:
-            return
-        try:
-            engine = self.engine
-            parent = span.parent
-            inherited: tuple[Any, ...] | None = None
-            if parent is None or parent.is_remote:
-                trace_id, span_id = span_ids(span)
-                engine.root_started(trace_id, span_id)
-                self.handoff.bind(trace_id)
-            else:
-                trace_id = parent.trace_id
-                if trace_id in engine.shared:
-                    engine.joined(span_ids(span)[1], parent.span_id)
-                if trace_id in engine.traces:
-                    inherited = engine.parent_lineage(parent_context)
-            if not engine.boundaries:
-                return
-            name, attributes = span.name, span_attributes(span)
-            if (
-                LLM_KEYS.isdisjoint(attributes)
-                and not name.startswith(LLM_PREFIXES)
-                and name not in engine.llm_names
-            ):
-                if inherited:
-                    setattr(span, CHAIN_ATTR, inherited)
-                return
-            self._started(span, name, attributes, trace_id, inherited)
-        except Exception:
-            self._internal_error("on_start")
+        """Nothing: a live guard's hooks are its own closures (``sdk.hooks.attach``, bound at
+        construction); these are what it has once shut down."""
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Generic hook (the fast closures of ``sdk.hooks`` replace it on a known SDK)."""
-        if not self._enabled:
-            return
-        try:
-            engine = self.engine
-            attributes = span_attributes(span)
-            trace_id, span_id = span_ids(span)
-            request = engine.request_of_span(trace_id, span_id)
-            if engine.by_tool and not TOOL_KEYS.isdisjoint(attributes):
-                engine.tool_ended(span.name, attributes, trace_id, span_id, request)
-            if self.swallow.pending:
-                self.swallow.ended(span)
-            parent = span.parent
-            if parent is None or parent.is_remote:
-                self._root_ended(trace_id, span_id, request)
-        except Exception:
-            self._internal_error("on_end")
+        """Nothing (see ``on_start``)."""
 
     def _started(
         self,
@@ -195,8 +147,7 @@ class GroundplaneSpanProcessor(SpanProcessor):
         if self._leave_dispatch is not None:  # riding on the provider's dispatch
             self._leave_dispatch()
             self._leave_dispatch = None
-        if self._stop_hooks is not None:  # the fast closures (they do not check _enabled)
-            detach(self, self._stop_hooks)
+        detach(self, self._stop_hooks)  # the closures (they do not check _enabled)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True

@@ -4,10 +4,13 @@ SDK method or class it replaces at runtime, listed here as data and touched only
 ``FIELDS`` holds each field (owner class, name, the types of its value, who uses it) and
 ``REPLACED`` each runtime replacement; ``tests/otel/test_sdk_contract.py`` checks both against
 the installed SDK, and that no module outside this package touches an SDK underscore name.
-The code that relies on them: the small readers and writers below, ``sdk.hooks`` (the per-span
-hooks built once per guard, which read the span's fields inline: a span pays no call for them)
-and ``sdk.dispatch`` (riding on the provider's span-processor dispatch). Replay's records
-mimic none of them: the replay driver hands the engine plain fields.
+The code that relies on them: the small readers and writers below, ``sdk.hooks`` (the guard's
+per-span hooks, one implementation built once per guard, which read the span's fields inline:
+a span pays no call for them; on an SDK whose layout they do not know, the same hooks read a
+view of each span made through the public API) and ``sdk.dispatch`` (riding on the provider's
+span-processor dispatch). The package is a leaf: it imports nothing of the engine (the hooks
+read it through structural protocols). Replay's records mimic none of
+them: the replay driver hands the engine plain fields.
 """
 
 from __future__ import annotations
@@ -100,8 +103,8 @@ FIELDS: tuple[Field, ...] = (
 
 REPLACED: tuple[Replacement, ...] = (
     Replacement(Span, "end", "per instance on a span that may carry an output (wrap_end)"),
-    Replacement(SpanProcessor, "on_start", "per instance on the guard: a fast hook (hooks.attach)"),
-    Replacement(SpanProcessor, "on_end", "per instance on the guard: a fast hook (hooks.attach)"),
+    Replacement(SpanProcessor, "on_start", "per instance on the guard: its hook (hooks.attach)"),
+    Replacement(SpanProcessor, "on_end", "per instance on the guard: its hook (hooks.attach)"),
     *(
         Replacement(kind, name, "in the riding dispatcher class, built with type() (dispatch)")
         for kind in DISPATCHERS
@@ -119,9 +122,10 @@ DISPATCH_STATE = tuple(dict.fromkeys(field.name for field in FIELDS if field.own
 
 @functools.cache
 def sdk_layout() -> bool:
-    """Does this SDK keep what the fast hooks read where they read it (SpanContext as a
+    """Does this SDK keep what the hooks read where they read it (SpanContext as a
     ``(trace_id, span_id, is_remote, ...)`` tuple, ``_parent``/``_context``/``_name`` and
-    ``_attributes._dict``, on live and on finished spans)? Otherwise the generic hooks run.
+    ``_attributes._dict``, on live and on finished spans)? Otherwise the same hooks read each
+    span through the public API (``hooks.PublicSpan``) and the guard does not ride.
     Probed once, on a span of a throwaway provider."""
     try:
         from opentelemetry.sdk.trace.sampling import ALWAYS_ON

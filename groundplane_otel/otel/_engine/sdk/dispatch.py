@@ -6,10 +6,10 @@ A processor added with ``add_span_processor`` costs every span of the applicatio
 not the current span (the guard could not see an enclosing agent). So on the SDK's two
 dispatchers the provider (and every tracer it handed out) gets a dispatcher of a subclass
 that shares the original's processors and lock, whose ``on_start``/``on_end`` are the guard's
-fast hooks: they hand the span to every registered processor first (inline for
-``SynchronousMultiSpanProcessor``; through the dispatcher's own hook for
-``ConcurrentMultiSpanProcessor``, called by a small wrapper before the guard's), then do the
-guard's part on the caller's thread.
+hooks (``hooks.span_hooks``, reading the SDK span's fields inline): they hand the span to
+every registered processor first (inline for ``SynchronousMultiSpanProcessor``; through the
+dispatcher's own hook for ``ConcurrentMultiSpanProcessor``, called by a small wrapper before
+the guard's), then do the guard's part on the caller's thread.
 Processors keep their order (the guard acts after all of them, as if it were the last one
 added). The two dispatchers hold one list of processors while the guard rides (the SDK's
 ``add_span_processor`` extends it in place), so a processor added to either — through the
@@ -19,7 +19,8 @@ tracers the application's dispatcher back, with its processors as a tuple again 
 keeps no tracers, the dispatcher instance's class is changed instead, and back). The provider
 is held weakly: the guard never keeps a provider the application dropped alive. Any other
 dispatcher (a custom class, one whose class something else changed), or an SDK whose span
-layout the fast hooks do not know: the guard is added as a span processor.
+layout the hooks do not know (they read each span through the public API there): the guard is
+added as a span processor, its own hooks (``hooks.attach``) called by the dispatcher.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor
 
 from groundplane_otel.otel._engine.sdk import DISPATCH_STATE, DISPATCHERS
-from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, fast_hooks
+from groundplane_otel.otel._engine.sdk.hooks import NO_PROCESSORS, Hook, span_hooks
 
 if TYPE_CHECKING:
     from groundplane_otel.otel._engine.sdk.hooks import Driven
@@ -49,7 +50,7 @@ def ride(processor: Driven, tracer_provider: Any) -> Callable[[], None] | None:
     kind = type(dispatch)
     if kind not in DISPATCHERS or not processor.known_layout:
         return None
-    on_start, on_end, stop = fast_hooks(processor)
+    on_start, on_end, stop = span_hooks(processor)
     if kind is not SynchronousMultiSpanProcessor:
         on_start, on_end = _after_dispatch(kind, on_start, on_end)
 

@@ -1,12 +1,16 @@
-"""The guard's per-span hooks on a known SDK: ``on_start``/``on_end`` closures built once per
-guard (when ``sdk.sdk_layout()`` holds), bound on the guard's processor (``attach``), and the
-hooks of a guard that was shut down (``detach``).
+"""The guard's per-span hooks, one implementation: ``span_hooks`` builds the ``on_start``/
+``on_end`` closures once per guard, over the engine's door (``Door``: the structural view of
+``Engine`` they read; this package imports nothing of the engine) and the driver's steps
+(``Driven``). ``attach`` binds them on the guard's processor, ``detach`` stops them when it
+shuts down.
 
-Riding on the provider's dispatch (``sdk.dispatch.ride``), the closures *are* the provider's
-``on_start``/``on_end``: they hand the span to every registered processor, then do the guard's
-work, so a span pays no call of its own for the guard. They read the SDK fields listed in
-``sdk.FIELDS`` inline (``_parent``, ``_context``, ``_name``, ``_attributes._dict``,
-``_span_processors``): no call per span.
+On a known SDK (``sdk.sdk_layout()``) they read the fields listed in ``sdk.FIELDS`` inline
+(``_parent``, ``_context``, ``_name``, ``_attributes._dict``, ``_span_processors``): no call
+per span. On any other SDK the same closures run on a ``PublicSpan``, the span read through
+the public API into those fields: the reads are the only thing that differs. Riding on the
+provider's dispatch (``sdk.dispatch.ride``, known SDKs only), the closures *are* the
+provider's ``on_start``/``on_end``: they hand the span to every registered processor, then do
+the guard's part, so a span pays no call of its own for the guard.
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from groundplane_otel.otel._engine.sdk import span_attributes
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, Span
 
-__all__ = ["NAMES_REMEMBERED", "NO_PROCESSORS", "Driven", "attach", "detach", "fast_hooks"]
+__all__ = [
+    "NAMES_REMEMBERED",
+    "NO_PROCESSORS",
+    "Driven",
+    "PublicSpan",
+    "attach",
+    "detach",
+    "span_hooks",
+]
 
 
 class Door(Protocol):
@@ -32,22 +44,36 @@ class Door(Protocol):
     roots of the store (read inline: a span that starts no request pays no call), the traces
     with lineage, the names and keys that make a span worth a call, and its entry points."""
 
-    requests: Container[int]
-    roots: dict[int, Any]
-    roots_limit: int
-    shared: Container[int]
-    traces: dict[int, None]
-    boundaries: Mapping[str, Any]
-    by_tool: Mapping[str, Any]
-    llm_names: frozenset[str]
-    chain_attr: str
-    llm_keys: frozenset[str]
-    llm_prefixes: tuple[str, ...]
-    tool_keys: frozenset[str]
+    # Read-only to the hooks (properties: the engine's own fields, of any narrower type, fit).
+    @property
+    def requests(self) -> Container[Any]: ...
+    @property
+    def roots(self) -> dict[int, Any]: ...
+    @property
+    def roots_limit(self) -> int: ...
+    @property
+    def shared(self) -> Container[int]: ...
+    @property
+    def traces(self) -> dict[int, None]: ...
+    @property
+    def boundaries(self) -> Mapping[str, Any]: ...
+    @property
+    def by_tool(self) -> Mapping[str, Any]: ...
+    @property
+    def llm_names(self) -> frozenset[str]: ...
+    @property
+    def chain_attr(self) -> str: ...
+    @property
+    def llm_keys(self) -> frozenset[str]: ...
+    @property
+    def llm_prefixes(self) -> tuple[str, ...]: ...
+    @property
+    def tool_keys(self) -> frozenset[str]: ...
 
     def root_started(self, trace_id: int, span_id: int) -> None: ...
     def joined(self, span_id: int, parent_id: int) -> None: ...
     def parent_lineage(self, parent_context: Context | None) -> tuple[Any, ...] | None: ...
+    def request_of_span(self, trace_id: int, span_id: int) -> Any: ...
     def tool_ended(
         self, name: str, attributes: Mapping[str, Any], trace_id: int, span_id: int, request: Any
     ) -> None: ...
@@ -57,10 +83,14 @@ class Driven(Protocol):
     """The driver the hooks belong to (the live ``GroundplaneSpanProcessor``): its engine's
     door, its ``enforce()`` hand-over and swallow watch, and the steps it takes itself."""
 
-    engine: Door
-    handoff: Any
-    swallow: Any
-    known_layout: bool
+    @property
+    def engine(self) -> Door: ...
+    @property
+    def handoff(self) -> Any: ...
+    @property
+    def swallow(self) -> Any: ...
+    @property
+    def known_layout(self) -> bool: ...
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None: ...
     def on_end(self, span: ReadableSpan) -> None: ...
@@ -84,36 +114,66 @@ NO_PROCESSORS = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
 Hook = Callable[..., None]
 
 
-def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
-    """``on_start``/``on_end`` as closures over what they read, on the SDK span's own
-    fields (``sdk.FIELDS``, as ``sdk_layout()`` found them): the same decisions as the generic
-    hooks, at a fraction of the cost for the spans the guard ignores (no attribute lookups on
-    ``processor``, no property calls). A plain dict in ``_attributes`` (
-    OpenInference's pydantic-ai processor puts one on SDK spans) is read as it is, any other
-    replacement through the public API.
+class PublicSpan:
+    """A span of an SDK whose layout the hooks do not know (``sdk_layout()`` is False), read
+    through the public span API into the fields the hooks read on an SDK span (``_parent``,
+    ``_context``, ``_name``, ``_attributes``, of the same shapes): the hooks are one code on
+    either. ``span`` is the span itself, what the guard's steps get. Its attributes are a plain
+    dict (read as it is), a copy when the span's own are another mapping."""
+
+    __slots__ = ("_attributes", "_context", "_name", "_parent", "span")
+    _parent: tuple[int, int, bool] | None
+    _context: tuple[int, int]
+
+    def __init__(self, span: Any) -> None:
+        self.span = span
+        parent = span.parent
+        self._parent = None
+        if parent is not None:
+            self._parent = (parent.trace_id, parent.span_id, parent.is_remote)
+        context = span.get_span_context()
+        self._context = (context.trace_id, context.span_id)
+        self._name = span.name
+        attributes = span_attributes(span)
+        self._attributes = attributes if type(attributes) is dict else dict(attributes)
+
+
+def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, Callable[[], None]]:
+    """``on_start``/``on_end`` as closures over what they read: the guard's per-span
+    decisions, written once. They read the span's fields inline (``sdk.FIELDS``, as
+    ``sdk_layout()`` found them: no call per span) and hand the span to the driver's steps.
+    ``public``: the hooks of an SDK whose layout is unknown, the same closures on a
+    ``PublicSpan`` of each span (what differs is only how the fields are read).
 
     The hooks take their owner first, as methods do: an SDK ``SynchronousMultiSpanProcessor``,
     whose processors each first gets the span, inline (the provider's dispatch, on which
     ``dispatch.ride`` makes them the class's methods; ``NO_PROCESSORS`` otherwise). The third
     closure stops the guard's part (the hand-over goes on).
 
-    While a trace with two requests is live (``store.shared``), a span's end takes the generic
-    hook (each span maps to its request there); the generic start needs nothing of it here."""
+    A span that starts no request, in a trace without lineage, pays no call into the engine:
+    the store's roots and requests are read inline. While a trace with two requests is live
+    (``Door.shared``), each span's request is looked up (``Door.joined`` at its start,
+    ``Door.request_of_span`` at its end)."""
     engine = processor.engine
     lineage, chain_attr = engine.traces, engine.chain_attr
     roots, requests, shared = engine.roots, engine.requests, engine.shared
     roots_limit, root_started = engine.roots_limit, engine.root_started
     joined, parent_lineage, tool_ended = engine.joined, engine.parent_lineage, engine.tool_ended
+    request_of_span = engine.request_of_span
     handoff = processor.handoff  # this guard's enforce() scopes
     entered = handoff.entered  # empty until an enforce() scope was entered for this guard
     awaited = handoff.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = engine.llm_keys.isdisjoint, engine.tool_keys.isdisjoint
     guarded, by_tool = bool(engine.boundaries), bool(engine.by_tool)
     bounded = BoundedAttributes
-    pending = processor.swallow.pending  # blocks waiting for their run (mutated in place)
-    generic_end = type(processor).on_end
+    swallow = processor.swallow
+    pending = swallow.pending  # blocks waiting for their run (mutated in place)
     plain: set[str] = set()  # span names known not to be LLM-like (bounded)
     prefixes, llm_names = engine.llm_prefixes, engine.llm_names
+    # The driver's steps, given the span itself (on a ``PublicSpan``: the span it reads).
+    started, mark, swallowed = processor._started, setattr, swallow.ended
+    if public:
+        started, mark, swallowed = _of_span(started), _of_span(mark), _of_span(swallowed)
     guarding = True
 
     def plain_name(name: str) -> bool:
@@ -155,9 +215,9 @@ def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
                 attributes = attributes._dict
             if (name in plain or plain_name(name)) and llm_disjoint(attributes):
                 if inherited:
-                    setattr(span, chain_attr, inherited)
+                    mark(span, chain_attr, inherited)
                 return
-            processor._started(span, name, attributes, span._context[0], inherited)
+            started(span, name, attributes, span._context[0], inherited)
         except Exception:
             processor._internal_error("on_start")
 
@@ -166,14 +226,16 @@ def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
             for registered in owner._span_processors:
                 registered.on_end(span)
         except BaseException:  # another processor raised: the guard's part still runs
-            generic_end(processor, span)
+            on_end(NO_PROCESSORS, span)
             raise
         if not guarding:
             return
-        if shared:  # a trace with two requests is live: each span's request is looked up
-            generic_end(processor, span)
-            return
         try:
+            if shared:  # a trace with two requests is live: each span's request is looked up
+                context = span._context
+                request = request_of_span(context[0], context[1])
+            else:
+                request = None  # its trace's
             if by_tool:
                 attributes = span._attributes
                 if type(attributes) is not bounded:  # a plain dict is read as it is
@@ -184,21 +246,24 @@ def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
                 if not tool_disjoint(attributes):
                     context = span._context
                     trace_id = context[0]
-                    tool_ended(span._name, attributes, trace_id, context[1], trace_id)
+                    held = trace_id if request is None else request
+                    tool_ended(span._name, attributes, trace_id, context[1], held)
             if pending:  # a refusal raised in this process waits for its run
-                processor.swallow.ended(span)
+                swallowed(span)
             parent = span._parent
             if parent is None or parent[2]:  # a local root: TraceStore.root_ended
                 context = span._context
                 trace_id = context[0]
-                if roots.get(trace_id) == context[1] and trace_id not in requests:
-                    del roots[trace_id]  # its only live root, no facts held: nothing to lock
-                    if lineage:
-                        lineage.pop(trace_id, None)
-                    if trace_id in awaited:
-                        handoff.release(trace_id)
-                    return
-                processor._root_ended(trace_id, context[1], trace_id)
+                if request is None:
+                    if roots.get(trace_id) == context[1] and trace_id not in requests:
+                        del roots[trace_id]  # its only live root, no facts held: nothing to lock
+                        if lineage:
+                            lineage.pop(trace_id, None)
+                        if trace_id in awaited:
+                            handoff.release(trace_id)
+                        return
+                    request = trace_id
+                processor._root_ended(trace_id, context[1], request)
         except Exception:
             processor._internal_error("on_end")
 
@@ -206,28 +271,51 @@ def fast_hooks(processor: Driven) -> tuple[Hook, Hook, Callable[[], None]]:
         nonlocal guarding
         guarding = False
 
-    return on_start, on_end, stop
+    if not public:
+        return on_start, on_end, stop
+
+    def public_start(owner: Any, span: Any, parent_context: Context | None = None) -> None:
+        try:
+            view = PublicSpan(span)
+        except Exception:  # the guard's own bug: never into the application
+            processor._internal_error("on_start")
+            return
+        on_start(NO_PROCESSORS, view, parent_context)  # hands the span to no one
+
+    def public_end(owner: Any, span: Any) -> None:
+        try:
+            view = PublicSpan(span)
+        except Exception:
+            processor._internal_error("on_end")
+            return
+        on_end(NO_PROCESSORS, view)
+
+    return public_start, public_end, stop
+
+
+def _of_span(step: Callable[..., None]) -> Callable[..., None]:
+    """``step`` given the span a ``PublicSpan`` reads (its first argument)."""
+
+    def given_span(view: PublicSpan, *args: Any) -> None:
+        step(view.span, *args)
+
+    return given_span
 
 
 def attach(processor: Driven) -> Callable[[], None]:
-    """The fast hooks become ``processor``'s own ``on_start``/``on_end`` (per-instance methods
-    of an owner with no processors: a provider the guard does not ride calls them); returns the
-    closure that stops them."""
-    on_start, on_end, stop = fast_hooks(processor)
+    """The hooks become ``processor``'s own ``on_start``/``on_end`` (per-instance methods of
+    an owner with no processors: what a provider the guard does not ride calls), reading the
+    SDK span's fields on a known SDK, else through the public span API; returns the closure
+    that stops them."""
+    on_start, on_end, stop = span_hooks(processor, public=not processor.known_layout)
     processor.on_start = MethodType(on_start, NO_PROCESSORS)  # type: ignore[method-assign]
     processor.on_end = MethodType(on_end, NO_PROCESSORS)  # type: ignore[method-assign]
     return stop
 
 
 def detach(processor: Driven, stop: Callable[[], None]) -> None:
-    """``processor`` was shut down: its fast hooks stop, and its hooks do nothing."""
+    """``processor`` was shut down: its hooks stop, and it has its class's hooks again (which
+    do nothing)."""
     stop()
-    processor.on_start, processor.on_end = ignore_start, ignore_end  # type: ignore[method-assign]
-
-
-def ignore_start(span: Any, parent_context: Context | None = None) -> None:
-    """The hook of a guard that was shut down."""
-
-
-def ignore_end(span: Any) -> None:
-    """The hook of a guard that was shut down."""
+    vars(processor).pop("on_start", None)
+    vars(processor).pop("on_end", None)
