@@ -112,6 +112,7 @@ class _Timers:
         self.own.clear()
 
     def wrap(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` timed under ``label``."""
         stack, spent, calls, own = self._stack, self.spent, self.calls, self.own
         clock = time.process_time
 
@@ -225,6 +226,7 @@ def _workloads(traces: int, folder: Path) -> dict[str, Callable[[], None]]:
 
 
 def _best(run: Callable[[], None]) -> float:
+    """One run's CPU seconds, garbage collection off (as ``bench.compare`` runs)."""
     gc.collect()
     gc.disable()
     try:
