@@ -187,10 +187,7 @@ class Guard:
                 mode=mode,
                 capture_content=self.config.capture_content,
             )
-            results = self.processor.results
-            if span.is_recording():
-                results.annotate(span, evaluation)
-            results.record(span, evaluation)
+            self.processor.write(span, evaluation)
         except Exception:
             self.processor._internal_error(f"record_evaluation ({boundary})")
 

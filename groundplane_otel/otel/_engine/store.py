@@ -19,6 +19,7 @@ each span started in it maps its span id to its request's key (inherited from it
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -123,24 +124,21 @@ class FactsView:
 
 
 class TraceRegistry(FactRegistry):
-    """The registry of one request. Recording in code goes through the store's bounds and
-    conflict rules: a conflicting or over-limit record raises ValueError (as write-once does)."""
+    """A writable handle on one request's facts, for recording in code (``trace_registry()``).
+    It reads the request's facts in place; a record goes through the store's bounds and
+    conflict rules (``write``: the store's ``record`` for its request), and a conflicting or
+    over-limit one raises ValueError, as write-once does. The store never calls back into it."""
 
-    def __init__(self, store: TraceStore, request: RequestKey) -> None:
+    def __init__(
+        self, facts: FactRegistry, write: Callable[[TraceRegistry, str, Any, Provenance], str]
+    ) -> None:
         super().__init__()
-        self._store_owner = store
-        self._request = request
+        self._facts, self._restricted = facts._facts, facts._restricted  # shared, not copied
+        self._write = write
 
     def _store(self, name: str, value: Any, provenance: Provenance) -> Fact:
         self._check_writable(name)
-        outcome = self._store_owner.record(
-            self._request,
-            name,
-            value,
-            source="code",
-            provenance=provenance,
-            through=self,
-        )
+        outcome = self._write(self, name, value, provenance)
         if outcome == "ended":
             raise ValueError(
                 f"fact {name!r} was not recorded: this registry's request has ended (its "
@@ -149,12 +147,6 @@ class TraceRegistry(FactRegistry):
         if outcome not in ("recorded", "duplicate"):
             raise ValueError(f"fact {name!r} was not recorded in this request: {outcome}")
         return self.peek(name)
-
-    def _insert(self, name: str, value: Any, provenance: Provenance) -> None:
-        FactRegistry._store(self, name, value, provenance)
-
-    def _withdraw(self, name: str) -> None:
-        self._facts.pop(name, None)
 
 
 class _Charge:
@@ -194,10 +186,11 @@ def _caches(value: Any) -> int:
 
 
 class _Request:
-    __slots__ = ("bytes", "calls", "charges", "meta", "problems", "registry", "touched")
+    __slots__ = ("bytes", "calls", "charges", "handle", "meta", "problems", "registry", "touched")
 
-    def __init__(self, registry: TraceRegistry, now: float) -> None:
-        self.registry = registry
+    def __init__(self, now: float) -> None:
+        self.registry = FactRegistry()  # the request's facts, written by the store only
+        self.handle: TraceRegistry | None = None  # recording in code (made when asked for)
         self.problems: dict[str, str] = {}
         # fact -> the one tool call all its problems came from (absent: none, or several)
         self.calls: dict[str, ToolCallKey] = {}
@@ -332,7 +325,7 @@ class TraceStore:
         self._expire(now)
         while len(self.requests) >= self.limits.max_traces:
             self._drop(next(iter(self.requests)), evicted=True)
-        state = _Request(TraceRegistry(self, request), now)
+        state = _Request(now)
         self.requests[request] = state
         if self._count_traces is not None:
             self._count_traces(1)
@@ -362,7 +355,22 @@ class TraceStore:
         with self._lock:
             state = self._get(request, create=True)
             assert state is not None
-            return state.registry
+            if state.handle is None:
+                state.handle = TraceRegistry(state.registry, functools.partial(self._code, request))
+            return state.handle
+
+    def _code(
+        self,
+        request: RequestKey,
+        through: TraceRegistry,
+        name: str,
+        value: Any,
+        provenance: Provenance,
+    ) -> str:
+        """A fact recorded in code through ``request``'s handle (``TraceRegistry``)."""
+        return self.record(
+            request, name, value, source="code", provenance=provenance, through=through
+        )
 
     def record(
         self,
@@ -392,12 +400,12 @@ class TraceStore:
             charge = _Charge(estimate_size(value) if size is None else size, caches, None)
         with self._lock:
             state = self._get(request, create=through is None)
-            if state is None or (through is not None and state.registry is not through):
+            if state is None or (through is not None and state.handle is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
             outcome = self._admit(state, request, name, value, charge, call_of(provenance))
             if outcome == "recorded":
-                state.registry._insert(name, value, provenance)
+                state.registry._store(name, value, provenance)
                 state.meta[name] = (kind, source)
                 state.charges[name] = charge
                 if not charge.measured:
@@ -431,7 +439,7 @@ class TraceStore:
         if name in facts:
             if _same(facts[name].value, value):
                 return "duplicate"
-            state.registry._withdraw(name)
+            state.registry._facts.pop(name, None)
             state.meta.pop(name, None)
             state.problems[name] = "conflict"
             return "conflict"
@@ -548,7 +556,7 @@ class TraceStore:
 
     @staticmethod
     def _poison(state: _Request, name: str, outcome: str, call: ToolCallKey | None) -> None:
-        state.registry._withdraw(name)
+        state.registry._facts.pop(name, None)
         state.meta.pop(name, None)
         if name not in state.problems:
             state.problems[name] = outcome  # the first problem names the reason

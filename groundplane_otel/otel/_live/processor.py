@@ -225,11 +225,16 @@ class GroundplaneSpanProcessor(SpanProcessor):
         written on ``span`` (an answer the span path already counted is not written again)."""
         evaluation, new = self.engine.check_output(span, output, boundary)
         if new:
-            results = self.results
-            if span.is_recording():
-                results.annotate(span, evaluation)
-            results.record(span, evaluation)
+            self.write(span, evaluation)
         return evaluation
+
+    def write(self, span: Any, evaluation: Evaluation) -> None:
+        """Write an outcome decided outside a watched span's end (an adapter's hand-over, a
+        boundary the application ran itself): on ``span`` while it records, then counted."""
+        results = self.results
+        if span.is_recording():
+            results.annotate(span, evaluation)
+        results.record(span, evaluation)
 
     def delegate(self, boundary: str) -> None:
         """``boundary``'s answers are checked by a framework adapter (``check_output``)."""
