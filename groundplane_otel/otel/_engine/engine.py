@@ -23,7 +23,6 @@ from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.accounting import Accounting
 from groundplane_otel.otel._engine.capture import FactCapture, read_arguments, read_tool_call
 from groundplane_otel.otel._engine.coverage import Coverage
-from groundplane_otel.otel._engine.evaluate import CheckResults, UnitRunner
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     Ancestors,
@@ -40,8 +39,8 @@ from groundplane_otel.otel._engine.spans import (
     is_agent,
     is_llm,
 )
-from groundplane_otel.otel._engine.store import FactsView, RequestKey, TraceRegistry, TraceStore
-from groundplane_otel.otel.config import BoundarySpec, GuardConfig, Mode
+from groundplane_otel.otel._engine.store import RequestKey, TraceRegistry, TraceStore
+from groundplane_otel.otel.config import BoundarySpec, GuardConfig
 from groundplane_otel.otel.environment import GUARD_LOGGER, raise_internal_errors_from_env
 from groundplane_otel.otel.result import Evaluation
 
@@ -95,6 +94,11 @@ class Engine:
             length_limit=length_limit,
             coverage=coverage,
         )
+        # The stream gate's steps (``_stream/gate.py``) are the accounting's own.
+        accounting = self.accounting
+        self.stream_spec, self.stream_mode = accounting.stream_spec, accounting.stream_mode
+        self.stream_view, self.stream_runner = accounting.stream_view, accounting.stream_runner
+        self.stream_rest, self.check_streamed = accounting.stream_rest, accounting.check_streamed
         self.span_names = frozenset(
             s.match.span_name for s in config.boundaries if s.match.span_name
         )
@@ -279,34 +283,6 @@ class Engine:
     def restricts(self, tool: str) -> bool:
         """Does a fact ``tool``'s results feed hold restricted values (never echoed)?"""
         return self.capture.restricts(tool)
-
-    # -- the stream gate --------------------------------------------------------------------
-
-    def stream_spec(self, span: Any, boundary: str | None) -> BoundarySpec | None:
-        return self.accounting.stream_spec(span, boundary)
-
-    def stream_mode(self, spec: BoundarySpec) -> Mode:
-        return self.accounting.stream_mode(spec)
-
-    def stream_view(self, span: Any, spec: BoundarySpec) -> FactsView:
-        return self.accounting.stream_view(span, spec)
-
-    def stream_runner(self, view: FactsView, spec: BoundarySpec) -> UnitRunner:
-        return self.accounting.stream_runner(view, spec)
-
-    def stream_rest(self, span: Any, spec: BoundarySpec, text: str) -> CheckResults:
-        return self.accounting.stream_rest(span, spec, text)
-
-    def check_streamed(
-        self,
-        span: Any,
-        spec: BoundarySpec,
-        text: str,
-        run: CheckResults | None = None,
-        *,
-        duration: float = 0.0,
-    ) -> Evaluation:
-        return self.accounting.check_streamed(span, spec, text, run, duration=duration)
 
     # -- its own bugs, and the end ----------------------------------------------------------
 
