@@ -306,9 +306,50 @@ class Engine:
         self.store.clear()
         self.traces.clear()
 
-    # -- recorded spans (replay, the verifier) ----------------------------------------------
+    # -- span started / ended, in plain fields ---------------------------------------------
 
-    def lineage_of(self, parent: Any) -> tuple[Any, ...] | None:
-        """The lineage a span starting under ``parent`` (its parent span's handle, held by the
-        driver) inherits, if any: ``parent_lineage`` without a Context to find it in."""
-        return chain_of(parent) or None
+    def span_started(
+        self,
+        span: Any,
+        trace_id: int,
+        span_id: int,
+        parent_id: int,
+        root: bool,
+        name: str,
+        attributes: Mapping[str, Any],
+        parent: Any = None,
+    ) -> bool:
+        """A span started: ``root`` when it is a local root (its parent is remote or absent),
+        ``parent`` its parent's handle when the driver holds it (its lineage is inherited).
+        True when the engine decides its end (``decide``). The live hooks (``sdk/hooks.py``)
+        take these same steps inline, on the SDK span's own fields."""
+        inherited = None
+        if root:
+            self.root_started(trace_id, span_id)
+        else:
+            if trace_id in self.shared:  # two requests in one trace: its parent's
+                self.joined(span_id, parent_id)
+            if trace_id in self.traces:  # a guardable span started in this trace
+                inherited = chain_of(parent) or None
+        if not self.boundaries:
+            return False
+        if (
+            LLM_KEYS.isdisjoint(attributes)
+            and not name.startswith(LLM_PREFIXES)
+            and name not in self.llm_names
+        ):
+            if inherited:
+                setattr(span, CHAIN_ATTR, inherited)
+            return False
+        return self.started(span, name, attributes, trace_id, inherited)
+
+    def span_ended(
+        self, trace_id: int, span_id: int, root: bool, name: str, attributes: Mapping[str, Any]
+    ) -> None:
+        """A span ended (after ``decide``, for a span the engine decides): the facts its tool
+        result feeds, and, for a local root, its request's facts released."""
+        request = self.request_of_span(trace_id, span_id)
+        if self.by_tool and not TOOL_KEYS.isdisjoint(attributes):
+            self.tool_ended(name, attributes, trace_id, span_id, request)
+        if root:
+            self.root_ended(trace_id, span_id, request)

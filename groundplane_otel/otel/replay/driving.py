@@ -2,13 +2,11 @@
 
 A trace's ``SpanRecord``s (the engine's handles) start and end in time order (``timeline``:
 nesting respected even across services with skewed clocks), and each start and end is told to
-the ``Engine`` in plain fields, as the live span processor tells it the SDK's: a local root
-begins a request (``root_started``), a span in a trace holding two requests joins its parent's
-(``joined``), a span inherits its parent record's lineage (``lineage_of``), and one the engine
-may guard is watched (``started``). At a watched span's end the engine decides
-(``decide``) while the span still records; then the span's end (``tool_ended``: the facts its
-result feeds; ``root_ended``: its request's facts released), its lineage let go
-(``released``), and the evaluations recorded into the driver's ``Results`` (replay's ``Tally``).
+the ``Engine`` in plain fields (``span_started``: a local root begins a request, a span
+inherits its parent record's lineage, one the engine may guard is watched). At a watched
+span's end the engine decides (``decide``) while the span still records; then the span's end
+(``span_ended``: the facts its tool result feeds, a root's request released), its lineage let
+go (``released``), and the evaluations recorded into the driver's ``Results`` (replay's ``Tally``).
 A refusal (enforce mode) is counted from its ``Evaluation``, never raised: replay has no
 application to refuse. The engine's own bugs are counted (``Engine.internal_error``), never
 raised, as the live guard counts them.
@@ -20,15 +18,7 @@ import operator
 from collections.abc import Collection
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine import (
-    CHAIN_ATTR,
-    COUNTED,
-    LLM_KEYS,
-    LLM_PREFIXES,
-    TOOL_KEYS,
-    Engine,
-    Results,
-)
+from groundplane_otel.otel._engine import COUNTED, Engine, Results
 from groundplane_otel.otel.replay.records import SpanRecord
 from groundplane_otel.otel.result import Evaluation
 
@@ -56,28 +46,16 @@ class Driver:
     def _started(self, record: SpanRecord) -> None:
         engine = self.engine
         try:
-            trace_id = record.trace_id
-            inherited = None
-            if record.root:
-                engine.root_started(trace_id, record.span_id)
-            else:
-                if trace_id in engine.shared:  # two requests in one trace: its parent's
-                    engine.joined(record.span_id, record.parent_id)
-                if trace_id in engine.traces:  # a guardable span started in this trace
-                    inherited = engine.lineage_of(record.parent_record)
-            if not engine.boundaries:
-                return
-            name, attributes = record.name, record.attributes
-            if (
-                LLM_KEYS.isdisjoint(attributes)
-                and not name.startswith(LLM_PREFIXES)
-                and name not in engine.llm_names
-            ):
-                if inherited:
-                    setattr(record, CHAIN_ATTR, inherited)
-                return
-            if engine.started(record, name, attributes, trace_id, inherited):
-                record.watched = True
+            record.watched = engine.span_started(
+                record,
+                record.trace_id,
+                record.span_id,
+                record.parent_id,
+                record.root,
+                record.name,
+                record.attributes,
+                record.parent_record,
+            )
         except Exception:
             engine.internal_error("span start", reraise=False)
 
@@ -95,13 +73,9 @@ class Driver:
                     engine.internal_error("span end", reraise=False)
         record.ended = True
         try:
-            trace_id, span_id = record.trace_id, record.span_id
-            request = engine.request_of_span(trace_id, span_id)
-            attributes = record.attributes
-            if engine.by_tool and not TOOL_KEYS.isdisjoint(attributes):
-                engine.tool_ended(record.name, attributes, trace_id, span_id, request)
-            if record.root:
-                engine.root_ended(trace_id, span_id, request)
+            engine.span_ended(
+                record.trace_id, record.span_id, record.root, record.name, record.attributes
+            )
         except Exception:
             engine.internal_error("span end", reraise=False)
         if record.watched:
