@@ -174,6 +174,13 @@ def _from_message(
         return _ABSENT
     if not isinstance(parts, list):
         return OutputRead("unreadable", problem="parts is not a list")
+    if len(parts) == 1:  # the common shape, one text part: the loops below read it the same
+        part = parts[0]
+        if type(part) is dict and part.get("type") == "text":
+            text = part.get("content")
+            if isinstance(text, str):
+                read = parse_answer(text, limits, cut)
+                return _beside_tool_calls(read) if tool_turn else read
     typed: list[tuple[Mapping[str, Any], Any]] = []  # each part and its type
     for part in parts:
         if type(part) is not dict and not isinstance(part, Mapping):
