@@ -11,9 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_decision_returns_only_to_the_two_leaf_readers() -> None:
-    """The chat span's decision returns only to ``sdk`` (a span's fields, once per span of the
-    chain) and ``payload`` (the messages, then the answer text); the agent span's to none."""
+def test_the_decision_returns_only_to_the_payload_decoder() -> None:
+    """The chat span's decision returns only to ``payload`` (a GenAI answer is JSON inside
+    JSON: the messages document, then the answer text it carries); the agent span's to none.
+    The chain's spans are read in one visit to ``sdk``."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -32,6 +33,6 @@ def test_the_decision_returns_only_to_the_two_leaf_readers() -> None:
     chat = lines[1].partition("Engine.decide: ")[2]
     agent = lines[2].partition("Engine.decide: ")[2]
     assert lines[1].startswith("'chat model-x' end: ")
-    assert chat == "14 stops in 12 engine rooms, 2 returns (otel/_engine/sdk, otel/_engine/payload)"
+    assert chat == "13 stops in 12 engine rooms, 1 returns (otel/_engine/payload)"
     assert lines[2].startswith("'invoke_agent analyst' end: ")
     assert agent == "7 stops in 7 engine rooms, 0 returns"

@@ -5,14 +5,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.sdk import span_attributes
+from groundplane_otel.otel._engine.sdk import each_span_attributes, span_attributes
 
 __all__ = [
     "LLM_KEYS",
@@ -159,14 +159,14 @@ class SpanView:
     agents: set[Any]
 
 
-def read_chain(spans: Iterable[Any]) -> list[SpanView]:
-    """Every span of a lineage read once, in order (the lineage's one visit to this module)."""
+def read_chain(spans: Sequence[Any]) -> list[SpanView]:
+    """Every span of a lineage read once, in order (the lineage's one visit to this module;
+    their attributes read in one visit to ``sdk``)."""
     first_key, second_key = _AGENT_KEYS
     views: list[SpanView] = []
     add = views.append
-    for span in spans:
+    for span, attributes in zip(spans, each_span_attributes(spans), strict=True):
         name: str = span.name
-        attributes = span_attributes(span)
         get = attributes.get
         agents = {  # a set display: cheaper than ``set(map(...))`` and an ``add``
             get(first_key),

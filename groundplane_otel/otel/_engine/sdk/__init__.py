@@ -43,6 +43,7 @@ __all__ = [
     "REPLACED",
     "Field",
     "Replacement",
+    "each_span_attributes",
     "fits",
     "override_ok",
     "sdk_layout",
@@ -163,6 +164,12 @@ def span_attributes(span: ReadableSpan | trace.Span) -> Mapping[str, Any]:
     if type(attributes) is dict:  # a plain dict (replay's records): no abstract-class check
         return attributes
     return cast(Mapping[str, Any], attributes) if isinstance(attributes, Mapping) else {}
+
+
+def each_span_attributes(spans: Iterable[Any]) -> list[Mapping[str, Any]]:
+    """``span_attributes`` of each of ``spans``, in order: a lineage's spans read in one
+    visit."""
+    return [span_attributes(span) for span in spans]
 
 
 def fits(span: Any, keys: Iterable[str]) -> bool:
