@@ -1,12 +1,13 @@
-"""Issue 14's two hot-path goals in instructions: ``python -m bench --only instructions``.
+"""The two hot-path goals in instructions: ``python -m bench --only instructions``.
 
 Wall-clock timings of a 3% overhead move more than 3% between runs on a shared 2-core VM; the
 instructions a trace costs do not (valgrind's callgrind, ``PYTHONHASHSEED=0``: the same binary,
 inputs and environment count the same to within a few thousand). ``bench.span_instructions``
 counts each variant's marginal instructions per trace; this section runs it and judges both
-goals: an unmatched trace at most 1.03x the plain SDK, a guarded output adding at most 1.5x the
-floor. The smoke run executes the measured script once per variant without valgrind (it proves
-the script runs; nothing is counted).
+goals: an unmatched trace at most 1.03x the plain SDK, a guarded output adding at most 1.45x
+the floor (issue 38 tightened issue 14's 1.5x, still the timed bench's goal). The smoke run
+executes the measured script once per variant without valgrind (it proves the script runs;
+nothing is counted).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import shutil
 
 from bench import Section
-from bench.guard import FLOOR_GOAL, UNMATCHED_GOAL
+from bench.guard import UNMATCHED_GOAL
 from bench.span_instructions import Counts, measure, run_once
+
+FLOOR_GOAL = 1.45  # instructions a guarded output adds over the floor (issue 38)
 
 __all__ = ["run", "section"]
 
