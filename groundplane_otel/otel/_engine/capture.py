@@ -127,6 +127,8 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.TRACELOOP_ENTITY_INPUT),
             attributes.get(sc.TRACELOOP_ENTITY_OUTPUT),
         )
+    if operation != sc.OP_RETRIEVAL and kind != sc.OI_KIND_RETRIEVER:
+        return None  # the usual other span (an agent's, a model call's): no call made
     return _read_retrieval(attributes, span_name, operation, kind)
 
 

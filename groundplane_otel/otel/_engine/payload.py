@@ -301,7 +301,7 @@ def decode_payload(
         data = _utf8(raw, data)
         if _long_integer(data.translate(_NUMBERS, b"+-")):
             return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
-    if "\\u003" in raw:  # an escaped colon: count key colons only
+    if "\\" in raw and "\\u003" in raw:  # an escaped colon (a one-byte test first)
         data = _utf8(raw, data)
         structure = _skeleton(data) if skeleton is None else skeleton
         unique = structure.count(b":") == _skeleton(shown).count(b":")
