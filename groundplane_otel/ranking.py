@@ -200,7 +200,8 @@ class Ranking:
                 _positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better
             )
             ordered_names, ordered_scores = _pick(names, order), _pick(scores, order)
-        index = dict(zip(_tokens(ordered_names), _positions(len(ordered_names)), strict=True))
+        # As many positions as names (``_positions``): no ``strict`` test needed.
+        index = dict(zip(_tokens(ordered_names), _positions(len(ordered_names))))  # noqa: B905
         if len(index) != len(ordered_names):  # a repeated name: the validating constructor
             return cls(
                 key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better

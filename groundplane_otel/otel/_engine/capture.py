@@ -27,7 +27,13 @@ from groundplane_otel.checks._base import walk_path
 from groundplane_otel.documents import documents_from
 from groundplane_otel.facts import Domain, Provenance, Table
 from groundplane_otel.otel import semconv as sc
-from groundplane_otel.otel._engine.payload import Parsed, parse_payload
+from groundplane_otel.otel._engine.payload import (
+    Decoded,
+    Parsed,
+    as_parsed,
+    decode_payload,
+    parse_payload,
+)
 from groundplane_otel.otel._engine.sizing import text_bound
 from groundplane_otel.otel._engine.store import RequestKey, TraceStore, call_of, fact_kind
 from groundplane_otel.otel.config import FactSpec, Limits
@@ -92,9 +98,10 @@ def _shown(value: Any) -> Any:
 
 def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
     """The tool call a span records, or None when it is not a tool span."""
-    tool = _str(attributes.get(sc.GEN_AI_TOOL_NAME))
-    if tool is not None or attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_EXECUTE_TOOL:
-        if tool is None:
+    tool = attributes.get(sc.GEN_AI_TOOL_NAME)
+    operation = attributes.get(sc.GEN_AI_OPERATION_NAME)  # read once (most spans: not a tool)
+    if (isinstance(tool, str) and tool) or operation == sc.OP_EXECUTE_TOOL:
+        if not isinstance(tool, str) or not tool:
             tool = span_name.partition(" ")[2] or span_name
         return _tool_call(
             "genai",
@@ -103,7 +110,8 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.GEN_AI_TOOL_CALL_ARGUMENTS),
             attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
         )
-    if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_TOOL:
+    kind = attributes.get(sc.OI_SPAN_KIND)
+    if kind == sc.OI_KIND_TOOL:
         return _tool_call(
             "openinference",
             _str(attributes.get(sc.OI_TOOL_NAME)) or span_name,
@@ -119,12 +127,18 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
             attributes.get(sc.TRACELOOP_ENTITY_INPUT),
             attributes.get(sc.TRACELOOP_ENTITY_OUTPUT),
         )
-    return _read_retrieval(attributes, span_name)
+    if operation != sc.OP_RETRIEVAL and kind != sc.OI_KIND_RETRIEVER:
+        return None  # the usual other span (an agent's, a model call's): no call made
+    return _read_retrieval(attributes, span_name, operation, kind)
 
 
-def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
-    """A GenAI ``retrieval`` span or an OpenInference RETRIEVER span, as a tool call."""
-    if attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.OP_RETRIEVAL:
+def _read_retrieval(
+    attributes: Mapping[str, Any], span_name: str, operation: Any, kind: Any
+) -> ToolCall | None:
+    """A GenAI ``retrieval`` span or an OpenInference RETRIEVER span, as a tool call
+    (``operation``, ``kind``: its ``gen_ai.operation.name`` and ``openinference.span.kind``,
+    read by the caller)."""
+    if operation == sc.OP_RETRIEVAL:
         arguments: dict[str, Any] = {}
         if isinstance(attributes.get(sc.GEN_AI_RETRIEVAL_QUERY_TEXT), str):
             arguments["query"] = attributes[sc.GEN_AI_RETRIEVAL_QUERY_TEXT]
@@ -139,7 +153,7 @@ def _read_retrieval(attributes: Mapping[str, Any], span_name: str) -> ToolCall |
             attributes.get(sc.GEN_AI_RETRIEVAL_DOCUMENTS),
             retrieval=True,
         )
-    if attributes.get(sc.OI_SPAN_KIND) == sc.OI_KIND_RETRIEVER:
+    if kind == sc.OI_KIND_RETRIEVER:
         query = attributes.get(sc.OI_INPUT_VALUE)
         return _tool_call(
             "openinference",
@@ -283,19 +297,22 @@ def parse_tool_result(
     """A tool span's result parsed as the engine records it — a serialized LangChain
     ``ToolMessage`` (OpenInference) unwrapped to its content — and that message's tool call id
     (None when there is none); shared by capture and ``suggest``."""
-    parsed = parse_payload(
-        result,
-        max_bytes=limits.max_payload_bytes,
-        max_depth=limits.max_depth,
-        length_limit=length_limit,
-        max_retained=max_retained,
+    decoded, call_id = _decode_tool_result(result, limits, length_limit, max_retained)
+    return as_parsed(decoded), call_id
+
+
+def _decode_tool_result(
+    result: Any, limits: Limits, length_limit: int | None, max_retained: int | None
+) -> tuple[Decoded | Parsed, str | None]:
+    """``parse_tool_result`` as ``decode_payload`` answers: ``(value, size)`` when it is ok,
+    else the ``Parsed`` saying why (capture reads the outcome once: no ok ``Parsed`` built)."""
+    decoded = decode_payload(
+        result, limits.max_payload_bytes, limits.max_depth, length_limit, max_retained
     )
-    message = _tool_message(parsed.value) if parsed.ok else None
+    message = None if isinstance(decoded, Parsed) else _tool_message(decoded[0])
     if message is None:
-        return parsed, None
-    content = parse_payload(
-        message[0], max_bytes=limits.max_payload_bytes, max_depth=limits.max_depth
-    )
+        return decoded, None
+    content = decode_payload(message[0], limits.max_payload_bytes, limits.max_depth)
     return content, message[1]
 
 
@@ -369,24 +386,37 @@ class FactCapture:
         if not specs or call.result is None:
             return
         limits = self.store.limits
-        arguments = read_arguments(call.arguments, limits)
-        if call.tool in self._filtering:
-            specs = self.specs_for(call.tool, arguments)
+        tool = call.tool
+        arguments = {} if call.arguments is None else read_arguments(call.arguments, limits)
+        if tool in self._filtering:
+            specs = self.specs_for(tool, arguments)
             if not specs:
                 return
         result = call.result
-        if call.retrieval and isinstance(result, list) and self.length_limit is not None:
-            result = _uncut(result, self.length_limit)
-        parsed, message_call_id = parse_tool_result(
-            result, limits, length_limit=self.length_limit, max_retained=self._max_retained
+        length_limit = self.length_limit
+        if call.retrieval and isinstance(result, list) and length_limit is not None:
+            result = _uncut(result, length_limit)
+        decoded, message_call_id = _decode_tool_result(
+            result, limits, length_limit, self._max_retained
         )
-        call_id = message_call_id or call.call_id
         provenance = new_provenance(
-            call.tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", call_id
+            tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", message_call_id or call.call_id
         )
-        self.record_parsed(
-            specs, parsed, request=request, provenance=provenance, source=call.source
-        )
+        if isinstance(decoded, Parsed):  # truncated, unparseable or rejected: counted
+            self.record_parsed(
+                specs, decoded, request=request, provenance=provenance, source=call.source
+            )
+            return
+        value, size = decoded
+        for spec in specs:
+            self.record(
+                spec,
+                payload=value,
+                request=request,
+                provenance=provenance,
+                source=call.source,
+                text_bytes=size,
+            )
 
     def record_given(
         self,

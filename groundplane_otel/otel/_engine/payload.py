@@ -21,7 +21,7 @@ import orjson
 
 from groundplane_otel._frozen import draft_class, finish
 
-__all__ = ["Decoded", "Parsed", "ParseStatus", "decode_payload", "parse_payload"]
+__all__ = ["Decoded", "ParseStatus", "Parsed", "as_parsed", "decode_payload", "parse_payload"]
 
 ParseStatus = Literal["ok", "truncated", "unparseable", "rejected"]
 # Every byte but the JSON structure ([]{}:) and string delimiters, deleted by bytes.translate.
@@ -222,7 +222,11 @@ def parse_payload(
     (counted on the structure, strings removed: each ``{}`` is at least a 64-byte dict) is
     ``rejected`` before parsing, so 8 MiB of ``[{},{},…]`` never becomes 200 MiB, even briefly.
     """
-    decoded = decode_payload(raw, max_bytes, max_depth, length_limit, max_retained)
+    return as_parsed(decode_payload(raw, max_bytes, max_depth, length_limit, max_retained))
+
+
+def as_parsed(decoded: Decoded | Parsed) -> Parsed:
+    """``decode_payload``'s answer as a ``Parsed``."""
     if isinstance(decoded, Parsed):
         return decoded
     parsed = _ParsedDraft()  # Parsed("ok", value, size), built cheaply (``_frozen``)
@@ -297,7 +301,7 @@ def decode_payload(
         data = _utf8(raw, data)
         if _long_integer(data.translate(_NUMBERS, b"+-")):
             return _decode_strictly(raw, data, skeleton, size, max_depth, length_limit)
-    if "\\u003" in raw:  # an escaped colon: count key colons only
+    if "\\" in raw and "\\u003" in raw:  # an escaped colon (a one-byte test first)
         data = _utf8(raw, data)
         structure = _skeleton(data) if skeleton is None else skeleton
         unique = structure.count(b":") == _skeleton(shown).count(b":")
