@@ -3,31 +3,14 @@ bench.rooms`` measures it (docs/development.md, "One span, from start to verdict
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from bench_command import run_bench
 
 
 def test_the_decision_returns_only_to_the_payload_decoder() -> None:
     """The chat span's decision returns only to ``payload`` (a GenAI answer is JSON inside
     JSON: the messages document, then the answer text it carries); the agent span's to none.
     The chain's spans are read in one visit to ``sdk``."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.rooms"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = run_bench("bench.rooms", timeout=120, check=True)
     lines = done.stdout.splitlines()
     assert lines[0] == "the app got: ClaimsUnsupported"
     chat = lines[1].partition("Engine.decide: ")[2]

@@ -6,12 +6,7 @@ ran and reported the rows docs/measured.md quotes.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from bench_command import run_bench
 
 EXPECTED = {
     "Core: record-then-check and repeated checks": [
@@ -161,16 +156,7 @@ EXPECTED = {
 
 def test_bench_smoke_prints_every_table_and_row() -> None:
     """Every benchmark runs at tiny sizes and its table has all its rows."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_bench("bench", "--smoke", timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     sections = done.stdout.split("\n### ")
     for title, rows in EXPECTED.items():

@@ -4,10 +4,7 @@ the timers come off again. No time is asserted (a loaded machine must not fail t
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from bench_command import run_bench
 
 from bench import replay_steps
 from groundplane_otel.otel import otlp_files
@@ -15,7 +12,6 @@ from groundplane_otel.otel._engine.engine import Engine
 from groundplane_otel.otel.replay.driving import Driver
 from groundplane_otel.otel.replay.json_reader import json_spans
 
-ROOT = Path(__file__).resolve().parent.parent
 _JSON_ONLY = {"read: a JSON line as span records (orjson.loads included)"}
 _PROTOBUF_ONLY = {
     "read: ParseFromString of a request",
@@ -37,19 +33,7 @@ def test_each_run_times_its_own_steps_and_the_timers_come_off() -> None:
 
 
 def test_the_command_prints_the_table() -> None:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.replay_steps", "--smoke"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = run_bench("bench.replay_steps", "--smoke", timeout=300, check=True)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("Where the time goes, 20 traces (60 spans), CPU time, best of 2")
     assert lines[2] == "| step | replay ms | x JSON floor | verifier intake ms | x protobuf floor |"
