@@ -115,9 +115,8 @@ class Engine:
 
     # -- spans starting ---------------------------------------------------------------------
 
-    inherited = staticmethod(inherited)  # the lineage of the span current in a Context
-
-    def parent_lineage(self, parent_context: Context | None) -> tuple[Any, ...] | None:
+    @staticmethod
+    def parent_lineage(parent_context: Context | None) -> tuple[Any, ...] | None:
         """The lineage a span starting under ``parent_context`` inherits, if any."""
         return inherited(parent_context)
 
