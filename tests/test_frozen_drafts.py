@@ -76,8 +76,7 @@ def test_finding_is_finding() -> None:
 
 
 def test_seen_finding_is_seen_finding() -> None:
-    attributes = {"gen_ai.guardrail.policy.id": "b", "gen_ai.guardrail.result.value": "unsupported"}
-    built = seen_finding(attributes, 1, 2, "chat", "flagged")
+    built = seen_finding("b", "unsupported", "?", (None,) * 6, 1, 2, "chat", "flagged")
     expected = SeenFinding(
         "b", "unsupported", "?", f"{1:032x}", f"{2:016x}", "chat", outcome="flagged"
     )

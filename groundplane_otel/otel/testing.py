@@ -37,8 +37,8 @@ from opentelemetry.trace import Tracer
 
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._grounded import Counts, SeenFinding, cap, failure_text, outcome_table
-from groundplane_otel.otel._telemetry.metric_counts import counter_totals, seen_finding
-from groundplane_otel.otel._telemetry.telemetry import event_attributes
+from groundplane_otel.otel._telemetry.metric_counts import counter_totals
+from groundplane_otel.otel._telemetry.telemetry import finding_seen
 from groundplane_otel.otel.config import MODES, GuardConfig, Mode
 from groundplane_otel.otel.install import Guard, install
 from groundplane_otel.otel.policy import load_policy
@@ -143,15 +143,18 @@ class CaptureGroundplane:
         message only with content capture on)."""
         names = {span.context.span_id: span.name for span in self.spans() if span.context}
         capture_content = self._guard is not None and self._guard.config.capture_content
-        version = None if self._guard is None else self._guard.config.policy_version
-        seen = []
-        for trace_id, span_id, evaluation in tuple(self._evaluations):
-            for finding in evaluation.findings:
-                attributes = event_attributes(
-                    evaluation, finding, capture_content=capture_content, policy_version=version
-                )
-                seen.append(seen_finding(attributes, trace_id, span_id, names.get(span_id)))
-        return tuple(seen)
+        return tuple(
+            finding_seen(
+                evaluation,
+                finding,
+                capture_content=capture_content,
+                trace_id=trace_id,
+                span_id=span_id,
+                span_name=names.get(span_id),
+            )
+            for trace_id, span_id, evaluation in tuple(self._evaluations)
+            for finding in evaluation.findings
+        )
 
     def assert_grounded(
         self,

@@ -9,14 +9,13 @@ same event would carry (``telemetry.event_attributes``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel.otel import semconv as sc
 
-__all__ = ["SeenFinding", "counter_totals", "seen_finding"]
+__all__ = ["SeenFinding", "Shown", "counter_totals", "seen_finding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,38 +40,30 @@ class SeenFinding:
     outcome: str | None = None
 
 
-_OPTIONAL = (  # SeenFinding's optional texts, in field order
-    sc.GUARDRAIL_POLICY_RULE_ID,
-    sc.FIELD,
-    sc.FACT,
-    sc.CLAIMED,
-    sc.SUPPORTED,
-    sc.MESSAGE,
-)
-
+# What a finding shows (``telemetry.shown``), in SeenFinding's optional fields' order: check,
+# field, fact, claimed, supported, message.
+Shown = tuple[str | None, str | None, str | None, str | None, str | None, str | None]
 
 _SeenFindingDraft = draft_class(SeenFinding)
 
 
 def seen_finding(
-    attributes: Mapping[str, Any],
+    boundary: str,
+    result: str,
+    reason: str,
+    shown: Shown,
     trace_id: int,
     span_id: int,
     span_name: str | None = None,
     outcome: str | None = None,
 ) -> SeenFinding:
-    """The finding a guardrail event's attributes describe, on the span ``span_id``."""
-    get = attributes.get
+    """The finding ``shown`` describes, on the span ``span_id``."""
     draft = _SeenFindingDraft()  # SeenFinding(...), built cheaply (``_frozen``)
-    draft.boundary = str(get(sc.GUARDRAIL_POLICY_ID, "?"))
-    draft.result = str(get(sc.GUARDRAIL_RESULT_VALUE, "?"))
-    draft.reason = str(get(sc.GUARDRAIL_RESULT_REASON, "?"))
+    draft.boundary, draft.result, draft.reason = boundary, result, reason
     draft.trace_id = f"{trace_id:032x}"
     draft.span_id = f"{span_id:016x}"
     draft.span_name = span_name
-    draft.check, draft.field, draft.fact, draft.claimed, draft.supported, draft.message = [
-        None if value is None else str(value) for value in map(get, _OPTIONAL)
-    ]
+    draft.check, draft.field, draft.fact, draft.claimed, draft.supported, draft.message = shown
     draft.outcome = outcome
     return finish(draft, SeenFinding)
 

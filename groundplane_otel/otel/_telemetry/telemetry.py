@@ -27,10 +27,11 @@ from groundplane_otel.otel._engine import (
     scrub_output,
     span_attributes,
 )
+from groundplane_otel.otel._telemetry.metric_counts import SeenFinding, Shown, seen_finding
 from groundplane_otel.otel.config import GuardConfig
 from groundplane_otel.otel.result import Evaluation, Finding
 
-__all__ = ["Telemetry", "event_attributes"]
+__all__ = ["Telemetry", "event_attributes", "finding_seen", "shown"]
 
 _POINTS_KEPT = 4096  # metric attribute dicts kept per guard
 
@@ -354,6 +355,22 @@ class Telemetry:
             span.set_attribute(sc.FACT_LINKS, fallback)
 
 
+def shown(finding: Finding, *, capture_content: bool) -> Shown:
+    """What one finding shows, in ``SeenFinding``'s optional fields' order (check, field, fact,
+    claimed, supported, message): the claimed/supported values and the message only with
+    ``capture_content``, never for a withheld (restricted) finding. The guardrail event and the
+    findings read without one (replay's, the pytest fixture's) are both made from it."""
+    unsupported = finding.result == sc.RESULT_UNSUPPORTED
+    field = str(finding.claim.field) if unsupported else None
+    claimed = supported = message = None
+    if capture_content and not is_withheld(finding.claim):
+        if unsupported:
+            claimed = _content(finding.claim.claimed)
+            supported = _content(finding.claim.supported)
+        message = str(finding.claim)
+    return finding.check, field, finding.fact, claimed, supported, message
+
+
 def event_attributes(
     evaluation: Evaluation,
     finding: Finding,
@@ -362,8 +379,7 @@ def event_attributes(
     policy_version: str | None = None,
 ) -> dict[str, Any]:
     """The attributes of one finding's ``gen_ai.guardrail.result`` event (the span event and
-    the log record; replay reads its findings from them too): claimed/supported values and the
-    message only with ``capture_content``, never for a withheld (restricted) finding."""
+    the log record), its shown values from ``shown``."""
     attributes: dict[str, Any] = {
         sc.GUARDRAIL_COMPONENT_NAME: sc.COMPONENT,
         sc.GUARDRAIL_POLICY_ID: evaluation.boundary,
@@ -374,14 +390,15 @@ def event_attributes(
     }
     if policy_version is not None:
         attributes[sc.GUARDRAIL_POLICY_VERSION] = policy_version
-    if finding.check is not None:
-        attributes[sc.GUARDRAIL_POLICY_RULE_ID] = finding.check
+    rule, field, fact, claimed, supported, message = shown(finding, capture_content=capture_content)
+    if rule is not None:
+        attributes[sc.GUARDRAIL_POLICY_RULE_ID] = rule
     if finding.family is not None:
         attributes[sc.CHECK] = finding.family
-    if finding.result == sc.RESULT_UNSUPPORTED:
-        attributes[sc.FIELD] = str(finding.claim.field)
-    if finding.fact is not None:
-        attributes[sc.FACT] = finding.fact
+    if field is not None:
+        attributes[sc.FIELD] = field
+    if fact is not None:
+        attributes[sc.FACT] = fact
     provenance = finding.provenance
     if provenance is not None:
         if provenance.tool is not None:
@@ -390,9 +407,32 @@ def event_attributes(
             attributes[sc.FACT_TRACE_ID] = provenance.trace_id
         if provenance.span_id is not None:
             attributes[sc.FACT_SPAN_ID] = provenance.span_id
-    if capture_content and not is_withheld(finding.claim):
-        if finding.result == sc.RESULT_UNSUPPORTED:
-            attributes[sc.CLAIMED] = _content(finding.claim.claimed)
-            attributes[sc.SUPPORTED] = _content(finding.claim.supported)
-        attributes[sc.MESSAGE] = str(finding.claim)
+    if claimed is not None:
+        attributes[sc.CLAIMED] = claimed
+        attributes[sc.SUPPORTED] = supported
+    if message is not None:
+        attributes[sc.MESSAGE] = message
     return attributes
+
+
+def finding_seen(
+    evaluation: Evaluation,
+    finding: Finding,
+    *,
+    capture_content: bool,
+    trace_id: int,
+    span_id: int,
+    span_name: str | None,
+    outcome: str | None = None,
+) -> SeenFinding:
+    """One finding as a ``SeenFinding``: what its guardrail event says, made directly."""
+    return seen_finding(
+        evaluation.boundary,
+        finding.result,
+        finding.reason,
+        shown(finding, capture_content=capture_content),
+        trace_id,
+        span_id,
+        span_name,
+        outcome,
+    )

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, fields
 from itertools import islice
 from typing import Any, TypeVar
 
-from groundplane_otel.otel._telemetry.metric_counts import SeenFinding, seen_finding
-from groundplane_otel.otel._telemetry.telemetry import Telemetry, event_attributes
+from groundplane_otel.otel._telemetry.metric_counts import SeenFinding
+from groundplane_otel.otel._telemetry.telemetry import Telemetry, finding_seen
 from groundplane_otel.otel.result import Evaluation
 
 __all__ = ["Position", "ReplayStats", "Tally", "in_order"]
@@ -143,9 +143,14 @@ class Tally:
             return
         context = span.get_span_context()
         for finding in evaluation.findings:
-            attributes = event_attributes(evaluation, finding, capture_content=self.capture_content)
-            seen = seen_finding(
-                attributes, context.trace_id, context.span_id, span.name, evaluation.outcome
+            seen = finding_seen(
+                evaluation,
+                finding,
+                capture_content=self.capture_content,
+                trace_id=context.trace_id,
+                span_id=context.span_id,
+                span_name=span.name,
+                outcome=evaluation.outcome,
             )
             self._pending.append((span, seen))
 
