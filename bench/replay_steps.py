@@ -13,6 +13,7 @@ from runs without timers, in the same process, alternating.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
 import sys
@@ -324,8 +325,10 @@ def render(found: dict[str, dict[str, float]], traces: int, rounds: int) -> str:
 
 
 def main(argv: list[str]) -> int:
-    smoke = "--smoke" in argv
-    traces, rounds = (20, 2) if smoke else (500, ROUNDS)
+    parser = argparse.ArgumentParser(prog="python -m bench.replay_steps", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="20 traces, 2 runs: proves it runs")
+    args = parser.parse_args(argv)  # an unknown option exits 2, named
+    traces, rounds = (20, 2) if args.smoke else (500, ROUNDS)
     print(render(measure(traces, rounds), traces, rounds))
     return 0
 

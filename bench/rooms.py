@@ -17,6 +17,7 @@ the engine's), with the rooms returned to. ``--all`` lists every stop. Asserts n
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import sys
@@ -136,6 +137,9 @@ def _short(room: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.rooms", description=__doc__)
+    parser.add_argument("--all", action="store_true", help="list every stop of each walk")
+    args = parser.parse_args(argv)  # an unknown option exits 2, named
     found, raised = walks()
     print(f"the app got: {type(raised).__name__ if raised else 'no refusal (expected one)'}")
     for walk in found:
@@ -148,7 +152,7 @@ def main(argv: list[str]) -> int:
             f"{len(set(decision))} engine rooms, {len(back)} returns"
             + (f" ({', '.join(_short(room) for room in back)})" if back else "")
         )
-        if "--all" in argv:
+        if args.all:
             for room, function, depth in walk.stops:
                 print(f"  {'  ' * min(depth, 20)}{_short(room)} {function}")
     return 0

@@ -19,3 +19,17 @@ def test_the_decision_returns_only_to_the_payload_decoder() -> None:
     assert chat == "13 stops in 12 engine rooms, 1 returns (otel/_engine/payload)"
     assert lines[2].startswith("'invoke_agent analyst' end: ")
     assert agent == "7 stops in 7 engine rooms, 0 returns"
+
+
+def test_a_mistyped_option_is_named_not_ignored() -> None:
+    """``--al1`` is no option of the tool: it says so and exits 2, rather than run without it."""
+    done = run_bench("bench.rooms", "--al1", timeout=120, check=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "python -m bench.rooms: error: unrecognized arguments: --al1"
+    )
+    steps = run_bench("bench.replay_steps", "--smkoe", timeout=120, check=False)
+    assert steps.returncode == 2
+    assert steps.stderr.splitlines()[-1] == (
+        "python -m bench.replay_steps: error: unrecognized arguments: --smkoe"
+    )
