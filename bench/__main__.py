@@ -20,6 +20,7 @@ MODULES = (
     "guard",
     "instructions",
     "replay",
+    "replay_instructions",
     "jobs_instructions",
     "suggest",
     "plugin_import",

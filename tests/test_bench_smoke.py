@@ -81,6 +81,10 @@ EXPECTED = {
         "| the command end to end (interpreter and workers started, report printed), 20 traces, "
         "OTLP/JSON lines, batches of 512 spans |",
     ],
+    "Replay and verifier intake in instructions (callgrind)": [
+        "| replay (OTLP/JSON lines) | — | — | n/a (smoke) |",
+        "| verifier intake (OTLP protobuf) | — | — | n/a (smoke) |",
+    ],
     "replay --jobs 2 vs --jobs 1 in instructions": [
         "| 4 traces, OTLP/JSON lines, one span per request | — | — | — | n/a (smoke) |",
         "| 4 traces, OTLP protobuf, batches of 512 spans | — | — | — | n/a (smoke) |",
