@@ -72,13 +72,36 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
     if tree and "resourceSpans" not in tree:
         raise NotTraces(_not_traces(tree))
     spans: list[RecordedSpan] = []
-    for item in _list(tree, "resourceSpans"):
-        resource_spans = _object(item, "resourceSpans")
-        resource = _object(resource_spans.get("resource"), "resource")
-        attributes = _resource(resource.get("attributes"), resources)
-        for scope in _list(resource_spans, "scopeSpans"):
-            for index, span in enumerate(_list(_object(scope, "scopeSpans"), "spans")):
-                spans.append(_span(_object(span, "spans"), attributes, index))
+    # Each level read inline when it has the expected type (the common case, no call): any
+    # other value is refused (``_list``/``_object`` tell why; a null list or resource is empty).
+    items = tree.get("resourceSpans")
+    if items.__class__ is not list:
+        items = _list(tree, "resourceSpans")
+    for item in items:
+        if item.__class__ is not dict:
+            raise _wrong("an object", item, "resourceSpans")
+        resource = item.get("resource")
+        if resource.__class__ is not dict:
+            resource = _object(resource, "resource")
+        pairs = resource.get("attributes")
+        if resources is None:
+            attributes = _resource(pairs, resources)
+        else:  # ``_resource``'s shared read, inline: a call less a line
+            key = orjson.dumps(pairs)
+            attributes = resources.get(key) or _resource(pairs, resources, key)
+        scopes = item.get("scopeSpans")
+        if scopes.__class__ is not list:
+            scopes = _list(item, "scopeSpans")
+        for scope in scopes:
+            if scope.__class__ is not dict:
+                raise _wrong("an object", scope, "scopeSpans")
+            listed = scope.get("spans")
+            if listed.__class__ is not list:
+                listed = _list(scope, "spans")
+            for index, span in enumerate(listed):
+                if span.__class__ is not dict:
+                    raise _wrong("an object", span, "spans")
+                spans.append(_span(span, attributes, index))
     return spans
 
 
@@ -103,11 +126,15 @@ def _not_traces(tree: dict[str, Any]) -> str:
     return f"not an OTLP/JSON trace request: no 'resourceSpans' key (keys: {keys}{more})"
 
 
-def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
-    """A resource's attributes: read once per distinct JSON (already checked), then shared."""
+def _resource(
+    pairs: Any, resources: dict[bytes, Any] | None, key: bytes | None = None
+) -> Mapping[str, Any]:
+    """A resource's attributes: read once per distinct JSON (already checked), then shared.
+    ``key``: the JSON, when already made."""
     if resources is None:
         return _attributes(pairs, _RESOURCE_VALUE, "attributes")
-    key = orjson.dumps(pairs)
+    if key is None:
+        key = orjson.dumps(pairs)
     known = resources.get(key)
     if known is not None:
         return known  # type: ignore[no-any-return]

@@ -79,6 +79,7 @@ KINDS: dict[int, SpanKind] = {
     5: SpanKind.CONSUMER,
 }
 STATUS_CODES = {1: StatusCode.OK, 2: StatusCode.ERROR}  # STATUS_CODE_OK, STATUS_CODE_ERROR
+_UNSET, _INTERNAL = StatusCode.UNSET, SpanKind.INTERNAL
 
 
 # Not frozen: built once per span read (the hottest constructor of a replay) and never
@@ -143,18 +144,20 @@ def recorded_span(
     """A ``RecordedSpan`` from OTLP's numbers (``kind``, the ``status`` code and its
     ``message``): the one place both readers build it, leaving out what a recording guard
     wrote."""
-    code = STATUS_CODES.get(status, StatusCode.UNSET)
-    if message.startswith(GUARD_STATUS_PREFIX):
-        code = StatusCode.UNSET  # the recording guard's own verdict: decided again here
+    code = STATUS_CODES.get(status, _UNSET)
+    if message and message.startswith(GUARD_STATUS_PREFIX):
+        code = _UNSET  # the recording guard's own verdict: decided again here
+    if not GUARD_WRITTEN.isdisjoint(attributes):  # ``replayable_attributes``' test, inline
+        attributes = replayable_attributes(attributes)
     return RecordedSpan(
         trace_id,
         span_id,
         parent_span_id,
         name,
-        KINDS.get(kind, SpanKind.INTERNAL),
+        KINDS.get(kind, _INTERNAL),
         start_time,
         end_time,
-        replayable_attributes(attributes),
+        attributes,
         events,
         code,
         resource,
