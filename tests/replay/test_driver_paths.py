@@ -5,6 +5,7 @@ with its parent record's lineage."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from groundplane_otel.otel.replay.records import (
     RecordedSpan,
     SpanRecord,
     proto_spans,
+    recorded_span,
     trace_records,
 )
 
@@ -129,6 +131,22 @@ def _request(service: str, spans: int = 1) -> ExportTraceServiceRequest:
         span = scope.spans.add()
         span.trace_id, span.span_id = bytes.fromhex(TRACE), bytes([index + 1]) * 8
     return request
+
+
+def test_a_recorded_span_is_built_as_its_dataclass_builds_it() -> None:
+    """``recorded_span`` sets a ``RecordedSpan``'s fields without its ``__init__``: every
+    field is set, to what the dataclass's own constructor gives (the index included)."""
+    fields = [item.name for item in dataclasses.fields(RecordedSpan)]
+    attributes = {"k": "v", "groundplane.outcome": "pass"}
+    made = recorded_span(
+        b"\x01" * 16, b"\x02" * 8, b"", "chat m", 3, 5, 9, attributes, (("e", {}),), 2, "", {}, 4
+    )
+    expected = RecordedSpan(
+        b"\x01" * 16, b"\x02" * 8, b"", "chat m", trace.SpanKind.CLIENT, 5, 9, {"k": "v"},
+        (("e", {}),), trace.StatusCode.ERROR, {}, 4,
+    )  # fmt: skip
+    assert [getattr(made, name) for name in fields] == [getattr(expected, name) for name in fields]
+    assert made.index == 4
 
 
 def test_protobuf_resources_are_shared_only_between_the_same_encodings() -> None:

@@ -106,7 +106,7 @@ class Tally:
         self.capture_content = capture_content
         self.max_findings = max_findings
         self.export = export
-        self._pending: list[tuple[Any, SeenFinding]] = []  # this trace's, until settled
+        self.pending: list[tuple[Any, SeenFinding]] = []  # this trace's findings, until settled
 
     def count_fact(self, kind: str, source: str, outcome: str) -> None:
         key = (kind, source, outcome)
@@ -152,14 +152,14 @@ class Tally:
                 span_name=span.name,
                 outcome=evaluation.outcome,
             )
-            self._pending.append((span, seen))
+            self.pending.append((span, seen))
 
     def settle(self, spans: Iterable[Any]) -> None:
         """One trace was decided: its findings join the kept ones in the order of ``spans``
         (as read), within ``max_findings``."""
-        if not self._pending:
+        if not self.pending:
             return
-        pending, self._pending = self._pending, []
+        pending, self.pending = self.pending, []
         first = pending[0][0]
         if any(span is not first for span, _ in pending):  # else already in order (one span)
             order = {id(span): index for index, span in enumerate(spans)}
