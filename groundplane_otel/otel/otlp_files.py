@@ -416,29 +416,23 @@ def located_units(
                 stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"))
             elif magic == _ZSTD:
                 stream = io.BufferedReader(_ZstdFrames(raw))
-            try:
-                plain = stream is raw  # not decompressed: it can seek back cheaply
-                yield from _file_units(path, stream, bad, format, max_line_bytes, plain)
+            try:  # the file's lines or messages (one generator less between them and here)
+                head = stream.peek(_HEAD)[:_HEAD]
+                kind = _kind(head[:1], format)
+                problem = not_a_recording(head, kind)
+                if problem is not None:  # said once for the file, which is skipped
+                    bad.append(BadInput(str(path), problem))
+                elif kind == "json":
+                    plain = stream is raw  # not decompressed: it can seek back cheaply
+                    yield from _json_units(path, stream, bad, max_line_bytes, rewind=plain)
+                else:
+                    yield from _proto_units(path, stream, bad, max_line_bytes)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
                 problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
             if progress is not None:
                 progress._before += path.stat().st_size
                 progress._stream = None
-
-
-def _file_units(
-    path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int, rewind: bool
-) -> Iterator[Unit]:
-    head = stream.peek(_HEAD)[:_HEAD]
-    kind = _kind(head[:1], format)
-    problem = not_a_recording(head, kind)
-    if problem is not None:  # said once for the file, which is skipped
-        bad.append(BadInput(str(path), problem))
-    elif kind == "json":
-        yield from _json_units(path, stream, bad, limit, rewind=rewind)
-    else:
-        yield from _proto_units(path, stream, bad, limit)
 
 
 _HEAD = 4096  # what ``not_a_recording`` looks at

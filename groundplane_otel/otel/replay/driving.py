@@ -41,6 +41,7 @@ class Driver:
         told (``span_ended``), its lineage let go and its evaluations recorded. Both steps
         inline in the loop: the replay's hottest, a call less each start and end."""
         engine, results = self.engine, self.results
+        annotates = getattr(results, "annotates", True)  # replay's tally does not
         for _, ending, _, _, record in timeline(records):
             if not ending:
                 try:
@@ -63,8 +64,9 @@ class Driver:
                 try:
                     named = sc.BOUNDARY in record.attributes  # before a writer adds it
                     evaluations = engine.decide(record)
-                    for evaluation in evaluations:
-                        results.annotate(record, evaluation, matched=not named)
+                    if annotates:
+                        for evaluation in evaluations:
+                            results.annotate(record, evaluation, matched=not named)
                 except Exception as exc:
                     if not getattr(exc, COUNTED, False):  # a step below counted it already
                         engine.internal_error("span end", reraise=False)

@@ -115,6 +115,8 @@ class Tally:
         if self.export is not None:
             self.export.count_fact(kind, source, outcome)
 
+    annotates = False  # ``annotate`` does nothing: the driver need not call it
+
     def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
         """A replayed span is not annotated: nothing reads it afterwards."""
 
@@ -141,14 +143,13 @@ class Tally:
         if self.max_findings <= 0:  # none kept (the verifier): counted only
             self.stats.findings_dropped += len(evaluation.findings)
             return
-        context = span.get_span_context()
-        for finding in evaluation.findings:
+        for finding in evaluation.findings:  # ``span``: a ``SpanRecord``, its ids as ints
             seen = finding_seen(
                 evaluation,
                 finding,
                 capture_content=self.capture_content,
-                trace_id=context.trace_id,
-                span_id=context.span_id,
+                trace_id=span.trace_id,
+                span_id=span.span_id,
                 span_name=span.name,
                 outcome=evaluation.outcome,
             )
