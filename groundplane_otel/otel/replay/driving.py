@@ -33,6 +33,7 @@ class Driver:
     def __init__(self, engine: Engine, results: Results) -> None:
         self.engine = engine
         self.results = results
+        self.annotates = getattr(results, "annotates", True)  # replay's tally does not
 
     def trace(self, records: Collection[SpanRecord]) -> None:
         """One trace's records, every start and end in time order (``timeline``). A start is
@@ -40,8 +41,7 @@ class Driver:
         watches); at an end, a watched span is decided while it still records, then its end
         told (``span_ended``), its lineage let go and its evaluations recorded. Both steps
         inline in the loop: the replay's hottest, a call less each start and end."""
-        engine, results = self.engine, self.results
-        annotates = getattr(results, "annotates", True)  # replay's tally does not
+        engine, results, annotates = self.engine, self.results, self.annotates
         for _, ending, _, _, record in timeline(records):
             if not ending:
                 try:
