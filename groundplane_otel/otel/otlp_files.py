@@ -87,6 +87,9 @@ class Unit(NamedTuple):
     resources: dict[bytes, Any] | None
 
 
+_new_tuple = tuple.__new__
+
+
 def decode_unit(unit: Unit, bad: BadSink, limit: int) -> Batch | None:
     """``unit``'s spans, or None when it is not a trace request (told to ``bad`` with its
     location)."""
@@ -191,8 +194,8 @@ def _json_units(
                 bad.append(BadInput(f"{path}:{number}", problem))
                 continue
         line = raw.strip()
-        if line:
-            yield Unit(f"{name}:{number}", line, resources)
+        if line:  # ``Unit(...)`` without its Python ``__new__``: a call less a line
+            yield _new_tuple(Unit, (f"{name}:{number}", line, resources))
     return number
 
 
@@ -413,29 +416,23 @@ def located_units(
                 stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"))
             elif magic == _ZSTD:
                 stream = io.BufferedReader(_ZstdFrames(raw))
-            try:
-                plain = stream is raw  # not decompressed: it can seek back cheaply
-                yield from _file_units(path, stream, bad, format, max_line_bytes, plain)
+            try:  # the file's lines or messages (one generator less between them and here)
+                head = stream.peek(_HEAD)[:_HEAD]
+                kind = _kind(head[:1], format)
+                problem = not_a_recording(head, kind)
+                if problem is not None:  # said once for the file, which is skipped
+                    bad.append(BadInput(str(path), problem))
+                elif kind == "json":
+                    plain = stream is raw  # not decompressed: it can seek back cheaply
+                    yield from _json_units(path, stream, bad, max_line_bytes, rewind=plain)
+                else:
+                    yield from _proto_units(path, stream, bad, max_line_bytes)
             except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
                 problem = f"unreadable compressed data ({_detail(exc)})"
                 bad.append(BadInput(str(path), problem))
             if progress is not None:
                 progress._before += path.stat().st_size
                 progress._stream = None
-
-
-def _file_units(
-    path: Path, stream: io.BufferedReader, bad: BadSink, format: str, limit: int, rewind: bool
-) -> Iterator[Unit]:
-    head = stream.peek(_HEAD)[:_HEAD]
-    kind = _kind(head[:1], format)
-    problem = not_a_recording(head, kind)
-    if problem is not None:  # said once for the file, which is skipped
-        bad.append(BadInput(str(path), problem))
-    elif kind == "json":
-        yield from _json_units(path, stream, bad, limit, rewind=rewind)
-    else:
-        yield from _proto_units(path, stream, bad, limit)
 
 
 _HEAD = 4096  # what ``not_a_recording`` looks at
@@ -557,10 +554,13 @@ def read_requests(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[Batch]:
     """``located_requests`` without the locations."""
-    for _, batch in located_requests(
+    # ``located_requests``' loop, not a generator over it: one hop and one pair less a line
+    for unit in located_units(
         paths, bad, format=format, progress=progress, max_line_bytes=max_line_bytes
     ):
-        yield batch
+        batch = decode_unit(unit, bad, max_line_bytes)
+        if batch is not None:
+            yield batch
 
 
 def request_to_json(request: ExportTraceServiceRequest) -> str:

@@ -5,6 +5,7 @@ with its parent record's lineage."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from groundplane_otel.otel.replay.records import (
     RecordedSpan,
     SpanRecord,
     proto_spans,
+    recorded_span,
     trace_records,
 )
 
@@ -131,6 +133,22 @@ def _request(service: str, spans: int = 1) -> ExportTraceServiceRequest:
     return request
 
 
+def test_a_recorded_span_is_built_as_its_dataclass_builds_it() -> None:
+    """``recorded_span`` sets a ``RecordedSpan``'s fields without its ``__init__``: every
+    field is set, to what the dataclass's own constructor gives (the index included)."""
+    fields = [item.name for item in dataclasses.fields(RecordedSpan)]
+    attributes = {"k": "v", "groundplane.outcome": "pass"}
+    made = recorded_span(
+        b"\x01" * 16, b"\x02" * 8, b"", "chat m", 3, 5, 9, attributes, (("e", {}),), 2, "", {}, 4
+    )
+    expected = RecordedSpan(
+        b"\x01" * 16, b"\x02" * 8, b"", "chat m", trace.SpanKind.CLIENT, 5, 9, {"k": "v"},
+        (("e", {}),), trace.StatusCode.ERROR, {}, 4,
+    )  # fmt: skip
+    assert [getattr(made, name) for name in fields] == [getattr(expected, name) for name in fields]
+    assert made.index == 4
+
+
 def test_protobuf_resources_are_shared_only_between_the_same_encodings() -> None:
     """Requests of one resource share one attribute mapping, another resource gets its own,
     past ``RESOURCES_SHARED`` each request reads its own, and the spans equal those read
@@ -221,6 +239,44 @@ def test_the_one_sort_nesting_equals_the_general_one_on_random_traces(
             if parent is not None and depth[record] > 0:
                 assert place[id(record)] < place[id(parent)]
     assert 50 < len(fallbacks) < 350  # both paths were taken
+
+
+def test_the_timeline_of_spans_nesting_as_recorded_equals_the_widened_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On random trees and forests in any order, whose spans mostly nest as recorded (each
+    within its parent's interval) and otherwise do not, or have cycles of parent ids, or end
+    before they start, the timeline is the one the general path widens and orders: the
+    recorded order (``_as_recorded``) is taken for the nesting traces, never for the others."""
+    rng = random.Random(38)
+    taken = 0
+    for _ in range(600):
+        size = rng.randint(1, 9)
+        if rng.random() < 0.8:  # a forest without cycles: a parent is an earlier index
+            parents = [rng.choice([None, *range(index)]) for index in range(size)]
+        else:  # any parent ids, cycles and self-parents included
+            parents = [rng.choice([None, *range(size)]) for _ in range(size)]
+        records = _records(parents, [0] * size)
+        for record, parent in zip(records, parents, strict=True):  # nested, mostly
+            above = records[parent] if parent is not None else None
+            low = above.start_time if above is not None and parent < records.index(record) else 0
+            record.start_time = low + rng.randint(0 if rng.random() < 0.9 else -2, 3)
+        for record in reversed(records):
+            record.end_time = record.start_time + rng.randint(-1 if rng.random() < 0.1 else 0, 4)
+        for record in records:  # each parent ends after its children, mostly
+            child_ends = [r.end_time for r in records if r.parent_record is record]
+            if child_ends and rng.random() < 0.9:
+                record.end_time = max(record.end_time, *child_ends)
+        rng.shuffle(records)
+        fast = driving._as_recorded(records)
+        with monkeypatch.context() as patched:
+            patched.setattr(driving, "_as_recorded", lambda records: None)
+            general = driving.timeline(records)
+        assert driving.timeline(records) == general
+        if fast is not None:
+            taken += 1
+            assert fast == general
+    assert 100 < taken < 550, taken  # both paths were taken
 
 
 def test_a_record_starts_with_its_parent_records_lineage(monkeypatch: pytest.MonkeyPatch) -> None:

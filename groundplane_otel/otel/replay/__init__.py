@@ -198,33 +198,37 @@ class Replayer:
         self._around(TraceToDecide(trace_id, len(state.spans), early or state.dropped, run))
 
     def _decide(self, trace_id: bytes, state: PendingTrace, *, early: bool) -> None:
+        """Decide one trace: its spans as records (identical copies collapsed; none when two
+        differ), driven into the engine, its findings settled in the order read."""
         self.decisions += 1
         if not state.owned:
             return
         stats = self.stats
         stats.traces += 1
-        unique = self._unique(trace_id, state)
-        if unique is None:
-            return
-        records, orphans = trace_records(trace_id, unique, rematch=self.rematch)
-        stats.orphan_spans += orphans
-        if early or state.dropped:
-            stats.incomplete_traces += 1
-        self.driver.trace(records.values())
-        self.tally.settle(records.values())  # its findings, in the order read
-        seen = self.seen
-        if seen is not None:
-            for record in records.values():
-                seen.note(record.name, record.attributes)
-
-    def _unique(self, trace_id: bytes, state: PendingTrace) -> dict[bytes, RecordedSpan] | None:
-        """The trace's spans by id, identical copies collapsed; None (told, counted) when two
-        spans share an id but differ: which one is true cannot be known."""
         unique, copies, conflicts = state.distinct()
         if copies:
-            self.stats.duplicate_spans += copies
-        if not conflicts:
-            return unique
+            stats.duplicate_spans += copies
+        if conflicts:
+            self._conflicting(trace_id, conflicts)
+            return
+        records, orphans = trace_records(trace_id, unique, rematch=self.rematch)
+        if orphans:
+            stats.orphan_spans += orphans
+        if early or state.dropped:
+            stats.incomplete_traces += 1
+        spans = records.values()
+        self.driver.trace(spans)
+        tally = self.tally
+        if tally.pending:  # its findings, in the order read (most traces have none)
+            tally.settle(spans)
+        seen = self.seen
+        if seen is not None:
+            for record in spans:
+                seen.note(record.name, record.attributes)
+
+    def _conflicting(self, trace_id: bytes, conflicts: list[bytes]) -> None:
+        """Two spans of the trace share an id but differ: which one is true cannot be known;
+        the trace is not decided (told, counted)."""
         self.stats.conflicting_traces += 1
         self.stats.incomplete_traces += 1
         problem = (
@@ -233,7 +237,6 @@ class Replayer:
             + ": trace not decided"
         )
         self.unreadable.append(BadInput(f"trace {trace_id.hex()}", problem))
-        return None
 
     # -- results -----------------------------------------------------------------------------
 

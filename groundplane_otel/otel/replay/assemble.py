@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from groundplane_otel._echo import capped
-from groundplane_otel.otel.replay.records import RecordedSpan, bad_ids, lost_from, proto_spans
+from groundplane_otel.otel.replay.records import RecordedSpan, ids_problem, lost_from, proto_spans
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink
 
 __all__ = ["Assembler", "Decide", "Intake", "PendingTrace"]
@@ -130,17 +130,26 @@ class Assembler:
         decided."""
         if request.__class__ is not list and isinstance(request, ExportTraceServiceRequest):
             request = proto_spans(request, self.resources)
-        self.counts.requests += 1
+        counts = self.counts
+        counts.requests += 1
         arrived = self._arrived
         for span in request:
             if isinstance(span, bytes):  # another share's span (its ids were usable): timed
                 arrived(span, False)
                 continue
-            problem = bad_ids(span)
-            if problem is None:
-                self._add(span)
-            else:
+            problem = ids_problem(span.trace_id, span.span_id, span.parent_span_id)  # bad_ids
+            if problem is not None:
                 self._bad(span, problem, location)
+                continue
+            state = arrived(span.trace_id)  # the span joins its trace, when this share keeps it
+            if not state.owned:
+                continue
+            counts.spans += 1
+            if len(state.spans) >= self.max_spans_per_trace:
+                counts.dropped_spans += 1
+                state.dropped = True
+                continue
+            state.spans.append(span)
         buffer = self._buffer
         if buffer:
             now = self._read if self._clock is None else self._clock()  # ``_now``, inline
@@ -178,17 +187,6 @@ class Assembler:
             buffer.move_to_end(trace_id)  # the buffer stays ordered by last arrival
         state.last_seen = self._read if self._clock is None else self._clock()
         return state
-
-    def _add(self, span: RecordedSpan) -> None:
-        state = self._arrived(span.trace_id)
-        if not state.owned:
-            return
-        self.counts.spans += 1
-        if len(state.spans) >= self.max_spans_per_trace:
-            self.counts.dropped_spans += 1
-            state.dropped = True
-            return
-        state.spans.append(span)
 
     def decide_ready(self) -> int:
         """Decide the traces idle for ``decision_wait``; how many were decided."""

@@ -33,58 +33,57 @@ class Driver:
     def __init__(self, engine: Engine, results: Results) -> None:
         self.engine = engine
         self.results = results
+        self.annotates = getattr(results, "annotates", True)  # replay's tally does not
 
     def trace(self, records: Collection[SpanRecord]) -> None:
-        """One trace's records, every start and end in time order (``timeline``)."""
-        started, ended = self._started, self._ended
+        """One trace's records, every start and end in time order (``timeline``). A start is
+        told to the engine (``span_started``: the engine decides the end of a span it
+        watches); at an end, a watched span is decided while it still records, then its end
+        told (``span_ended``), its lineage let go and its evaluations recorded. Both steps
+        inline in the loop: the replay's hottest, a call less each start and end."""
+        engine, results, annotates = self.engine, self.results, self.annotates
         for _, ending, _, _, record in timeline(records):
-            if ending:
-                ended(record)
-            else:
-                started(record)
-
-    def _started(self, record: SpanRecord) -> None:
-        engine = self.engine
-        try:
-            record.watched = engine.span_started(
-                record,
-                record.trace_id,
-                record.span_id,
-                record.parent_id,
-                record.root,
-                record.name,
-                record.attributes,
-                record.parent_record,
-            )
-        except Exception:
-            engine.internal_error("span start", reraise=False)
-
-    def _ended(self, record: SpanRecord) -> None:
-        engine, results = self.engine, self.results
-        evaluations = _NO_EVALUATIONS
-        if record.watched:  # decided while it still records
-            try:
-                named = sc.BOUNDARY in record.attributes  # before a writer adds it
-                evaluations = engine.decide(record)
-                for evaluation in evaluations:
-                    results.annotate(record, evaluation, matched=not named)
-            except Exception as exc:
-                if not getattr(exc, COUNTED, False):  # a step below counted it already
-                    engine.internal_error("span end", reraise=False)
-        record.ended = True
-        try:
-            engine.span_ended(
-                record.trace_id, record.span_id, record.root, record.name, record.attributes
-            )
-        except Exception:
-            engine.internal_error("span end", reraise=False)
-        if record.watched:
-            engine.released(record)
-            for evaluation in evaluations:
+            if not ending:
                 try:
-                    results.record(record, evaluation)
+                    record.watched = engine.span_started(
+                        record,
+                        record.trace_id,
+                        record.span_id,
+                        record.parent_id,
+                        record.root,
+                        record.name,
+                        record.attributes,
+                        record.parent_record,
+                    )
                 except Exception:
-                    engine.internal_error("results", reraise=False)
+                    engine.internal_error("span start", reraise=False)
+                continue
+            evaluations = _NO_EVALUATIONS
+            watched = record.watched
+            if watched:  # decided while it still records
+                try:
+                    named = sc.BOUNDARY in record.attributes  # before a writer adds it
+                    evaluations = engine.decide(record)
+                    if annotates:
+                        for evaluation in evaluations:
+                            results.annotate(record, evaluation, matched=not named)
+                except Exception as exc:
+                    if not getattr(exc, COUNTED, False):  # a step below counted it already
+                        engine.internal_error("span end", reraise=False)
+            record.ended = True
+            try:
+                engine.span_ended(
+                    record.trace_id, record.span_id, record.root, record.name, record.attributes
+                )
+            except Exception:
+                engine.internal_error("span end", reraise=False)
+            if watched:
+                engine.released(record)
+                for evaluation in evaluations:
+                    try:
+                        results.record(record, evaluation)
+                    except Exception:
+                        engine.internal_error("results", reraise=False)
 
 
 def _nested(
@@ -147,6 +146,9 @@ def timeline(records: Collection[SpanRecord]) -> list[Event]:
     """Starts and ends in time order, with each span's interval widened to nest in its
     parent's (clocks of two services disagree; nesting is what the guard relies on); ties in
     the order of ``records``."""
+    recorded = _as_recorded(records)
+    if recorded is not None:
+        return recorded
     starts, depth, upward = _nested(records)
     ends: dict[SpanRecord, int] = {}
     for record in upward:  # each child before its parent: children widen parents
@@ -166,6 +168,36 @@ def timeline(records: Collection[SpanRecord]) -> list[Event]:
         level = depth[record]
         add((starts[record], 0, level, place, record))
         add((ends[record], 1, -level, place, record))
+    events.sort()  # never compares two records: every event's place is its own
+    return events
+
+
+def _as_recorded(records: Collection[SpanRecord]) -> list[Event] | None:
+    """``timeline`` of the common trace, whose spans already nest as recorded (each within its
+    parent's interval, none ending before it starts, no cycle of parent ids): no interval is
+    widened, so each span's own times and its depth (its ancestors, walked up) make its
+    events. None (then ``timeline`` widens) for any other trace, or when walking up would take
+    more than a few steps a span (a deep trace: the general path is linear)."""
+    events: list[Event] = []
+    add = events.append
+    budget = 4 * len(records)  # steps walking up, in all: past it, the general path
+    for place, record in enumerate(records):
+        start, end = record.start_time, record.end_time
+        if end < start:
+            return None
+        level = 0
+        parent = record.parent_record
+        if parent is not None:
+            if start < parent.start_time or end > parent.end_time:
+                return None
+            while parent is not None:  # a cycle of parent ids runs past the budget
+                level += 1
+                if level > budget:
+                    return None
+                parent = parent.parent_record
+            budget -= level
+        add((start, 0, level, place, record))
+        add((end, 1, -level, place, record))
     events.sort()  # never compares two records: every event's place is its own
     return events
 

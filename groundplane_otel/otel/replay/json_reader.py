@@ -72,13 +72,36 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
     if tree and "resourceSpans" not in tree:
         raise NotTraces(_not_traces(tree))
     spans: list[RecordedSpan] = []
-    for item in _list(tree, "resourceSpans"):
-        resource_spans = _object(item, "resourceSpans")
-        resource = _object(resource_spans.get("resource"), "resource")
-        attributes = _resource(resource.get("attributes"), resources)
-        for scope in _list(resource_spans, "scopeSpans"):
-            for index, span in enumerate(_list(_object(scope, "scopeSpans"), "spans")):
-                spans.append(_span(_object(span, "spans"), attributes, index))
+    # Each level read inline when it has the expected type (the common case, no call): any
+    # other value is refused (``_list``/``_object`` tell why; a null list or resource is empty).
+    items = tree.get("resourceSpans")
+    if items.__class__ is not list:
+        items = _list(tree, "resourceSpans")
+    for item in items:
+        if item.__class__ is not dict:
+            raise _wrong("an object", item, "resourceSpans")
+        resource = item.get("resource")
+        if resource.__class__ is not dict:
+            resource = _object(resource, "resource")
+        pairs = resource.get("attributes")
+        if resources is None:
+            attributes = _resource(pairs, resources)
+        else:  # ``_resource``'s shared read, inline: a call less a line
+            key = orjson.dumps(pairs)
+            attributes = resources.get(key) or _resource(pairs, resources, key)
+        scopes = item.get("scopeSpans")
+        if scopes.__class__ is not list:
+            scopes = _list(item, "scopeSpans")
+        for scope in scopes:
+            if scope.__class__ is not dict:
+                raise _wrong("an object", scope, "scopeSpans")
+            listed = scope.get("spans")
+            if listed.__class__ is not list:
+                listed = _list(scope, "spans")
+            for index, span in enumerate(listed):
+                if span.__class__ is not dict:
+                    raise _wrong("an object", span, "spans")
+                spans.append(_span(span, attributes, index))
     return spans
 
 
@@ -103,11 +126,15 @@ def _not_traces(tree: dict[str, Any]) -> str:
     return f"not an OTLP/JSON trace request: no 'resourceSpans' key (keys: {keys}{more})"
 
 
-def _resource(pairs: Any, resources: dict[bytes, Any] | None) -> Mapping[str, Any]:
-    """A resource's attributes: read once per distinct JSON (already checked), then shared."""
+def _resource(
+    pairs: Any, resources: dict[bytes, Any] | None, key: bytes | None = None
+) -> Mapping[str, Any]:
+    """A resource's attributes: read once per distinct JSON (already checked), then shared.
+    ``key``: the JSON, when already made."""
     if resources is None:
         return _attributes(pairs, _RESOURCE_VALUE, "attributes")
-    key = orjson.dumps(pairs)
+    if key is None:
+        key = orjson.dumps(pairs)
     known = resources.get(key)
     if known is not None:
         return known  # type: ignore[no-any-return]
@@ -122,42 +149,48 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
     wrong."""
     get = span.get
     trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId", "")
-    name, kind, status, events = get("name", ""), get("kind", 0), get("status"), get("events")
-    start, end = get("startTimeUnixNano"), get("endTimeUnixNano")
-    if status is None:
-        status = _NO_STATUS
+    name, kind = get("name", ""), get("kind", 0)
+    start, end, status = get("startTimeUnixNano"), get("endTimeUnixNano"), get("status")
+    code: Any = 0
+    message: Any = ""
+    if status is not None and status != _NO_STATUS:  # a status set (most spans have none)
+        if status.__class__ is not dict:
+            return _checked_span(span, resource, index)
+        code, message = status.get("code", 0), status.get("message", "")
+        if not (
+            code.__class__ in _ENUM_TYPES and code in _CODE_NUMBERS and message.__class__ is str
+        ):
+            return _checked_span(span, resource, index)
+        code = _CODE_NUMBERS[code]
     if (
-        type(trace_id) is str
-        and type(span_id) is str
-        and type(parent_id) is str
-        and type(name) is str
-        and type(kind) in _ENUM_TYPES
-        and kind in _KIND_NUMBERS
-        and type(start) is str
-        and type(end) is str
+        trace_id.__class__ is str
+        and span_id.__class__ is str
+        and parent_id.__class__ is str
+        and name.__class__ is str
+        and kind.__class__ in _ENUM_TYPES
+        and (number := _KIND_NUMBERS.get(kind)) is not None
+        and start.__class__ is str
+        and end.__class__ is str
         and len(start) < _UINT64_DIGITS
         and len(end) < _UINT64_DIGITS
         and start.isdigit()
         and end.isdigit()
         and start.isascii()
         and end.isascii()
-        and type(status) is dict
-        and type(code := status.get("code", 0)) in _ENUM_TYPES
-        and code in _CODE_NUMBERS
-        and type(message := status.get("message", "")) is str
     ):
+        events = get("events")
         events = () if events is None else _events(span)  # as ``_checked_span``: before the ids
         return recorded_span(
             bytes.fromhex(trace_id),  # ValueError: not hex (as ``_id``)
             bytes.fromhex(span_id),
             bytes.fromhex(parent_id),
             name,
-            _KIND_NUMBERS[kind],
+            number,
             int(start),
             int(end),
             _attributes(get("attributes"), _SPAN_VALUE, "attributes"),
             events,
-            _CODE_NUMBERS[code],
+            code,
             message,
             resource,
             index,
@@ -283,18 +316,19 @@ def _attributes(pairs: Any, depth: int, field: str, level: int = 0) -> dict[str,
     """KeyValues whose values sit at message ``depth``, nested ``level`` maps deep."""
     if pairs is None:
         return {}
-    if not isinstance(pairs, list):
+    if pairs.__class__ is not list:
         raise _wrong("an array", pairs, field)
     attributes: dict[str, Any] = {}
+    inline = depth <= MAX_MESSAGE_DEPTH  # a string value is read inline (within the depth)
     for pair in pairs:
-        if type(pair) is not dict:
+        if pair.__class__ is not dict:
             raise _wrong("an object", pair, field)
         key, node = pair.get("key"), pair.get("value")
-        if type(key) is not str:
+        if key.__class__ is not str:
             key = _string(key, "key")
-        if type(node) is dict and len(node) == 1 and depth <= MAX_MESSAGE_DEPTH:
+        if inline and node.__class__ is dict and len(node) == 1:
             item = node.get("stringValue")  # the common case, without a call
-            if type(item) is str:
+            if item.__class__ is str:
                 attributes[key] = item
                 continue
         attributes[key] = _value(node, depth, level)

@@ -79,6 +79,8 @@ KINDS: dict[int, SpanKind] = {
     5: SpanKind.CONSUMER,
 }
 STATUS_CODES = {1: StatusCode.OK, 2: StatusCode.ERROR}  # STATUS_CODE_OK, STATUS_CODE_ERROR
+_UNSET, _INTERNAL = StatusCode.UNSET, SpanKind.INTERNAL
+_from_bytes = int.from_bytes  # read once: three a record
 
 
 # Not frozen: built once per span read (the hottest constructor of a replay) and never
@@ -107,6 +109,7 @@ class RecordedSpan:
 
 
 _FIELDS = operator.attrgetter(*(item.name for item in dataclasses.fields(RecordedSpan)))
+_new = object.__new__
 
 
 def replayable_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -143,23 +146,27 @@ def recorded_span(
     """A ``RecordedSpan`` from OTLP's numbers (``kind``, the ``status`` code and its
     ``message``): the one place both readers build it, leaving out what a recording guard
     wrote."""
-    code = STATUS_CODES.get(status, StatusCode.UNSET)
-    if message.startswith(GUARD_STATUS_PREFIX):
-        code = StatusCode.UNSET  # the recording guard's own verdict: decided again here
-    return RecordedSpan(
-        trace_id,
-        span_id,
-        parent_span_id,
-        name,
-        KINDS.get(kind, SpanKind.INTERNAL),
-        start_time,
-        end_time,
-        replayable_attributes(attributes),
-        events,
-        code,
-        resource,
-        index,
-    )
+    code = STATUS_CODES.get(status, _UNSET)
+    if message and message.startswith(GUARD_STATUS_PREFIX):
+        code = _UNSET  # the recording guard's own verdict: decided again here
+    if not GUARD_WRITTEN.isdisjoint(attributes):  # ``replayable_attributes``' test, inline
+        attributes = replayable_attributes(attributes)
+    # Its fields set here, not through the dataclass's ``__init__`` (a class call into Python
+    # code, about half again as dear): once a span read, by both readers.
+    span = _new(RecordedSpan)
+    span.trace_id = trace_id
+    span.span_id = span_id
+    span.parent_span_id = parent_span_id
+    span.name = name
+    span.kind = KINDS.get(kind, _INTERNAL)
+    span.start_time = start_time
+    span.end_time = end_time
+    span.attributes = attributes
+    span.events = events
+    span.status = code
+    span.resource = resource
+    span.index = index
+    return span
 
 
 def bad_ids(span: RecordedSpan) -> str | None:
@@ -346,9 +353,9 @@ class SpanRecord(trace.Span):
         (the span is a local root). ``rematch``: every recorded boundary ignored (the policy's
         match rules decide)."""
         self.recorded = span
-        self.trace_id = int.from_bytes(span.trace_id, "big")
-        self.span_id = int.from_bytes(span.span_id, "big")
-        self.parent_id = parent_id = int.from_bytes(span.parent_span_id, "big")
+        self.trace_id = _from_bytes(span.trace_id, "big")
+        self.span_id = _from_bytes(span.span_id, "big")
+        self.parent_id = parent_id = _from_bytes(span.parent_span_id, "big")
         self.root = not (parent_id and parent_present)
         self.name = span.name
         attributes = span.attributes  # shared with the span read until written to
@@ -359,7 +366,7 @@ class SpanRecord(trace.Span):
         self.attributes = attributes
         self.start_time = span.start_time
         self.end_time = span.end_time
-        if span.status is not StatusCode.UNSET:
+        if span.status is not _UNSET:
             self.status = _STATUSES[span.status]
 
     # -- what the engine reads ---------------------------------------------------------------
@@ -439,7 +446,10 @@ def trace_records(
     """One trace's spans (by span id) as records, each linked to the record of its parent
     when the trace holds it (a local parent); and how many have a parent the trace does not
     hold (orphans: local roots under a remote parent)."""
-    records = {span_id: SpanRecord(span, rematch=rematch) for span_id, span in spans.items()}
+    if rematch:
+        records = {span_id: SpanRecord(span, rematch=True) for span_id, span in spans.items()}
+    else:  # no keyword to pass: the cheaper call, once a span
+        records = {span_id: SpanRecord(span) for span_id, span in spans.items()}
     orphans = 0
     for record in records.values():
         parent_id = record.recorded.parent_span_id

@@ -106,7 +106,7 @@ class Tally:
         self.capture_content = capture_content
         self.max_findings = max_findings
         self.export = export
-        self._pending: list[tuple[Any, SeenFinding]] = []  # this trace's, until settled
+        self.pending: list[tuple[Any, SeenFinding]] = []  # this trace's findings, until settled
 
     def count_fact(self, kind: str, source: str, outcome: str) -> None:
         key = (kind, source, outcome)
@@ -114,6 +114,8 @@ class Tally:
         facts[key] = facts.get(key, 0) + 1
         if self.export is not None:
             self.export.count_fact(kind, source, outcome)
+
+    annotates = False  # ``annotate`` does nothing: the driver need not call it
 
     def annotate(self, span: Any, evaluation: Evaluation, *, matched: bool = False) -> None:
         """A replayed span is not annotated: nothing reads it afterwards."""
@@ -141,25 +143,24 @@ class Tally:
         if self.max_findings <= 0:  # none kept (the verifier): counted only
             self.stats.findings_dropped += len(evaluation.findings)
             return
-        context = span.get_span_context()
-        for finding in evaluation.findings:
+        for finding in evaluation.findings:  # ``span``: a ``SpanRecord``, its ids as ints
             seen = finding_seen(
                 evaluation,
                 finding,
                 capture_content=self.capture_content,
-                trace_id=context.trace_id,
-                span_id=context.span_id,
+                trace_id=span.trace_id,
+                span_id=span.span_id,
                 span_name=span.name,
                 outcome=evaluation.outcome,
             )
-            self._pending.append((span, seen))
+            self.pending.append((span, seen))
 
     def settle(self, spans: Iterable[Any]) -> None:
         """One trace was decided: its findings join the kept ones in the order of ``spans``
         (as read), within ``max_findings``."""
-        if not self._pending:
+        if not self.pending:
             return
-        pending, self._pending = self._pending, []
+        pending, self.pending = self.pending, []
         first = pending[0][0]
         if any(span is not first for span, _ in pending):  # else already in order (one span)
             order = {id(span): index for index, span in enumerate(spans)}
