@@ -349,9 +349,15 @@ class FactRegistry:
 
     def view(self, names: Sequence[str]) -> FactRegistry:
         """A read-only registry sharing only the named facts (which must exist)."""
+        return self.view_of({name: self.peek(name) for name in names})
+
+    def view_of(self, facts: dict[str, Fact]) -> FactRegistry:
+        """A read-only registry of ``facts``, some of this registry's (its ``view``)."""
         view = FactRegistry()
-        view._facts = {name: self.peek(name) for name in names}
-        view._restricted = {name for name in view._facts if name in self._restricted}
+        view._facts = facts
+        restricted = self._restricted
+        if restricted:
+            view._restricted = {name for name in facts if name in restricted}
         view._read_only = True
         return view
 
