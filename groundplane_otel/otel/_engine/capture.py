@@ -399,9 +399,10 @@ class FactCapture:
         decoded, message_call_id = _decode_tool_result(
             result, limits, length_limit, self._max_retained
         )
-        provenance = new_provenance(
-            tool, arguments, f"{trace_id:032x}", f"{span_id:016x}", message_call_id or call.call_id
-        )
+        # ``%`` formats an int as hex in half the time a format spec takes (once per call).
+        trace_hex, span_hex = "%032x" % trace_id, "%016x" % span_id  # noqa: UP031
+        call_id = message_call_id or call.call_id
+        provenance = new_provenance(tool, arguments, trace_hex, span_hex, call_id)
         if isinstance(decoded, Parsed):  # truncated, unparseable or rejected: counted
             self.record_parsed(
                 specs, decoded, request=request, provenance=provenance, source=call.source

@@ -415,7 +415,7 @@ class TraceStore:
             if state is None or (through is not None and state.handle is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
-            outcome = self._admit(state, request, name, value, charge, call_of(provenance))
+            outcome = self._admit(state, request, name, value, charge, provenance)
             if outcome == "recorded":
                 state.registry._store(name, value, provenance)
                 state.meta[name] = (kind, source)
@@ -437,10 +437,11 @@ class TraceStore:
         name: str,
         value: Any,
         charge: _Charge,
-        call: ToolCallKey | None,
+        provenance: Provenance,
     ) -> str:
-        if call is not None and state.calls.get(name) == call:
-            del state.problems[name], state.calls[name]  # a good reading of the unread call
+        calls = state.calls  # (usually empty: its tool call is read only then)
+        if calls and (call := call_of(provenance)) is not None and calls.get(name) == call:
+            del state.problems[name], calls[name]  # a good reading of the unread call
         if name in state.problems:
             state.calls.pop(name, None)
             if state.problems[name] == "conflict":
