@@ -16,7 +16,7 @@ from operator import eq, itemgetter
 from typing import Any, Literal
 
 from groundplane_otel._arithmetic import is_number
-from groundplane_otel._frozen import draft_class, finish
+from groundplane_otel._frozen import draft_class
 from groundplane_otel._keys import strict_key
 
 __all__ = ["OnMissing", "Ranking", "ranking_from_columns", "ranking_from_scores"]
@@ -100,7 +100,7 @@ def _scan(names: Sequence[Any]) -> bool:
 
 def _index_of(names: tuple[Hashable, ...]) -> Mapping[Hashable, int] | tuple[str, ...] | None:
     """``Ranking._index`` of ``names`` (see ``Ranking``); None when a name repeats."""
-    if _scan(names):
+    if len(names) <= SCAN and set(map(type, names)) <= _STR:  # ``_scan``, inlined: hot
         return names if len(set(names)) == len(names) else None  # type: ignore[return-value]
     # As many positions as names (``_positions``): no ``strict`` test needed.
     index = dict(zip(_tokens(names), _positions(len(names))))  # noqa: B905
@@ -205,7 +205,9 @@ class Ranking:
         ranking._inverse = inverse
         ranking._ranks = ranks
         ranking._derived = {}
-        return finish(ranking, cls)
+        ranking.__class__ = cls  # ``finish`` inlined: one call less per captured ranking
+        built: Ranking = ranking
+        return built
 
     @classmethod
     def _sorted(

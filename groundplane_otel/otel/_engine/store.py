@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from groundplane_otel._frozen import draft_class, finish
+from groundplane_otel._frozen import draft_class
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
@@ -132,7 +132,9 @@ def _facts_view(registry: FactRegistry, problems: Mapping[str, str]) -> FactsVie
     draft = _FactsViewDraft()
     draft.registry = registry
     draft.problems = problems
-    return finish(draft, FactsView)
+    draft.__class__ = FactsView  # ``finish`` inlined: one call less per checked answer
+    built: FactsView = draft
+    return built
 
 
 class TraceRegistry(FactRegistry):
@@ -459,7 +461,8 @@ class TraceStore:
         limits = self.limits
         if len(facts) >= limits.max_facts_per_trace:
             return "rejected"
-        over = self._over_trace(state, charge.bytes)
+        size = charge.bytes  # ``_over_trace``, inlined for the usual first reading
+        over = state.bytes + size > limits.max_trace_bytes or size > limits.max_total_bytes
         if not charge.measured and (
             over or self._total_bytes + charge.bytes > limits.max_total_bytes
         ):
