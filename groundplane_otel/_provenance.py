@@ -32,7 +32,8 @@ class Provenance:
         )
 
     def __str__(self) -> str:
-        inner = ", ".join(f"{key}={self.args[key]!r}" for key in sorted(self.args))
+        args = self.args
+        inner = ", ".join(f"{key}={args[key]!r}" for key in sorted(args)) if args else ""
         return f"{self.tool if self.tool is not None else '<unknown tool>'}({inner})"
 
 

@@ -97,10 +97,19 @@ def _shown(value: Any) -> Any:
     return None if value == OI_REDACTED else value
 
 
+# The keys that make a span a tool call besides its operation (execute_tool, retrieval).
+_TOOL_MARKERS = frozenset(
+    {sc.GEN_AI_TOOL_NAME, sc.OI_SPAN_KIND, sc.TRACELOOP_ENTITY_OUTPUT, sc.TRACELOOP_SPAN_KIND}
+)
+_TOOL_OPERATIONS = (sc.OP_EXECUTE_TOOL, sc.OP_RETRIEVAL)  # a tuple: a value may be unhashable
+
+
 def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | None:
     """The tool call a span records, or None when it is not a tool span."""
-    tool = attributes.get(sc.GEN_AI_TOOL_NAME)
     operation = attributes.get(sc.GEN_AI_OPERATION_NAME)  # read once (most spans: not a tool)
+    if operation not in _TOOL_OPERATIONS and _TOOL_MARKERS.isdisjoint(attributes):
+        return None  # the usual other span (an agent's, a model call's): one test, no reads
+    tool = attributes.get(sc.GEN_AI_TOOL_NAME)
     if (isinstance(tool, str) and tool) or operation == sc.OP_EXECUTE_TOOL:
         if not isinstance(tool, str) or not tool:
             tool = span_name.partition(" ")[2] or span_name
