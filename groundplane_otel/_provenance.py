@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundplane_otel._copy import copy_out
-from groundplane_otel._frozen import draft_class, finish
+from groundplane_otel._frozen import draft_class
 
 __all__ = ["Provenance", "new_provenance"]
 
@@ -32,7 +32,8 @@ class Provenance:
         )
 
     def __str__(self) -> str:
-        inner = ", ".join(f"{key}={self.args[key]!r}" for key in sorted(self.args))
+        args = self.args
+        inner = ", ".join(f"{key}={args[key]!r}" for key in sorted(args)) if args else ""
         return f"{self.tool if self.tool is not None else '<unknown tool>'}({inner})"
 
 
@@ -55,4 +56,6 @@ def new_provenance(
     draft.trace_id = trace_id
     draft.span_id = span_id
     draft.tool_call_id = tool_call_id
-    return finish(draft, Provenance)
+    draft.__class__ = Provenance  # ``finish`` inlined: one call less per captured tool call
+    built: Provenance = draft
+    return built

@@ -16,7 +16,7 @@ from operator import eq, itemgetter
 from typing import Any, Literal
 
 from groundplane_otel._arithmetic import is_number
-from groundplane_otel._frozen import draft_class, finish
+from groundplane_otel._frozen import draft_class
 from groundplane_otel._keys import strict_key
 
 __all__ = ["OnMissing", "Ranking", "ranking_from_columns", "ranking_from_scores"]
@@ -90,6 +90,23 @@ def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
     return list(map(strict_key, names))
 
 
+SCAN = 32  # at most this many plain-str names are found by a scan, not a dict (``Ranking``)
+
+
+def _scan(names: Sequence[Any]) -> bool:
+    """Are ``names`` few plain strings, looked up by a scan (``Ranking._index``)?"""
+    return len(names) <= SCAN and set(map(type, names)) <= _STR
+
+
+def _index_of(names: tuple[Hashable, ...]) -> Mapping[Hashable, int] | tuple[str, ...] | None:
+    """``Ranking._index`` of ``names`` (see ``Ranking``); None when a name repeats."""
+    if len(names) <= SCAN and set(map(type, names)) <= _STR:  # ``_scan``, inlined: hot
+        return names if len(set(names)) == len(names) else None  # type: ignore[return-value]
+    # As many positions as names (``_positions``): no ``strict`` test needed.
+    index = dict(zip(_tokens(names), _positions(len(names))))  # noqa: B905
+    return index if len(index) == len(names) else None
+
+
 def _competition_ranks(scores: Sequence[int | float]) -> Sequence[int]:
     """1-based competition ranks of best-first scores (ties share a rank: 1, 1, 3)."""
     if not any(map(eq, scores, scores[1:])):  # no two neighbours tie: ranks are positions
@@ -115,6 +132,10 @@ class Ranking:
     ``items`` (checks read ``names`` and ``scores``), which saves a tuple per row. It also
     shares the table's key index (key -> row) and maps a row to its position through
     ``_inverse`` (-1: the row is not ranked), instead of hashing every name again.
+
+    ``_index`` is what ``find`` looks a name up in: a dict (type-strict key -> position), or,
+    for at most ``SCAN`` names that are all plain strings, the names themselves (``_scan``):
+    a C-speed scan of so few finds a name as fast as hashing it, and builds no dict.
     """
 
     key: str
@@ -122,7 +143,9 @@ class Ranking:
     higher_is_better: bool = True
     _names: tuple[Hashable, ...] = field(init=False, repr=False, compare=False, default=())
     _scores: tuple[int | float, ...] = field(init=False, repr=False, compare=False, default=())
-    _index: dict[Hashable, int] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _index: Mapping[Hashable, int] | tuple[str, ...] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
     _inverse: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
     _ranks: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
     _derived: dict[Hashable, Any] = field(
@@ -149,9 +172,10 @@ class Ranking:
             tied = position and score == items[position - 1][1]
             ranks.append(ranks[-1] if tied else position + 1)
         object.__setattr__(self, "items", items)
-        object.__setattr__(self, "_names", tuple(name for name, _ in items))
+        names = tuple(name for name, _ in items)
+        object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_scores", tuple(score for _, score in items))
-        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_index", names if _scan(names) else index)
         object.__setattr__(self, "_ranks", tuple(ranks))
         object.__setattr__(self, "_derived", {})
 
@@ -162,15 +186,15 @@ class Ranking:
         names: tuple[Hashable, ...],
         scores: tuple[int | float, ...],
         higher_is_better: bool,
-        index: dict[Hashable, int],
+        index: Mapping[Hashable, int] | tuple[str, ...],
         ranks: Sequence[int] | None = None,
         inverse: Sequence[int] | None = None,
     ) -> Ranking:
         """A Ranking from data already validated and ordered (no checks run).
 
-        ``index`` maps a name's type-strict key to its position, or, with ``inverse``, to a
-        row whose position is ``inverse[row]`` (-1 when that row is not ranked). ``ranks``
-        (None: computed when first needed) are the competition ranks.
+        ``index`` maps a name's type-strict key to its position (or is ``names``: ``_scan``),
+        or, with ``inverse``, to a row whose position is ``inverse[row]`` (-1 when that row is
+        not ranked). ``ranks`` (None: computed when first needed) are the competition ranks.
         """
         ranking = _RankingDraft()  # built cheaply (``_frozen``); ``items`` stays unset
         ranking.key = key
@@ -181,7 +205,9 @@ class Ranking:
         ranking._inverse = inverse
         ranking._ranks = ranks
         ranking._derived = {}
-        return finish(ranking, cls)
+        ranking.__class__ = cls  # ``finish`` inlined: one call less per captured ranking
+        built: Ranking = ranking
+        return built
 
     @classmethod
     def _sorted(
@@ -200,9 +226,8 @@ class Ranking:
                 _positions(len(scores)), key=scores.__getitem__, reverse=higher_is_better
             )
             ordered_names, ordered_scores = _pick(names, order), _pick(scores, order)
-        # As many positions as names (``_positions``): no ``strict`` test needed.
-        index = dict(zip(_tokens(ordered_names), _positions(len(ordered_names))))  # noqa: B905
-        if len(index) != len(ordered_names):  # a repeated name: the validating constructor
+        index = _index_of(ordered_names)
+        if index is None:  # a repeated name: the validating constructor says which
             return cls(
                 key, tuple(zip(ordered_names, ordered_scores, strict=True)), higher_is_better
             )
@@ -214,11 +239,11 @@ class Ranking:
             flat = set(map(type, self._names)) <= _ATOMS
             self._derived[_FLAT] = flat
         if flat:  # names and scores are immutable atoms: they can be shared
-            if self._inverse is None:
-                index = dict(self._index)
-            else:  # a copy stands alone: it does not share a table's index
-                names = self._names
-                index = dict(zip(_tokens(names), _positions(len(names)), strict=True))
+            index = self._index
+            if self._inverse is not None:  # a copy stands alone: it does not share a table's
+                index = _index_of(self._names) or {}  # validated names: never None
+            elif not isinstance(index, tuple):  # (the names tuple, ``_scan``, is shared)
+                index = dict(index)
             return Ranking._trusted(
                 self.key, self._names, self._scores, self.higher_is_better, index, self._ranks
             )
@@ -272,8 +297,11 @@ class Ranking:
 
     def find(self, name: object) -> int | None:
         """0-based position of ``name`` (type-strict), None when unknown or unhashable."""
+        index = self._index
+        if type(index) is tuple:  # a few plain-str names (``_scan``): only a str is one
+            return index.index(name) if type(name) is str and name in index else None
         try:
-            found = self._index.get(name if type(name) is str else strict_key(name))
+            found = index.get(name if type(name) is str else strict_key(name))  # type: ignore[union-attr]
         except TypeError:
             return None
         if found is None or self._inverse is None:

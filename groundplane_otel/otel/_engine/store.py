@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_equal
 from groundplane_otel.documents import Documents
 from groundplane_otel.facts import Domain, Fact, Provenance, Ranking, Table
@@ -121,6 +122,17 @@ class FactsView:
 
     registry: FactRegistry
     problems: Mapping[str, str]
+
+
+_FactsViewDraft = draft_class(FactsView)
+
+
+def _facts_view(registry: FactRegistry, problems: Mapping[str, str]) -> FactsView:
+    """``FactsView(registry, problems)``, built cheaply (``_frozen``): one per checked answer."""
+    draft = _FactsViewDraft()
+    draft.registry = registry
+    draft.problems = problems
+    return finish(draft, FactsView)
 
 
 class TraceRegistry(FactRegistry):
@@ -403,7 +415,7 @@ class TraceStore:
             if state is None or (through is not None and state.handle is not through):
                 self._count_fact(kind, source, "rejected")
                 return "ended"
-            outcome = self._admit(state, request, name, value, charge, call_of(provenance))
+            outcome = self._admit(state, request, name, value, charge, provenance)
             if outcome == "recorded":
                 state.registry._store(name, value, provenance)
                 state.meta[name] = (kind, source)
@@ -425,10 +437,11 @@ class TraceStore:
         name: str,
         value: Any,
         charge: _Charge,
-        call: ToolCallKey | None,
+        provenance: Provenance,
     ) -> str:
-        if call is not None and state.calls.get(name) == call:
-            del state.problems[name], state.calls[name]  # a good reading of the unread call
+        calls = state.calls  # (usually empty: its tool call is read only then)
+        if calls and (call := call_of(provenance)) is not None and calls.get(name) == call:
+            del state.problems[name], calls[name]  # a good reading of the unread call
         if name in state.problems:
             state.calls.pop(name, None)
             if state.problems[name] == "conflict":
@@ -446,7 +459,8 @@ class TraceStore:
         limits = self.limits
         if len(facts) >= limits.max_facts_per_trace:
             return "rejected"
-        over = self._over_trace(state, charge.bytes)
+        size = charge.bytes  # ``_over_trace``, inlined for the usual first reading
+        over = state.bytes + size > limits.max_trace_bytes or size > limits.max_total_bytes
         if not charge.measured and (
             over or self._total_bytes + charge.bytes > limits.max_total_bytes
         ):
@@ -567,19 +581,32 @@ class TraceStore:
 
     def checked(self, request: RequestKey, names: tuple[str, ...], check: Callable[..., T]) -> T:
         """``check(view=...)`` on a view of the request's declared facts (``view``), then what
-        the checks cached on them charged (``account_derived``): the store's one visit for a
-        checked answer."""
-        result = check(view=self.view(request, names))
-        self.account_derived(request, names)
+        the checks cached on them charged (``account_derived``, visited only when a cache
+        grew: most checks cache nothing): the store's one visit for a checked answer."""
+        view, charged = self._view(request, names)
+        result = check(view=view)
+        for value, charge in charged:
+            if _caches(value) > charge.caches:  # read without the lock: it re-reads under it
+                self.account_derived(request, names)
+                break
         return result
 
     def view(self, request: RequestKey, names: tuple[str, ...]) -> FactsView:
         """A read-only view of the usable declared facts, and the problems of the others."""
+        return self._view(request, names)[0]
+
+    def _view(
+        self, request: RequestKey, names: tuple[str, ...]
+    ) -> tuple[FactsView, list[tuple[Any, _Charge]]]:
+        """``view``, and each viewed fact's value and charge (``checked``)."""
         with self._lock:
             state = self._get(request, create=False)
             if state is None:
-                return FactsView(FactRegistry().view(()), {})
-            facts, known = state.registry._facts, state.problems
-            usable = [name for name in names if name in facts]
+                return _facts_view(FactRegistry().view(()), {}), []
+            facts, known, charges = state.registry._facts, state.problems, state.charges
+            usable = {name: facts[name] for name in names if name in facts}
             problems = {name: known[name] for name in names if name in known} if known else {}
-            return FactsView(state.registry.view(usable), problems)
+            charged = [
+                (fact.value, charges[name]) for name, fact in usable.items() if name in charges
+            ]
+            return _facts_view(state.registry.view_of(usable), problems), charged
