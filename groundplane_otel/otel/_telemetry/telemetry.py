@@ -34,6 +34,7 @@ from groundplane_otel.otel.result import Evaluation, Finding
 __all__ = ["Telemetry", "event_attributes", "finding_seen", "shown"]
 
 _POINTS_KEPT = 4096  # metric attribute dicts kept per guard
+_EMPTY = Context()  # the base of a guarded span's context: copied, never changed (``set_value``)
 # An output's points (``Telemetry._points_of``): the claims adds (count, attributes), the
 # outputs point's attributes, the duration point's (None: not recorded).
 _Points = tuple[tuple[tuple[int, dict[str, str]], ...], dict[str, str], dict[str, str] | None]
@@ -264,7 +265,7 @@ class Telemetry:
 
     def record(self, span: Span, evaluation: Evaluation) -> None:
         """Metrics, in the guarded span's context so exemplars point at its trace."""
-        context = trace.set_span_in_context(span, Context())
+        context = trace.set_span_in_context(span, _EMPTY)
         # The attribute dicts of all three instruments, found by one lookup per output.
         key = (
             evaluation.boundary,
@@ -278,10 +279,10 @@ class Telemetry:
             points = self._points_of(key)
         claims, output, duration = points
         for count, labels in claims:
-            self.claims.add(count, labels, context=context)
-        self.outputs.add(1, output, context=context)
+            self.claims.add(count, labels, context)
+        self.outputs.add(1, output, context)
         if duration is not None:
-            self.duration.record(evaluation.duration, duration, context=context)
+            self.duration.record(evaluation.duration, duration, context)
         if self._logger is not None:
             for finding in evaluation.findings:
                 self._logger.emit(
@@ -314,7 +315,7 @@ class Telemetry:
         if fits(span, summary):
             span.set_attributes(summary)
         else:
-            context = trace.set_span_in_context(span, Context())
+            context = trace.set_span_in_context(span, _EMPTY)
             self.left_off.add(len(summary), {sc.BOUNDARY: evaluation.boundary}, context=context)
         if self.span_events:  # else ``record`` writes them as log records only
             for finding in evaluation.findings:

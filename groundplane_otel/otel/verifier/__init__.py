@@ -53,6 +53,7 @@ DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024  # gRPC's own default
 _SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 # Every export gets the same empty answer: one, never changed, rather than one made per request.
 _ACCEPTED = trace_service_pb2.ExportTraceServiceResponse()
+_parse = trace_service_pb2.ExportTraceServiceRequest.FromString  # a request's bytes, parsed
 _log = logging.getLogger(__name__)
 
 
@@ -123,7 +124,7 @@ class _TraceBuffer(Replayer):
             trace_id, due = next(iter(roots.items()))
             if due > now:
                 break
-            if self.decide(trace_id):
+            if self.assembler.decide(trace_id):  # what Replayer.decide does, a call less
                 decided += 1
             else:  # already decided (buffer full)
                 roots.pop(trace_id, None)
@@ -233,8 +234,7 @@ class Verifier:
                 f"{self.max_receive_message_bytes} (--max-receive-message-bytes)",
             )
         try:
-            request: trace_service_pb2.ExportTraceServiceRequest
-            request = trace_service_pb2.ExportTraceServiceRequest.FromString(data)
+            request: trace_service_pb2.ExportTraceServiceRequest = _parse(data)
         except DecodeError as exc:
             with self.lock:
                 self.stats.unreadable_requests += 1
