@@ -34,6 +34,7 @@ from groundplane_otel.otel.result import Evaluation, Finding
 __all__ = ["Telemetry", "event_attributes", "finding_seen", "shown"]
 
 _POINTS_KEPT = 4096  # metric attribute dicts kept per guard
+_VERDICTS_KEPT = 8  # an output's points are kept for at most this many claims (memory)
 _EMPTY = Context()  # the base of a guarded span's context: copied, never changed (``set_value``)
 # An output's points (``Telemetry._points_of``): the claims adds (count, attributes), the
 # outputs point's attributes, the duration point's (None: not recorded).
@@ -259,7 +260,7 @@ class Telemetry:
         if output is None:
             output = self._output_points(boundary, mode, outcome, skip_reason)
         points = (claims, output[0], None if outcome == "skipped" else output[1])
-        if len(self._points) < _POINTS_KEPT:  # bounded, as ``_keep``
+        if len(verdicts) <= _VERDICTS_KEPT and len(self._points) < _POINTS_KEPT:  # bounded
             self._points[key] = points
         return points
 
