@@ -280,10 +280,10 @@ class Telemetry:
             points = self._points_of(key)
         claims, output, duration = points
         for count, labels in claims:
-            self.claims.add(count, labels, context)
-        self.outputs.add(1, output, context)
+            self.claims.add(count, labels, context=context)
+        self.outputs.add(1, output, context=context)
         if duration is not None:
-            self.duration.record(evaluation.duration, duration, context)
+            self.duration.record(evaluation.duration, duration, context=context)
         if self._logger is not None:
             for finding in evaluation.findings:
                 self._logger.emit(
