@@ -34,6 +34,11 @@ from groundplane_otel.otel.result import Evaluation, Finding
 __all__ = ["Telemetry", "event_attributes", "finding_seen", "shown"]
 
 _POINTS_KEPT = 4096  # metric attribute dicts kept per guard
+_VERDICTS_KEPT = 8  # an output's points are kept for at most this many claims (memory)
+_EMPTY = Context()  # the base of a guarded span's context: copied, never changed (``set_value``)
+# An output's points (``Telemetry._points_of``): the claims adds (count, attributes), the
+# outputs point's attributes, the duration point's (None: not recorded).
+_Points = tuple[tuple[tuple[int, dict[str, str]], ...], dict[str, str], dict[str, str] | None]
 
 
 def _content(value: Any) -> str:
@@ -162,6 +167,8 @@ class Telemetry:
         # by (check, verdict, boundary, mode), an output's by ("outputs", boundary, mode,
         # outcome, skip reason).
         self._attributes: dict[tuple[str | None, ...], Any] = {}
+        # An output's three instruments' points, by its whole label set (``_Points``, bounded).
+        self._points: dict[tuple[Any, ...], _Points] = {}
         self._agents: dict[str, str] = {}  # boundary -> its configured agent name
         self.policy_version: str | None = None
         self.evaluation_events = True
@@ -201,6 +208,7 @@ class Telemetry:
             )
         self.span_events = config.events == "span"
         self._attributes.clear()
+        self._points.clear()
 
     def _labels(self, *key: str) -> dict[str, str]:
         """The attribute dict of a claims point (check, verdict, boundary, mode), built once."""
@@ -235,23 +243,47 @@ class Telemetry:
 
     # -- one guarded output ------------------------------------------------------------------
 
+    def _points_of(self, key: tuple[Any, ...]) -> _Points:
+        """The points of an output with the label set ``key`` (boundary, mode, outcome, skip
+        reason, verdicts): one ``groundplane.claims`` add per (check, verdict) in the order
+        first seen, with its count; the ``groundplane.outputs`` attributes; the
+        ``groundplane.check.duration`` attributes, None for a skipped output (not timed)."""
+        boundary, mode, outcome, skip_reason, verdicts = key
+        per_label: dict[tuple[str, str], int] = {}
+        for label in verdicts:
+            per_label[label] = per_label.get(label, 0) + 1
+        claims = tuple(
+            (count, self._labels(family, verdict, boundary, mode))
+            for (family, verdict), count in per_label.items()
+        )
+        output = self._attributes.get(("outputs", boundary, mode, outcome, skip_reason))
+        if output is None:
+            output = self._output_points(boundary, mode, outcome, skip_reason)
+        points = (claims, output[0], None if outcome == "skipped" else output[1])
+        if len(verdicts) <= _VERDICTS_KEPT and len(self._points) < _POINTS_KEPT:  # bounded
+            self._points[key] = points
+        return points
+
     def record(self, span: Span, evaluation: Evaluation) -> None:
         """Metrics, in the guarded span's context so exemplars point at its trace."""
-        context = trace.set_span_in_context(span, Context())
-        boundary, mode = evaluation.boundary, self.mode_label or evaluation.mode
-        per_label: dict[tuple[str, str], int] = {}  # one add per (check, verdict), in order
-        for label in evaluation.verdicts:
-            per_label[label] = per_label.get(label, 0) + 1
-        for (family, verdict), count in per_label.items():
-            labels = self._labels(family, verdict, boundary, mode)
-            self.claims.add(count, labels, context=context)
-        outcome, skip_reason = evaluation.outcome, evaluation.skip_reason
-        points = self._attributes.get(("outputs", boundary, mode, outcome, skip_reason))
+        context = trace.set_span_in_context(span, _EMPTY)
+        # The attribute dicts of all three instruments, found by one lookup per output.
+        key = (
+            evaluation.boundary,
+            self.mode_label or evaluation.mode,
+            evaluation.outcome,
+            evaluation.skip_reason,
+            evaluation.verdicts,
+        )
+        points = self._points.get(key)
         if points is None:
-            points = self._output_points(boundary, mode, outcome, skip_reason)
-        self.outputs.add(1, points[0], context=context)
-        if outcome != "skipped":
-            self.duration.record(evaluation.duration, points[1], context=context)
+            points = self._points_of(key)
+        claims, output, duration = points
+        for count, labels in claims:
+            self.claims.add(count, labels, context=context)
+        self.outputs.add(1, output, context=context)
+        if duration is not None:
+            self.duration.record(evaluation.duration, duration, context=context)
         if self._logger is not None:
             for finding in evaluation.findings:
                 self._logger.emit(
@@ -284,7 +316,7 @@ class Telemetry:
         if fits(span, summary):
             span.set_attributes(summary)
         else:
-            context = trace.set_span_in_context(span, Context())
+            context = trace.set_span_in_context(span, _EMPTY)
             self.left_off.add(len(summary), {sc.BOUNDARY: evaluation.boundary}, context=context)
         if self.span_events:  # else ``record`` writes them as log records only
             for finding in evaluation.findings:

@@ -220,7 +220,7 @@ def attributes_of(pairs: Sequence[KeyValue], depth: int = 0) -> dict[str, Any]:
     """KeyValues as a dict. A non-empty ``string_value`` is the value that is set (the
     others of the oneof read as their defaults): the common case, in one read."""
     attributes: dict[str, Any] = {}
-    for pair in pairs:
+    for pair in pairs[:]:  # a slice: see ``proto_spans``
         value = pair.value
         text = value.string_value
         attributes[pair.key] = text if text else attribute_value(value, depth)
@@ -255,10 +255,12 @@ def proto_spans(
     resource attributes already read (by their protobuf encoding), shared by the spans of
     later requests rather than read and held once per request."""
     spans: list[RecordedSpan] = []
-    for resource_spans in request.resource_spans:
+    # Repeated fields read as slices: upb iterates them through Python's generic sequence
+    # iterator, slower than one slice (a fifth of the walk's cost).
+    for resource_spans in request.resource_spans[:]:
         resource = _resource(resource_spans.resource, resources)
-        for scope_spans in resource_spans.scope_spans:
-            for index, span in enumerate(scope_spans.spans):
+        for scope_spans in resource_spans.scope_spans[:]:
+            for index, span in enumerate(scope_spans.spans[:]):
                 spans.append(proto_span(span, resource, index))
     return spans
 
@@ -275,10 +277,10 @@ def proto_share(
     whole where ``tells_bad`` (it is told there) or its trace is kept (``lost_from``: the trace
     is marked incomplete), its trace id alone elsewhere (or left out: no usable trace id)."""
     spans: list[RecordedSpan | bytes] = []
-    for resource_spans in request.resource_spans:
+    for resource_spans in request.resource_spans[:]:  # slices: see ``proto_spans``
         resource: Mapping[str, Any] | None = None  # read once a span of it is
-        for scope_spans in resource_spans.scope_spans:
-            for index, span in enumerate(scope_spans.spans):
+        for scope_spans in resource_spans.scope_spans[:]:
+            for index, span in enumerate(scope_spans.spans[:]):
                 trace_id = span.trace_id
                 if ids_problem(trace_id, span.span_id, span.parent_span_id) is None:
                     if not owned(trace_id):
