@@ -90,18 +90,8 @@ def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
     return list(map(strict_key, names))
 
 
-SCAN = 32  # at most this many plain-str names are found by a scan, not a dict (``Ranking``)
-
-
-def _scan(names: Sequence[Any]) -> bool:
-    """Are ``names`` few plain strings, looked up by a scan (``Ranking._index``)?"""
-    return len(names) <= SCAN and set(map(type, names)) <= _STR
-
-
-def _index_of(names: tuple[Hashable, ...]) -> Mapping[Hashable, int] | tuple[str, ...] | None:
-    """``Ranking._index`` of ``names`` (see ``Ranking``); None when a name repeats."""
-    if len(names) <= SCAN and set(map(type, names)) <= _STR:  # ``_scan``, inlined: hot
-        return names if len(set(names)) == len(names) else None  # type: ignore[return-value]
+def _index_of(names: tuple[Hashable, ...]) -> dict[Hashable, int] | None:
+    """``Ranking._index`` of ``names`` (type-strict key -> position); None when one repeats."""
     # As many positions as names (``_positions``): no ``strict`` test needed.
     index = dict(zip(_tokens(names), _positions(len(names))))  # noqa: B905
     return index if len(index) == len(names) else None
@@ -132,10 +122,6 @@ class Ranking:
     ``items`` (checks read ``names`` and ``scores``), which saves a tuple per row. It also
     shares the table's key index (key -> row) and maps a row to its position through
     ``_inverse`` (-1: the row is not ranked), instead of hashing every name again.
-
-    ``_index`` is what ``find`` looks a name up in: a dict (type-strict key -> position), or,
-    for at most ``SCAN`` names that are all plain strings, the names themselves (``_scan``):
-    a C-speed scan of so few finds a name as fast as hashing it, and builds no dict.
     """
 
     key: str
@@ -143,9 +129,7 @@ class Ranking:
     higher_is_better: bool = True
     _names: tuple[Hashable, ...] = field(init=False, repr=False, compare=False, default=())
     _scores: tuple[int | float, ...] = field(init=False, repr=False, compare=False, default=())
-    _index: Mapping[Hashable, int] | tuple[str, ...] = field(
-        init=False, repr=False, compare=False, default_factory=dict
-    )
+    _index: dict[Hashable, int] = field(init=False, repr=False, compare=False, default_factory=dict)
     _inverse: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
     _ranks: Sequence[int] | None = field(init=False, repr=False, compare=False, default=None)
     _derived: dict[Hashable, Any] = field(
@@ -172,10 +156,9 @@ class Ranking:
             tied = position and score == items[position - 1][1]
             ranks.append(ranks[-1] if tied else position + 1)
         object.__setattr__(self, "items", items)
-        names = tuple(name for name, _ in items)
-        object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_names", tuple(name for name, _ in items))
         object.__setattr__(self, "_scores", tuple(score for _, score in items))
-        object.__setattr__(self, "_index", names if _scan(names) else index)
+        object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_ranks", tuple(ranks))
         object.__setattr__(self, "_derived", {})
 
@@ -186,15 +169,15 @@ class Ranking:
         names: tuple[Hashable, ...],
         scores: tuple[int | float, ...],
         higher_is_better: bool,
-        index: Mapping[Hashable, int] | tuple[str, ...],
+        index: dict[Hashable, int],
         ranks: Sequence[int] | None = None,
         inverse: Sequence[int] | None = None,
     ) -> Ranking:
         """A Ranking from data already validated and ordered (no checks run).
 
-        ``index`` maps a name's type-strict key to its position (or is ``names``: ``_scan``),
-        or, with ``inverse``, to a row whose position is ``inverse[row]`` (-1 when that row is
-        not ranked). ``ranks`` (None: computed when first needed) are the competition ranks.
+        ``index`` maps a name's type-strict key to its position, or, with ``inverse``, to a
+        row whose position is ``inverse[row]`` (-1 when that row is not ranked). ``ranks``
+        (None: computed when first needed) are the competition ranks.
         """
         ranking = _RankingDraft()  # built cheaply (``_frozen``); ``items`` stays unset
         ranking.key = key
@@ -239,11 +222,9 @@ class Ranking:
             flat = set(map(type, self._names)) <= _ATOMS
             self._derived[_FLAT] = flat
         if flat:  # names and scores are immutable atoms: they can be shared
-            index = self._index
-            if self._inverse is not None:  # a copy stands alone: it does not share a table's
-                index = _index_of(self._names) or {}  # validated names: never None
-            elif not isinstance(index, tuple):  # (the names tuple, ``_scan``, is shared)
-                index = dict(index)
+            # A copy stands alone: it does not share a table's index (validated names: the
+            # index is never None).
+            index = dict(self._index) if self._inverse is None else _index_of(self._names) or {}
             return Ranking._trusted(
                 self.key, self._names, self._scores, self.higher_is_better, index, self._ranks
             )
@@ -297,11 +278,8 @@ class Ranking:
 
     def find(self, name: object) -> int | None:
         """0-based position of ``name`` (type-strict), None when unknown or unhashable."""
-        index = self._index
-        if type(index) is tuple:  # a few plain-str names (``_scan``): only a str is one
-            return index.index(name) if type(name) is str and name in index else None
         try:
-            found = index.get(name if type(name) is str else strict_key(name))  # type: ignore[union-attr]
+            found = self._index.get(name if type(name) is str else strict_key(name))
         except TypeError:
             return None
         if found is None or self._inverse is None:
