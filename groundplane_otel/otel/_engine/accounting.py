@@ -186,7 +186,7 @@ class Accounting:
             read = self._read(reading.submitted, reading.attributes)
             if read.status != "not_output" and not self._left_above(reading, read):
                 evaluations += self._once(reading, spec, read, request)
-        if agent and not evaluations and not reading.covered and not reading.agent_above:
+        if agent and not evaluations and not reading.covered and not reading.above()[1]:
             # an unanswered run, unless an enclosing agent span is the run and accounts for it
             evaluations.append(self._unanswered(reading, spec))
 
@@ -213,8 +213,8 @@ class Accounting:
         if read.status == "absent":
             if reading.agent:
                 return True  # the agent's accounting below decides
-            return reading.guarded_above or reading.agent_above
-        return read.missing_content and reading.guarded_above
+            return any(reading.above())  # guarded_above or agent_above
+        return read.missing_content and reading.above()[0]
 
     def _once(
         self, reading: Reading, spec: BoundarySpec, read: OutputRead, request: RequestKey

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -144,12 +143,12 @@ def is_graph_node(attributes: Mapping[str, Any]) -> bool:
     )
 
 
-@dataclass(slots=True, eq=False)
-class SpanView:
+class SpanView(NamedTuple):
     """One span of a lineage, read once for a decision: its ``name``, its ``attributes`` (the
     live mapping), its ``operation``, whether it is an ``agent`` span, and its ``agents``: the
     agent names it holds (the agent-name keys' values and the LangChain agent,
-    ``langchain_agent``; ``None`` for one not set)."""
+    ``langchain_agent``; ``None`` for one not set). A named tuple: its fields are read at C
+    speed, and ``read_chain`` builds it with no Python ``__init__`` (one per span per decision)."""
 
     span: Any
     name: str
@@ -157,6 +156,10 @@ class SpanView:
     operation: Any
     agent: bool
     agents: set[Any]
+
+
+# ``SpanView(...)`` without its generated Python ``__new__`` (a call less per span read).
+_new_view: Callable[[type[SpanView], tuple[Any, ...]], SpanView] = tuple.__new__
 
 
 def read_chain(spans: Sequence[Any]) -> list[SpanView]:
@@ -174,7 +177,11 @@ def read_chain(spans: Sequence[Any]) -> list[SpanView]:
             langchain_agent(attributes) if sc.OI_METADATA in attributes else None,
         }
         operation = get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
-        add(SpanView(span, name, attributes, operation, is_agent(name, attributes), agents))
+        add(
+            _new_view(
+                SpanView, (span, name, attributes, operation, is_agent(name, attributes), agents)
+            )
+        )
     return views
 
 
