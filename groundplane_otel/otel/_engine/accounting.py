@@ -114,9 +114,10 @@ def _failed(span: Any) -> bool:
     return getattr(status, "status_code", None) is StatusCode.ERROR
 
 
-def _is_root(span: Any) -> bool:
+def _request_hint(span: Any) -> str:
+    """Where the facts of ``span``'s request come from (a missing fact's hint)."""
     parent = getattr(span, "parent", None)
-    return parent is None or bool(parent.is_remote)
+    return _REQUEST_HINT_ROOT if parent is None or parent.is_remote else _REQUEST_HINT
 
 
 def _covering(entry: Covered, chain: tuple[Any, ...], span: Any, itself: bool) -> Cover:
@@ -313,7 +314,7 @@ class Accounting:
                     span_failed=failed,
                     plan=plan,
                     capture_content=self._capture_content,
-                    hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
+                    hint=partial(_request_hint, span),  # worded only for a missing fact
                 )
             evaluation = self.store.checked(request, spec.facts, check)
         except Exception as exc:  # a guard bug: counted as an error output, never raised

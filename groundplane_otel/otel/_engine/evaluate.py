@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +172,10 @@ def plan_checks(checks: Sequence[CheckFn], facts: Sequence[str]) -> Plan:
     )
 
 
+Hint = str | Callable[[], str]
+"""What explains a missing fact (where facts come from): its text, or what words it when a
+fact is missing (none usually is: the span's place is read only then)."""
+
 CheckResults = tuple[Sequence[tuple[str, Verdict]], Sequence[Finding], Sequence[str]]
 """(verdict per check, findings, names of the checks that passed): a run where every check
 passed is the plan's own precomputed tuples (nothing is copied for it)."""
@@ -183,7 +187,7 @@ def run_all(
     output: Mapping[str, Any] | str,
     view: FactsView,
     *,
-    hint: str = "",
+    hint: Hint = "",
 ) -> CheckResults:
     """Every check of the boundary, always (telemetry counts each one, whatever the report
     mode), through the core's runner with errors recorded (a check that raises, or needs a fact
@@ -196,7 +200,9 @@ def run_all(
     return run_of(boundary, steps, failures, reasons, view)
 
 
-def _blocked(boundary: str, steps: Plan, view: FactsView, hint: str) -> dict[int, UnsupportedClaim]:
+def _blocked(
+    boundary: str, steps: Plan, view: FactsView, hint: Hint
+) -> dict[int, UnsupportedClaim]:
     """Check index -> why it cannot run (a fact it needs cannot be read)."""
     reasons: dict[int, UnsupportedClaim] = {}
     for needs, indices in steps.needs:
@@ -207,7 +213,7 @@ def _blocked(boundary: str, steps: Plan, view: FactsView, hint: str) -> dict[int
         for index in indices:
             detail = f"check {steps[index].name} needs fact {fact!r}"
             if hint and reason == sc.REASON_FACT_MISSING:
-                detail = f"{detail}; {hint}"
+                detail = f"{detail}; {hint if isinstance(hint, str) else hint()}"
             reasons[index] = OutputUnchecked(boundary, reason, detail, fact=fact)
     return reasons
 
@@ -219,7 +225,7 @@ class UnitRunner:
 
     __slots__ = ("_blocked", "_checks", "_reasons", "boundary", "steps", "view")
 
-    def __init__(self, boundary: str, plan: Plan, view: FactsView, *, hint: str = "") -> None:
+    def __init__(self, boundary: str, plan: Plan, view: FactsView, *, hint: Hint = "") -> None:
         self.boundary, self.steps, self.view = boundary, plan, view
         self._reasons = _blocked(boundary, plan, view, hint)
         self._blocked = self._reasons.get if self._reasons else None
@@ -396,7 +402,7 @@ def evaluate(
     span_failed: bool,
     plan: Sequence[CheckPlan] | None = None,
     capture_content: bool = False,
-    hint: str = "",
+    hint: Hint = "",
 ) -> Evaluation:
     """Decide the outcome of one matched output (``read.status`` is not ``not_output``)."""
     started = time.perf_counter()
