@@ -312,8 +312,8 @@ def decide(
         if mode == "enforce":
             error = _refusal(boundary, report_mode, findings, violations, passed, capture_content)
         withheld.withhold_restricted(boundary, findings, error, registry)  # any mode, capture
-    peek = registry.peek
-    links = tuple([(fact, peek(fact).provenance) for fact in facts if fact in registry])
+    stored = registry._facts  # read in place, as ``peek`` does (two calls less per fact)
+    links = tuple([(fact, stored[fact].provenance) for fact in facts if fact in stored])
     return _evaluation(
         boundary, mode, outcome, tuple(verdicts), tuple(findings), facts, links, duration, error
     )
