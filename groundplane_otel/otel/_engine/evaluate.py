@@ -106,10 +106,11 @@ def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
 
 def _blocker(needs: tuple[str, ...], view: FactsView) -> tuple[str, str] | None:
     """(fact, reason code) of the first needed fact the check cannot read."""
+    problems, stored = view.problems, view.registry._facts  # in place: no call per fact
     for fact in needs:
-        if fact in view.problems:
-            return fact, sc.PROBLEM_REASONS.get(view.problems[fact], sc.REASON_FACT_REJECTED)
-        if fact not in view.registry:
+        if fact in problems:
+            return fact, sc.PROBLEM_REASONS.get(problems[fact], sc.REASON_FACT_REJECTED)
+        if fact not in stored:
             return fact, sc.REASON_FACT_MISSING
     return None
 
