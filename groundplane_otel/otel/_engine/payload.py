@@ -325,7 +325,9 @@ def _flat(value: dict[str, Any], raw: str) -> bool:
     with as many colons in the text as keys? Then nothing is in doubt without re-encoding it:
     one level deep, no float (an integer orjson rounded is one), and no key repeated (each
     pair of the text has a colon of its own, so a repeated key leaves more colons than keys)."""
-    return raw.count(":") == len(value) and _ATOMS.issuperset(map(type, value.values()))
+    # The types first: a nested object (a tool result's rows) is told at its first container,
+    # before any scan of its text.
+    return _ATOMS.issuperset(map(type, value.values())) and raw.count(":") == len(value)
 
 
 def _indented(shown: bytes, max_depth: int) -> bool:
