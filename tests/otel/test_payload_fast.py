@@ -294,8 +294,8 @@ def test_any_text_gets_the_verdict_of_its_structure_then_the_strict_parse(
     ],
 )
 def test_a_flat_object_parses_as_the_strict_decoder_reads_it(raw: str) -> None:
-    """A flat object (no nesting, no float) is taken as orjson reads it, without a re-encoding:
-    the same value and size as the standard library's reading."""
+    """A flat object (no nesting, no float) parses to the standard library's reading, with the
+    same size."""
     result = parse(raw)
     expected = json.loads(raw)
     assert (result.status, repr(result.value), result.size) == ("ok", repr(expected), len(raw))
@@ -316,6 +316,5 @@ def test_a_flat_object_parses_as_the_strict_decoder_reads_it(raw: str) -> None:
 def test_a_flat_object_with_a_repeated_key_or_past_the_depth_is_refused(
     raw: str, max_depth: int, expected: Parsed
 ) -> None:
-    """A repeated key leaves more colons than keys, and a flat object is one level deep: both are
-    refused as before the shortcut."""
+    """A flat object's repeated key is named, and past a depth limit of 0 it is too deep."""
     assert parse(raw, max_depth=max_depth) == expected

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any, Literal
 
 from groundplane_otel._frozen import draft_class, finish
@@ -288,8 +287,7 @@ def read_output(
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
-    # ``any`` over ``map``: no generator resumed per key (every guarded span's end reads it).
-    flattened = any(map(str.startswith, attributes, repeat(_FLATTENED_PREFIXES)))
+    flattened = any(key.startswith(_FLATTENED_PREFIXES) for key in attributes)
     for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)

@@ -212,10 +212,8 @@ def parse_payload(
     text's structure). As many colons as the text: no key was lost, none repeated (a
     ``\\u003a`` escape decodes to a colon: then key colons are counted on both structures). No
     ``+`` (every float of 1e16 or more prints ``e+``): no integer orjson rounded (19+ digits).
-    A flat object (strings, integers, booleans and nulls; a model's usual answer) with as many
-    colons as keys leaves no doubt and is not re-encoded (``_flat``). Refused or doubtful text
-    goes to the standard library's decoder, whose hooks name the problem (the same statuses and
-    messages either way).
+    Refused or doubtful text goes to the standard library's decoder, whose hooks name the
+    problem (the same statuses and messages either way).
 
     A string whose length equals ``length_limit`` (the span attribute length limit) and does
     not parse was cut by the SDK: its status is ``truncated``, never ``unparseable``.
@@ -289,13 +287,8 @@ def decode_payload(
             )
     try:
         value = orjson.loads(raw if data is None else data)
-    except orjson.JSONDecodeError:
-        return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
-    if type(value) is dict and max_depth >= 1 and _flat(value, raw):
-        return value, size  # a flat object (a model's usual answer): nothing left in doubt
-    try:
         shown = orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
     if skeleton is None and (
         max_depth < 1 or (len(shown) >= max_depth * max_depth and _indented(shown, max_depth))
@@ -318,16 +311,6 @@ def decode_payload(
         return value, size
     # A repeated key: the value lost the first one, maybe a deeper one than the value shows.
     return _decode_strictly(raw, _utf8(raw, data), skeleton, size, max_depth, length_limit)
-
-
-def _flat(value: dict[str, Any], raw: str) -> bool:
-    """Is ``value``, parsed from ``raw``, an object of strings, integers, booleans and nulls
-    with as many colons in the text as keys? Then nothing is in doubt without re-encoding it:
-    one level deep, no float (an integer orjson rounded is one), and no key repeated (each
-    pair of the text has a colon of its own, so a repeated key leaves more colons than keys)."""
-    # The types first: a nested object (a tool result's rows) is told at its first container,
-    # before any scan of its text.
-    return _ATOMS.issuperset(map(type, value.values())) and raw.count(":") == len(value)
 
 
 def _indented(shown: bytes, max_depth: int) -> bool:
