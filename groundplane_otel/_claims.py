@@ -8,12 +8,13 @@ The bottom of the core: it imports only ``Provenance``, so ``report`` (which hol
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from groundplane_otel._provenance import Provenance
 
-__all__ = ["MISSING", "FactBoundaryError", "UnsupportedClaim"]
+__all__ = ["MISSING", "FactBoundaryError", "UnsupportedClaim", "deferred_reason"]
 
 
 class _Missing:
@@ -85,12 +86,22 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+_ARGS = BaseException.__dict__["args"]  # the base class's own ``args`` (a C slot)
+
+
 class UnsupportedClaim(FactBoundaryError):
     """The model's output claims something the registered facts do not support.
 
     ``code`` is a low-cardinality reason code (``wrong_winner``, ``tie_flattened`` …) used in
     telemetry; it never carries content.
+
+    Its message (``args``, ``repr()``) and its ``reason``, when a check defers it
+    (``deferred_reason``), are formatted when first read, from fields that never change: a
+    claim the guard only counts (content capture off) is never formatted. The text is the same.
     """
+
+    _unformatted = False  # ``args`` not made yet (a claim unpickled or redacted has them)
+    _explain: Callable[[], str] | None = None  # makes ``reason`` when first read
 
     def __init__(
         self,
@@ -108,9 +119,45 @@ class UnsupportedClaim(FactBoundaryError):
         self.supported = supported
         self.fact = fact
         self.provenance = provenance
-        self.reason = reason
+        self._reason = reason
         self.code = code
-        super().__init__(self._message())
+        self._unformatted = True  # ``args`` are made when first read (``_message``)
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """``(message,)``, the message made when first read."""
+        if self._unformatted:
+            self._unformatted = False
+            _ARGS.__set__(self, (self._message(),))
+        args: tuple[Any, ...] = _ARGS.__get__(self)
+        return args
+
+    @args.setter
+    def args(self, value: tuple[Any, ...]) -> None:
+        self._unformatted = False
+        _ARGS.__set__(self, value)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the claim is unsupported (made when first read, if a check deferred it)."""
+        explain = self._explain
+        if explain is not None:
+            self._explain = None
+            self._reason = explain()
+        return self._reason
+
+    @reason.setter
+    def reason(self, value: str | None) -> None:
+        self._explain = None
+        self._reason = value
+
+    def __repr__(self) -> str:
+        self.args  # noqa: B018 - made first: the base class formats them
+        return super().__repr__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.reason  # noqa: B018 - made first: the state carries the text, not its maker
+        return super().__reduce__()
 
     def _message(self) -> str:
         if self.claimed is MISSING:  # no value to quote: say so ("a value" is no support)
@@ -146,6 +193,14 @@ class UnsupportedClaim(FactBoundaryError):
             "provenance": provenance,
             "reason": self.reason,
         }
+
+
+def deferred_reason(claim: UnsupportedClaim, explain: Callable[[], str]) -> UnsupportedClaim:
+    """``claim`` (built with no ``reason``), its reason made by ``explain`` when first read: a
+    check's failure text spelled out only if someone reads it. ``explain`` reads only values
+    that never change, so the text is the one it would have made now."""
+    claim._explain = explain
+    return claim
 
 
 for _public in (_Missing, FactBoundaryError, UnsupportedClaim):

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from groundplane_otel._arithmetic import is_number, matches, validate_tolerances
+from groundplane_otel._claims import deferred_reason
 from groundplane_otel.checks._base import Answer, NamedCheck, describe, field_value, require_json
 from groundplane_otel.checks._ranked import (
     extreme,
@@ -83,7 +85,14 @@ class _Superlative:
             self._check_rank(ranking, stored, self.rank_field, claimed, rank)
 
     def _fail(
-        self, stored: Fact, field: str, claimed: Any, supported: Any, *, reason: str, code: str
+        self,
+        stored: Fact,
+        field: str,
+        claimed: Any,
+        supported: Any,
+        *,
+        reason: str | None,
+        code: str,
     ) -> UnsupportedClaim:
         return UnsupportedClaim(
             field,
@@ -101,28 +110,17 @@ class _Superlative:
         position = ranking.find(claimed)
         if position is not None and position < top_end and (top_end == 1 or self.allow_tie_pick):
             return position
-        # Failing from here on: spell out what was computed.
-        top = list(ranking.names[:top_end])
-        supported: Any = top if top_end > 1 else ranking.winner
-        best = f"computed {extreme(ranking)} on {ranking.key!r} is "
-        if top_end > 1:
-            best += f"a tie between {quote_names(top)} ({ranking.winning_score!r})"
-        else:
-            best += f"{ranking.winner!r} ({ranking.winning_score!r})"
+        # Failing from here on: the reason spells out what was computed, when it is read
+        # (``deferred_reason``: a guard that only counts the failure never formats it).
+        supported: Any = list(ranking.names[:top_end]) if top_end > 1 else ranking.winner
         if position is None:
-            reason = f"{best}; {claimed!r} was never ranked{near_miss(ranking, claimed)}"
             code = "not_ranked"
         elif position < top_end:
-            reason = (
-                f"{best}; naming {claimed!r} alone flattens the tie "
-                "(pass allow_tie_pick=True to accept any tied name)"
-            )
             code = "tie_flattened"
         else:
-            # Stricter than the reference: below a tied top this is a wrong winner, not a tie.
-            reason = f"{best}; {standing(ranking, claimed)}{_flip_hint(ranking, position)}"
             code = "wrong_winner"
-        raise self._fail(stored, self.winner_field, claimed, supported, reason=reason, code=code)
+        claim = self._fail(stored, self.winner_field, claimed, supported, reason=None, code=code)
+        raise deferred_reason(claim, partial(_winner_reason, ranking, claimed, position, top_end))
 
     def _check_score(
         self, ranking: Ranking, stored: Fact, field: str, position: int, claimed: Any
@@ -168,6 +166,25 @@ class _Superlative:
         if not self.tolerance and not self.rel_tolerance:
             return " (exact comparison)"
         return f" (tolerance={self.tolerance!r}, rel_tolerance={self.rel_tolerance!r})"
+
+
+def _winner_reason(ranking: Ranking, claimed: Any, position: int | None, top_end: int) -> str:
+    """Why ``claimed`` (at ``position``, None: never ranked) is no acceptable winner of a
+    ranking whose tied top block ends at ``top_end``."""
+    best = f"computed {extreme(ranking)} on {ranking.key!r} is "
+    if top_end > 1:
+        best += f"a tie between {quote_names(ranking.names[:top_end])} ({ranking.winning_score!r})"
+    else:
+        best += f"{ranking.winner!r} ({ranking.winning_score!r})"
+    if position is None:
+        return f"{best}; {claimed!r} was never ranked{near_miss(ranking, claimed)}"
+    if position < top_end:
+        return (
+            f"{best}; naming {claimed!r} alone flattens the tie "
+            "(pass allow_tie_pick=True to accept any tied name)"
+        )
+    # Stricter than the reference: below a tied top this is a wrong winner, not a tie.
+    return f"{best}; {standing(ranking, claimed)}{_flip_hint(ranking, position)}"
 
 
 def _flip_hint(ranking: Ranking, position: int) -> str:

@@ -279,3 +279,42 @@ def test_any_text_gets_the_verdict_of_its_structure_then_the_strict_parse(
             expected = (str(refused), None)
     assert (result.problem, repr(result.value) if result.ok else None) == expected, raw
     assert result.size == len(raw.encode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"winner": "r0"}',
+        '{"a": 1, "b": true, "c": null, "d": ""}',
+        '{"a": "x:y", "b": 2}',  # a colon in a string: the re-encoding decides
+        '{"a": 1.5, "b": 2}',
+        '{"a": 123456789012345678901}',  # rounded by orjson: parsed exactly
+        '{"a\\u003a": 1}',
+        "{}",
+    ],
+)
+def test_a_flat_object_parses_as_the_strict_decoder_reads_it(raw: str) -> None:
+    """A flat object (no nesting, no float) parses to the standard library's reading, with the
+    same size."""
+    result = parse(raw)
+    expected = json.loads(raw)
+    assert (result.status, repr(result.value), result.size) == ("ok", repr(expected), len(raw))
+
+
+@pytest.mark.parametrize(
+    ("raw", "max_depth", "expected"),
+    [
+        ('{"a": 1, "a": 2}', 3, Parsed("unparseable", size=16, problem="duplicate key 'a'")),
+        (
+            '{"a": 1, "b": 2, "a": 3}',
+            3,
+            Parsed("unparseable", size=24, problem="duplicate key 'a'"),
+        ),
+        ('{"a": 1}', 0, Parsed("rejected", size=8, problem="nested deeper than 0 levels")),
+    ],
+)
+def test_a_flat_object_with_a_repeated_key_or_past_the_depth_is_refused(
+    raw: str, max_depth: int, expected: Parsed
+) -> None:
+    """A flat object's repeated key is named, and past a depth limit of 0 it is too deep."""
+    assert parse(raw, max_depth=max_depth) == expected

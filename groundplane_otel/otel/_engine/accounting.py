@@ -114,9 +114,10 @@ def _failed(span: Any) -> bool:
     return getattr(status, "status_code", None) is StatusCode.ERROR
 
 
-def _is_root(span: Any) -> bool:
+def _request_hint(span: Any) -> str:
+    """Where the facts of ``span``'s request come from (a missing fact's hint)."""
     parent = getattr(span, "parent", None)
-    return parent is None or bool(parent.is_remote)
+    return _REQUEST_HINT_ROOT if parent is None or parent.is_remote else _REQUEST_HINT
 
 
 def _covering(entry: Covered, chain: tuple[Any, ...], span: Any, itself: bool) -> Cover:
@@ -186,7 +187,7 @@ class Accounting:
             read = self._read(reading.submitted, reading.attributes)
             if read.status != "not_output" and not self._left_above(reading, read):
                 evaluations += self._once(reading, spec, read, request)
-        if agent and not evaluations and not reading.covered and not reading.agent_above:
+        if agent and not evaluations and not reading.covered and not reading.above()[1]:
             # an unanswered run, unless an enclosing agent span is the run and accounts for it
             evaluations.append(self._unanswered(reading, spec))
 
@@ -213,8 +214,8 @@ class Accounting:
         if read.status == "absent":
             if reading.agent:
                 return True  # the agent's accounting below decides
-            return reading.guarded_above or reading.agent_above
-        return read.missing_content and reading.guarded_above
+            return any(reading.above())  # guarded_above or agent_above
+        return read.missing_content and reading.above()[0]
 
     def _once(
         self, reading: Reading, spec: BoundarySpec, read: OutputRead, request: RequestKey
@@ -313,7 +314,7 @@ class Accounting:
                     span_failed=failed,
                     plan=plan,
                     capture_content=self._capture_content,
-                    hint=_REQUEST_HINT_ROOT if _is_root(span) else _REQUEST_HINT,
+                    hint=partial(_request_hint, span),  # worded only for a missing fact
                 )
             evaluation = self.store.checked(request, spec.facts, check)
         except Exception as exc:  # a guard bug: counted as an error output, never raised

@@ -130,21 +130,27 @@ class Reading:
 
     ``chain``: the span's lineage (``chain_of``); ``spec``: the boundary it matches;
     ``call``: the model call it belongs to (the span id of its outermost enclosing LLM span of
-    the same call, else its own; LLM spans only); ``guarded_above``: an enclosing LLM span of
-    the same call matches ``spec`` too; ``agent_above``: an enclosing agent span matches
-    ``spec``; ``covered``: the entries checked under this span for ``spec`` (accounting adds
-    those it checks on the span itself); ``unanswered_above``: the first run above that ended
-    unanswered; ``held``: the answers held on this agent span (taken from it); ``unnamed``: the
-    enclosing agent spans with no name yet (an unmatched LLM span's answer may be held on
-    them); ``agents``: the agent names on the lineage (an unmatched span's).
+    the same call, else its own; LLM spans only); ``above()``: (``guarded_above``: an enclosing
+    LLM span of the same call matches ``spec`` too, ``agent_above``: an enclosing agent span
+    matches ``spec``), matched on the views read once, only when accounting asks (an answer
+    checked here never does); ``covered``: the entries checked under this span for ``spec``
+    (accounting adds those it checks on the span itself); ``unanswered_above``: the first run
+    above that ended unanswered; ``held``: the answers held on this agent span (taken from it);
+    ``unnamed``: the enclosing agent spans with no name yet (an unmatched LLM span's answer may
+    be held on them); ``agents``: the agent names on the lineage (an unmatched span's).
 
     A plain class: the fields a reading does not set keep the class's defaults (no slots, no
     generated ``__init__`` setting all of them: one is built per guarded span end)."""
 
     submitted: Any = None
     call: int = 0
-    guarded_above: bool = False
-    agent_above: bool = False
+    # (guarded_above, agent_above): no boundary matched (or matched above) until ``_read``
+    # leaves ``Lineage.above`` its views to match on (``_views``, ``_members``, ``_first``).
+    _above: tuple[bool, bool] | None = (False, False)
+    _lineage: Lineage
+    _views: list[SpanView]
+    _members: tuple[Any, ...]
+    _first: int = 1
     covered: list[Any] | tuple[()] = ()
     unanswered_above: Any = None
     held: Sequence[Any] = ()
@@ -169,6 +175,14 @@ class Reading:
         self.chain, self.agent, self.spec = chain, agent, spec
         self.evaluations: list[Evaluation] = []
         self.covers: list[Cover] = []
+
+    def above(self) -> tuple[bool, bool]:
+        """(``guarded_above``, ``agent_above``): matched on the lineage's views once, when first
+        asked (``Lineage.above``)."""
+        found = self._above
+        if found is None:
+            found = self._above = self._lineage.above(self)
+        return found
 
 
 class Lineage:
@@ -240,22 +254,31 @@ class Lineage:
             reading.covered = [c for c in entries if c.guard == guard and c.boundary == boundary]
         if agent:
             reading.held = taken(span, HELD_ATTR, NO_DICT).get(guard, ())
-            first = 1 if holds else 2  # ``chain[1:]``
+            reading._first = 1 if holds else 2  # ``chain[1:]``
         else:
-            first = 1  # every ancestor
+            reading._first = 1  # every ancestor
             reading.unanswered_above = _unanswered(chain, span, guard, boundary)
+        if len(views) > 1:  # what ``above`` matches on, if accounting asks
+            reading._above = None
+            reading._lineage, reading._views, reading._members = self, views, members
+        return reading
+
+    def above(self, reading: Reading) -> tuple[bool, bool]:
+        """``Reading.above`` of a matched span with ancestors: (an enclosing LLM span of the
+        same call matches its boundary too, an enclosing agent span does)."""
+        spec, views, members, first = reading.spec, reading._views, reading._members, reading._first
+        guarded = False
         in_call = True  # the LLM spans up to the first agent span: the same model call
         for index in range(1, len(views)):
             view = views[index]
             if view.agent:
                 in_call = False
                 if index >= first and self._match_at(views, index, members) is spec:
-                    reading.agent_above = True
-                    break
+                    return guarded, True
             elif in_call and self._match_at(views, index, members) is spec:
-                reading.guarded_above = True
+                guarded = True
                 in_call = False
-        return reading
+        return guarded, False
 
     def _call(self, span: Any, views: list[SpanView]) -> int:
         """The model call an LLM span belongs to: the span id of its outermost enclosing LLM

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -144,12 +143,12 @@ def is_graph_node(attributes: Mapping[str, Any]) -> bool:
     )
 
 
-@dataclass(slots=True, eq=False)
-class SpanView:
+class SpanView(NamedTuple):
     """One span of a lineage, read once for a decision: its ``name``, its ``attributes`` (the
     live mapping), its ``operation``, whether it is an ``agent`` span, and its ``agents``: the
     agent names it holds (the agent-name keys' values and the LangChain agent,
-    ``langchain_agent``; ``None`` for one not set)."""
+    ``langchain_agent``; ``None`` for one not set). A named tuple: its fields are read at C
+    speed, and ``read_chain`` builds it with no Python ``__init__`` (one per span per decision)."""
 
     span: Any
     name: str
@@ -159,13 +158,19 @@ class SpanView:
     agents: set[Any]
 
 
+# ``SpanView(...)`` without its generated Python ``__new__`` (a call less per span read).
+_new_view: Callable[[type[SpanView], tuple[Any, ...]], SpanView] = tuple.__new__
+
+
 def read_chain(spans: Sequence[Any]) -> list[SpanView]:
     """Every span of a lineage read once, in order (the lineage's one visit to this module;
     their attributes read in one visit to ``sdk``)."""
     first_key, second_key = _AGENT_KEYS
     views: list[SpanView] = []
     add = views.append
-    for span, attributes in zip(spans, each_span_attributes(spans), strict=True):
+    # ``enumerate``, not ``zip(..., strict=True)``: zip parses a keyword argument the slow way.
+    for index, attributes in enumerate(each_span_attributes(spans)):
+        span = spans[index]
         name: str = span.name
         get = attributes.get
         agents = {  # a set display: cheaper than ``set(map(...))`` and an ``add``
@@ -174,7 +179,11 @@ def read_chain(spans: Sequence[Any]) -> list[SpanView]:
             langchain_agent(attributes) if sc.OI_METADATA in attributes else None,
         }
         operation = get(sc.GEN_AI_OPERATION_NAME) or name.partition(" ")[0]
-        add(SpanView(span, name, attributes, operation, is_agent(name, attributes), agents))
+        add(
+            _new_view(
+                SpanView, (span, name, attributes, operation, is_agent(name, attributes), agents)
+            )
+        )
     return views
 
 
