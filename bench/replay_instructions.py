@@ -8,7 +8,7 @@ its marginal cost per trace, start-up and imports cancelled out. Floors as in th
 ``orjson.loads`` of each line (replay) and ``ParseFromString`` of each request (verifier
 intake). An instruction is not a nanosecond: orjson and upb retire several per cycle where the
 interpreter retires fewer, so a timed ratio is larger than its count in instructions (by
-about 1.7x for replay and 2.6x for intake on this machine); the goals stay judged on time
+about 1.6x for replay and 2.3x for intake on this machine); the goals stay judged on time
 (``bench.replay``), and this table says where a change moved the work. The smoke run executes
 every workload once without valgrind.
 """
