@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := dev,prometheus,langgraph,mcp,openai,openinference,langchain,openai-agents,pydantic-ai,openinference-frameworks,traceloop,web,docs,dashboards
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo quickstart docs test unit lint typecheck wheel-check peer-sdk bench bench-smoke system-deps \
+.PHONY: demo quickstart docs test unit lint typecheck wheel-check peer-sdk bench bench-deps bench-smoke system-deps \
 	collector collector-sources clean
 
 demo: $(STAMP)
@@ -48,8 +48,13 @@ wheel-check: $(STAMP)
 peer-sdk: $(STAMP)
 	$(PY) tests/peer_sdk/run.py
 
-bench: $(STAMP)
+bench: $(STAMP) bench-deps
 	$(PY) -m bench
+
+# The instruction tables count with valgrind's callgrind (without it their rows say so).
+bench-deps:
+	@command -v valgrind >/dev/null 2>&1 || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null)
 
 bench-smoke: $(STAMP)
 	$(PY) -m bench --smoke

@@ -12,11 +12,9 @@ nothing is counted).
 
 from __future__ import annotations
 
-import shutil
-
 from bench import Section
 from bench.guard import UNMATCHED_GOAL
-from bench.span_instructions import Counts, measure, run_once
+from bench.span_instructions import Counts, counting, measure, run_once, uncounted
 
 FLOOR_GOAL = 1.45  # instructions a guarded output adds over the floor (issue 38)
 
@@ -43,9 +41,9 @@ def _empty() -> Section:
 
 
 def run(smoke: bool) -> list[Section]:
-    if smoke or shutil.which("valgrind") is None:
+    if not counting(smoke):
         run_once()
-        why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
+        why = uncounted(smoke)
         skipped = _empty()
         skipped.rows.extend((label, "—", "—", "—", "—", why) for label in _LABELS)
         return [skipped]

@@ -21,14 +21,13 @@ slower one). The smoke run executes every part once without valgrind.
 from __future__ import annotations
 
 import pickle
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench import Section, fmt_ratio
-from bench.span_instructions import count_instructions, counted_env
+from bench.span_instructions import count_instructions, counted_env, counting, uncounted
 
 __all__ = ["run"]
 
@@ -130,7 +129,7 @@ def run(smoke: bool) -> list[Section]:
             "traces kept by each worker",
         ),
     )
-    counted = not smoke and shutil.which("valgrind") is not None
+    counted = counting(smoke)
     recorded = 2 if smoke else 600
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "run.py"
@@ -141,7 +140,7 @@ def run(smoke: bool) -> list[Section]:
             name = f"{2 * recorded} traces, {label}"
             kept = " / ".join(map(str, _kept(args[0], 2)))
             if not counts:
-                why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
+                why = uncounted(smoke)
                 section.rows.append((name, "—", "—", "—", why, kept))
                 continue
             path = max(counts["split0"], counts["split1"]) + max(counts["share0"], counts["share1"])

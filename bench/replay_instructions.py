@@ -15,14 +15,13 @@ every workload once without valgrind.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench import Section, fmt_ratio
-from bench.span_instructions import count_instructions, counted_env
+from bench.span_instructions import count_instructions, counted_env, counting, uncounted
 
 __all__ = ["run"]
 
@@ -118,7 +117,7 @@ def run(smoke: bool) -> list[Section]:
         title="Replay and verifier intake in instructions (callgrind): per trace, vs their floors",
         headers=("workload", "per trace", "floor per trace", "ratio"),
     )
-    counted = not smoke and shutil.which("valgrind") is not None
+    counted = counting(smoke)
     with tempfile.TemporaryDirectory() as folder:
         made = _prepare(Path(folder), _COUNTED if counted else _SMOKE)
         script = Path(folder) / "run.py"
@@ -131,7 +130,7 @@ def run(smoke: bool) -> list[Section]:
                         check=True,
                         env=counted_env(),
                     )
-            why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
+            why = uncounted(smoke)
             for label in ("replay (OTLP/JSON lines)", "verifier intake (OTLP protobuf)"):
                 section.rows.append((label, "—", "—", why))
             return [section]

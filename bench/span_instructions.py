@@ -60,6 +60,16 @@ _ROOT = os.pathsep.join(
 )
 
 
+def counting(smoke: bool) -> bool:
+    """Are instructions counted in this run (not a smoke run, and valgrind is installed)?"""
+    return not smoke and shutil.which("valgrind") is not None
+
+
+def uncounted(smoke: bool) -> str:
+    """What a row says when ``counting(smoke)`` is False: never a silent blank."""
+    return "n/a (smoke)" if smoke else "n/a (no valgrind: `make bench` installs it)"
+
+
 def counted_env() -> dict[str, str]:
     """The environment a measured script runs in: a fixed hash seed, ``bench`` importable."""
     return {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": _ROOT}

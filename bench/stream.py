@@ -16,7 +16,6 @@ Prints; asserts nothing.
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import Section, calls_for, compare, fmt_ratio, fmt_time, render
+from bench.span_instructions import count_instructions, counting, uncounted
 
 __all__ = ["GOAL", "corpus", "run", "setup"]
 
@@ -234,10 +234,8 @@ def _pct(values: list[int], q: float) -> int:
 
 def _instructions(tokens: int, reps: int) -> dict[str, float] | None:
     """Marginal instructions per answer of each variant (None without valgrind)."""
-    if shutil.which("valgrind") is None:
+    if not counting(smoke=False):
         return None
-    from bench.span_instructions import count_instructions
-
     counts: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "run.py"
@@ -301,7 +299,7 @@ def run(smoke: bool) -> list[Section]:
         )
     )
     if counted is None:
-        why = "n/a (smoke)" if smoke else "n/a (no valgrind)"
+        why = uncounted(smoke)
         cost.rows.append(("instructions", *(["—"] * 7), why))
     else:
         added = counted["guarded"] - counted["plain"]
