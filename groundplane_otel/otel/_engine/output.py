@@ -287,7 +287,14 @@ def read_output(
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
-    flattened = any(key.startswith(_FLATTENED_PREFIXES) for key in attributes)
+    # A snapshot of the keys (a live span's attributes may change while they are read), and a
+    # loop, not ``any`` over a generator (no generator to build: most spans have no such key).
+    flattened = False
+    for key in tuple(attributes):
+        if key.startswith(_FLATTENED_PREFIXES):
+            flattened = True
+            attributes = dict(attributes)  # the snapshot ``_flattened`` iterates
+            break
     for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)
