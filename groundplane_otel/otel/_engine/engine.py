@@ -21,7 +21,12 @@ from opentelemetry.context import Context
 from groundplane_otel._provenance import Provenance
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.accounting import Accounting
-from groundplane_otel.otel._engine.capture import FactCapture, read_arguments, read_tool_call
+from groundplane_otel.otel._engine.capture import (
+    FactCapture,
+    ToolCall,
+    read_arguments,
+    read_tool_call,
+)
 from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
@@ -177,7 +182,19 @@ class Engine:
     ) -> None:
         """A span with a tool key ended: the facts its result feeds (into its request)."""
         call = read_tool_call(attributes, name)
-        if call is not None and sc.FACT_SOURCE not in attributes:
+        if call is not None:
+            self._tool_call(call, attributes, trace_id, span_id, request)
+
+    def _tool_call(
+        self,
+        call: ToolCall,
+        attributes: Mapping[str, Any],
+        trace_id: int,
+        span_id: int,
+        request: RequestKey,
+    ) -> None:
+        """``tool_ended`` of a span that records a tool call."""
+        if sc.FACT_SOURCE not in attributes:
             coverage = self.coverage
             if coverage is not None:
                 if call.tool not in self.by_tool:
@@ -349,6 +366,10 @@ class Engine:
         result feeds, and, for a local root, its request's facts released."""
         request = self.request_of_span(trace_id, span_id)
         if self.by_tool and not TOOL_KEYS.isdisjoint(attributes):
-            self.tool_ended(name, attributes, trace_id, span_id, request)
+            # ``tool_ended``, its first step inline: most spans with a tool key (an agent's, a
+            # model call's: ``gen_ai.operation.name``) record no tool call (a call less each).
+            call = read_tool_call(attributes, name)
+            if call is not None:
+                self._tool_call(call, attributes, trace_id, span_id, request)
         if root:
             self.root_ended(trace_id, span_id, request)
