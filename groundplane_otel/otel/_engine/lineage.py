@@ -205,7 +205,8 @@ class Lineage:
         try:
             decide(reading)
         finally:  # what it decided before a bug re-raised (the debugging switch) stays written
-            self._write(reading)
+            if reading.covers or reading.handed is not None or reading.hold is not None:
+                self._write(reading)  # (most agent spans' ends write nothing: no call)
         return reading.evaluations
 
     def _read(self, span: Any) -> Reading:
@@ -257,7 +258,11 @@ class Lineage:
         boundary = spec.name
         entries: list[Entry] | None = getattr(span, COVERED_ATTR, None)
         if entries:
-            reading.covered = [c for c in entries if c.guard == guard and c.boundary == boundary]
+            covered = []  # a loop, not a comprehension: no function built for an entry or two
+            for entry in entries:
+                if entry.guard == guard and entry.boundary == boundary:
+                    covered.append(entry)
+            reading.covered = covered
         if agent:
             held: dict[int, Any] | None = getattr(span, HELD_ATTR, None)  # ``taken``, inline
             if held is not None:
@@ -315,7 +320,11 @@ class Lineage:
         """What the decision wrote, onto the span handles."""
         for entry, spans in reading.covers:
             for above in spans:
-                attached(above, COVERED_ATTR, list).append(entry)
+                entries = getattr(above, COVERED_ATTR, None)  # ``attached``, inline: a call less
+                if entries is None:
+                    entries = []
+                    setattr(above, COVERED_ATTR, entries)
+                entries.append(entry)
         guard = self.guard
         if reading.handed is not None:
             attached(reading.span, HANDED_ATTR, dict).setdefault(guard, reading.handed)
