@@ -268,8 +268,11 @@ class Accounting:
         span, chain = reading.span, reading.chain
         request = self.request_of(span)
         evaluation, entry = self._check(span, spec, read, failed, request, call=call)
-        cover = _covering(entry, chain, span, itself)
-        reading.covers.append(cover)
+        # ``_covering``, inline (a call less per checked answer): the spans above, and the span
+        # itself only when ``itself``.
+        reading.covers.append(
+            (entry, chain[1:] if not itself and chain and chain[0] is span else chain)
+        )
         if itself and chain and chain[0] is span:
             reading.covered = [*reading.covered, entry]
         return evaluation
