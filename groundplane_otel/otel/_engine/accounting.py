@@ -184,10 +184,13 @@ class Accounting:
         if not delegated:
             read = self._read(reading.submitted, reading.attributes)
             status = read.status
-            # An answer read is never left above (``_left_above``): no call for it.
-            if status == "output" or (
-                status != "not_output" and not self._left_above(reading, read)
-            ):
+            if status == "output":  # an answer read is never left above: no call for it
+                left = False
+            elif status == "absent" and agent:  # the agent's accounting below decides
+                left = True
+            else:
+                left = status == "not_output" or self._left_above(reading, read)
+            if not left:
                 evaluations += self._once(reading, spec, read)
         if agent and not evaluations and not reading.covered and not reading.above()[1]:
             # an unanswered run, unless an enclosing agent span is the run and accounts for it

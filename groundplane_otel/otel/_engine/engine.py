@@ -340,7 +340,7 @@ class Engine:
         take these same steps inline, on the SDK span's own fields."""
         inherited = None
         if root:
-            self.root_started(trace_id, span_id)
+            self.store.root_started(trace_id, span_id)  # ``root_started``, inline: a call less
         else:
             if trace_id in self.shared:  # two requests in one trace: its parent's
                 self.joined(span_id, parent_id)
@@ -366,7 +366,8 @@ class Engine:
     ) -> None:
         """A span ended (after ``decide``, for a span the engine decides): the facts its tool
         result feeds, and, for a local root, its request's facts released."""
-        request = self.request_of_span(trace_id, span_id)
+        store = self.store  # ``request_of_span``, inline: a call less per span
+        request = store.spans.pop(span_id, trace_id) if store.shared else trace_id
         if self.by_tool and not TOOL_KEYS.isdisjoint(attributes):
             # ``tool_ended``, its first step inline: most spans with a tool key (an agent's, a
             # model call's: ``gen_ai.operation.name``) record no tool call (a call less each).
