@@ -149,11 +149,7 @@ class Engine:
         model call's span, one naming a boundary, one the policy names): the driver then hands
         its end to ``decide``."""
         candidate = is_llm(name, attributes) or sc.BOUNDARY in attributes or name in self.span_names
-        named = attributes.get(sc.GEN_AI_OPERATION_NAME)
-        # ``is_agent``'s first rule inline (most spans name their operation: a call less).
-        if candidate or (
-            named == sc.OP_INVOKE_AGENT if named is not None else is_agent(name, attributes)
-        ):
+        if candidate or is_agent(name, attributes):
             above = inherited[: self._chain_limit - 1] if inherited else ()
             # A watched span holds itself until it ends (``released``); an agent span nothing
             # watches never does (no reference cycle that only a garbage collection frees).
