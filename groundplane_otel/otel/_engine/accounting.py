@@ -174,19 +174,24 @@ class Accounting:
                 if coverage.tripped and not agent and not held:
                     reading.evaluations += self._tripped(reading, coverage)
             return
-        span = reading.span
-        request = self.request_of(span)
         if coverage is not None:
-            coverage.matched(request, spec.name)
+            coverage.matched(self.request_of(reading.span), spec.name)
         evaluations = reading.evaluations
         delegated = spec.name in self.delegated
         if agent and not delegated:
             for held in reading.held:
-                evaluations += self._held_once(reading, spec, held, request)
+                evaluations += self._held_once(reading, spec, held)
         if not delegated:
             read = self._read(reading.submitted, reading.attributes)
-            if read.status != "not_output" and not self._left_above(reading, read):
-                evaluations += self._once(reading, spec, read, request)
+            status = read.status
+            if status == "output":  # an answer read is never left above: no call for it
+                left = False
+            elif status == "absent" and agent:  # the agent's accounting below decides
+                left = True
+            else:
+                left = status == "not_output" or self._left_above(reading, read)
+            if not left:
+                evaluations += self._once(reading, spec, read)
         if agent and not evaluations and not reading.covered and not reading.above()[1]:
             # an unanswered run, unless an enclosing agent span is the run and accounts for it
             evaluations.append(self._unanswered(reading, spec))
@@ -217,9 +222,7 @@ class Accounting:
             return any(reading.above())  # guarded_above or agent_above
         return read.missing_content and reading.above()[0]
 
-    def _once(
-        self, reading: Reading, spec: BoundarySpec, read: OutputRead, request: RequestKey
-    ) -> list[Evaluation]:
+    def _once(self, reading: Reading, spec: BoundarySpec, read: OutputRead) -> list[Evaluation]:
         """Check one answer unless it was checked below already (then nothing is counted)."""
         if spec.answer == "text":
             read = read.as_text()
@@ -237,12 +240,11 @@ class Accounting:
                 reading.handed = error
             return []
         call = None if itself else reading.call
-        failed = _failed(reading.span)
-        return [self._span_check(reading, spec, read, failed, request, itself=itself, call=call)]
+        # Whether the span failed decides only an answer that is none (``evaluate``).
+        failed = (read.status != "output" or read.answer is None) and _failed(reading.span)
+        return [self._span_check(reading, spec, read, failed, itself=itself, call=call)]
 
-    def _held_once(
-        self, reading: Reading, spec: BoundarySpec, held: _Held, request: RequestKey
-    ) -> list[Evaluation]:
+    def _held_once(self, reading: Reading, spec: BoundarySpec, held: _Held) -> list[Evaluation]:
         """Check an answer held on this agent span, unless its model call was checked already
         (the other instrumentation's span of that call): each model call is one outcome."""
         read = held.read.as_text() if spec.answer == "text" else held.read
@@ -251,9 +253,7 @@ class Accounting:
                 read.status != "output" or same_answer(seen.answer, read.answer)
             ):
                 return []
-        return [
-            self._span_check(reading, spec, read, held.failed, request, itself=True, call=held.call)
-        ]
+        return [self._span_check(reading, spec, read, held.failed, itself=True, call=held.call)]
 
     def _span_check(
         self,
@@ -261,17 +261,21 @@ class Accounting:
         spec: BoundarySpec,
         read: OutputRead,
         failed: bool,
-        request: RequestKey,
         *,
         itself: bool,
         call: int | None,
     ) -> Evaluation:
-        """``_check`` on the span path: the spans it covers are written back by lineage (the
-        span itself among them, ``itself``, is covered for the rest of this decision too)."""
+        """``_check`` on the span path, against the span's request: the spans it covers are
+        written back by lineage (the span itself among them, ``itself``, is covered for the
+        rest of this decision too)."""
         span, chain = reading.span, reading.chain
+        request = self.request_of(span)
         evaluation, entry = self._check(span, spec, read, failed, request, call=call)
-        cover = _covering(entry, chain, span, itself)
-        reading.covers.append(cover)
+        # ``_covering``, inline (a call less per checked answer): the spans above, and the span
+        # itself only when ``itself``.
+        reading.covers.append(
+            (entry, chain[1:] if not itself and chain and chain[0] is span else chain)
+        )
         if itself and chain and chain[0] is span:
             reading.covered = [*reading.covered, entry]
         return evaluation
@@ -305,16 +309,10 @@ class Accounting:
                     duration=duration,
                     capture_content=self._capture_content,
                 )
-            else:
+            else:  # positional: the store's ``check(view=...)`` then calls it the fast way
+                hint = partial(_request_hint, span)  # worded only for a missing fact
                 check = partial(
-                    evaluate,
-                    spec,
-                    mode,
-                    read,
-                    span_failed=failed,
-                    plan=plan,
-                    capture_content=self._capture_content,
-                    hint=partial(_request_hint, span),  # worded only for a missing fact
+                    evaluate, spec, mode, read, failed, plan, self._capture_content, hint
                 )
             evaluation = self.store.checked(request, spec.facts, check)
         except Exception as exc:  # a guard bug: counted as an error output, never raised
@@ -364,10 +362,10 @@ class Accounting:
     def request_of(self, span: Any) -> RequestKey:
         """The request (local root span) a live span belongs to: the key of its facts
         (``TraceStore.span_request``, read inline: a decision visits the store once)."""
-        context = span.get_span_context()
-        store, trace_id = self.store, int(context.trace_id)
+        context = span.get_span_context()  # a SpanContext: a tuple (trace id, span id, ...)
+        store, trace_id = self.store, int(context[0])
         if trace_id in store.shared:
-            return store.spans.get(int(context.span_id), trace_id)
+            return store.spans.get(int(context[1]), trace_id)
         return trace_id
 
     def delegate(self, boundary: str) -> None:

@@ -21,13 +21,17 @@ from opentelemetry.context import Context
 from groundplane_otel._provenance import Provenance
 from groundplane_otel.otel import semconv as sc
 from groundplane_otel.otel._engine.accounting import Accounting
-from groundplane_otel.otel._engine.capture import FactCapture, read_arguments, read_tool_call
+from groundplane_otel.otel._engine.capture import (
+    FactCapture,
+    ToolCall,
+    read_arguments,
+    read_tool_call,
+)
 from groundplane_otel.otel._engine.coverage import Coverage
 from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     Ancestors,
     Lineage,
-    chain_of,
     inherited,
     released,
 )
@@ -177,7 +181,19 @@ class Engine:
     ) -> None:
         """A span with a tool key ended: the facts its result feeds (into its request)."""
         call = read_tool_call(attributes, name)
-        if call is not None and sc.FACT_SOURCE not in attributes:
+        if call is not None:
+            self._tool_call(call, attributes, trace_id, span_id, request)
+
+    def _tool_call(
+        self,
+        call: ToolCall,
+        attributes: Mapping[str, Any],
+        trace_id: int,
+        span_id: int,
+        request: RequestKey,
+    ) -> None:
+        """``tool_ended`` of a span that records a tool call."""
+        if sc.FACT_SOURCE not in attributes:
             coverage = self.coverage
             if coverage is not None:
                 if call.tool not in self.by_tool:
@@ -324,12 +340,15 @@ class Engine:
         take these same steps inline, on the SDK span's own fields."""
         inherited = None
         if root:
-            self.root_started(trace_id, span_id)
+            self.store.root_started(trace_id, span_id)  # ``root_started``, inline: a call less
         else:
             if trace_id in self.shared:  # two requests in one trace: its parent's
                 self.joined(span_id, parent_id)
             if trace_id in self.traces:  # a guardable span started in this trace
-                inherited = chain_of(parent) or None
+                inherited = getattr(parent, CHAIN_ATTR, ())  # ``chain_of``, inline: a call less
+                if type(inherited) is Ancestors:
+                    inherited = (parent, *inherited)
+                inherited = inherited or None
         if not self.boundaries:
             return False
         if (
@@ -347,8 +366,13 @@ class Engine:
     ) -> None:
         """A span ended (after ``decide``, for a span the engine decides): the facts its tool
         result feeds, and, for a local root, its request's facts released."""
-        request = self.request_of_span(trace_id, span_id)
+        store = self.store  # ``request_of_span``, inline: a call less per span
+        request = store.spans.pop(span_id, trace_id) if store.shared else trace_id
         if self.by_tool and not TOOL_KEYS.isdisjoint(attributes):
-            self.tool_ended(name, attributes, trace_id, span_id, request)
+            # ``tool_ended``, its first step inline: most spans with a tool key (an agent's, a
+            # model call's: ``gen_ai.operation.name``) record no tool call (a call less each).
+            call = read_tool_call(attributes, name)
+            if call is not None:
+                self._tool_call(call, attributes, trace_id, span_id, request)
         if root:
             self.root_ended(trace_id, span_id, request)

@@ -104,17 +104,6 @@ def skipped(boundary: BoundarySpec, mode: Mode, reason: str) -> Evaluation:
     return Evaluation(boundary.name, mode, "skipped", skip_reason=reason, facts=boundary.facts)
 
 
-def _blocker(needs: tuple[str, ...], view: FactsView) -> tuple[str, str] | None:
-    """(fact, reason code) of the first needed fact the check cannot read."""
-    problems, stored = view.problems, view.registry._facts  # in place: no call per fact
-    for fact in needs:
-        if fact in problems:
-            return fact, sc.PROBLEM_REASONS.get(problems[fact], sc.REASON_FACT_REJECTED)
-        if fact not in stored:
-            return fact, sc.REASON_FACT_MISSING
-    return None
-
-
 def _provenance(view: FactsView, fact: str | None) -> Provenance | None:
     if fact is None or fact not in view.registry:
         return None
@@ -206,11 +195,17 @@ def _blocked(
 ) -> dict[int, UnsupportedClaim]:
     """Check index -> why it cannot run (a fact it needs cannot be read)."""
     reasons: dict[int, UnsupportedClaim] = {}
+    problems, stored = view.problems, view.registry._facts  # in place: no call per fact
     for needs, indices in steps.needs:
-        found = _blocker(needs, view)
-        if found is None:
+        for fact in needs:  # the first needed fact the checks cannot read, and why
+            if fact in problems:
+                reason = sc.PROBLEM_REASONS.get(problems[fact], sc.REASON_FACT_REJECTED)
+                break
+            if fact not in stored:
+                reason = sc.REASON_FACT_MISSING
+                break
+        else:  # every one readable
             continue
-        fact, reason = found
         for index in indices:
             detail = f"check {steps[index].name} needs fact {fact!r}"
             if hint and reason == sc.REASON_FACT_MISSING:
@@ -308,13 +303,20 @@ def decide(
     error: BaseException | None = None
     registry = view.registry
     if findings:
-        violations = [finding for finding in findings if finding.result == "unsupported"]
+        violations = []  # a loop, not a comprehension: no function built for one finding
+        for finding in findings:
+            if finding.result == "unsupported":
+                violations.append(finding)
         outcome = ("blocked" if mode == "enforce" else "flagged") if violations else "error"
         if mode == "enforce":
             error = _refusal(boundary, report_mode, findings, violations, passed, capture_content)
         withheld.withhold_restricted(boundary, findings, error, registry)  # any mode, capture
     stored = registry._facts  # read in place, as ``peek`` does (two calls less per fact)
-    links = tuple([(fact, stored[fact].provenance) for fact in facts if fact in stored])
+    found = []  # a loop, not a comprehension: no function built for a fact or two
+    for fact in facts:
+        if fact in stored:
+            found.append((fact, stored[fact].provenance))
+    links = tuple(found)
     return _evaluation(
         boundary, mode, outcome, tuple(verdicts), tuple(findings), facts, links, duration, error
     )
@@ -398,14 +400,14 @@ def evaluate(
     boundary: BoundarySpec,
     mode: Mode,
     read: OutputRead,
-    view: FactsView,
-    *,
     span_failed: bool,
-    plan: Sequence[CheckPlan] | None = None,
-    capture_content: bool = False,
-    hint: Hint = "",
+    plan: Sequence[CheckPlan] | None,
+    capture_content: bool,
+    hint: Hint,
+    view: FactsView,
 ) -> Evaluation:
-    """Decide the outcome of one matched output (``read.status`` is not ``not_output``)."""
+    """Decide the outcome of one matched output (``read.status`` is not ``not_output``) against
+    ``view``. Positional: the accounting binds all but ``view`` (the store passes it)."""
     started = time.perf_counter()
     status, answer = read.status, read.answer
     if status == "refusal":

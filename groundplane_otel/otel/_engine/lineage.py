@@ -50,7 +50,6 @@ STREAM_ATTR = "_groundplane_stream"  # {guard id: stream gate} deciding this spa
 HELD_ATTR = "_groundplane_held"  # {guard id: [held answer]} on an agent span not yet named
 MAX_HELD = 8  # answers held per agent span and guard; more fail closed
 NO_DICT: dict[str, Any] = {}
-_UNSET = object()
 
 
 def attached(span: Any, name: str, make: Callable[[], Any]) -> Any:
@@ -59,15 +58,6 @@ def attached(span: Any, name: str, make: Callable[[], Any]) -> Any:
     if value is None:
         value = make()
         setattr(span, name, value)
-    return value
-
-
-def taken(span: Any, name: str, default: Any) -> Any:
-    """The value ``span`` holds under ``name`` (removed from it), else ``default``."""
-    value = getattr(span, name, _UNSET)
-    if value is _UNSET:
-        return default
-    delattr(span, name)
     return value
 
 
@@ -139,9 +129,16 @@ class Reading:
     ``unnamed``: the enclosing agent spans with no name yet (an unmatched LLM span's answer may
     be held on them); ``agents``: the agent names on the lineage (an unmatched span's).
 
-    A plain class: the fields a reading does not set keep the class's defaults (no slots, no
-    generated ``__init__`` setting all of them: one is built per guarded span end)."""
+    A plain class with no ``__init__``: ``Lineage._read`` sets the fields it reads, the others
+    keep the class's defaults (no slots, no Python ``__init__`` to run: one is built per
+    guarded span end)."""
 
+    span: Any
+    name: str
+    attributes: Mapping[str, Any]
+    chain: tuple[Any, ...]
+    agent: bool
+    spec: BoundarySpec | None
     submitted: Any = None
     call: int = 0
     # (guarded_above, agent_above): no boundary matched (or matched above) until ``_read``
@@ -161,20 +158,8 @@ class Reading:
     # cover spans with) are set as it is built.
     handed: BaseException | None = None
     hold: tuple[Any, Any] | None = None
-
-    def __init__(
-        self,
-        span: Any,
-        name: str,
-        attributes: dict[str, Any],
-        chain: tuple[Any, ...],
-        agent: bool,
-        spec: BoundarySpec | None,
-    ) -> None:
-        self.span, self.name, self.attributes = span, name, attributes
-        self.chain, self.agent, self.spec = chain, agent, spec
-        self.evaluations: list[Evaluation] = []
-        self.covers: list[Cover] = []
+    evaluations: list[Evaluation]
+    covers: list[Cover]
 
     def above(self) -> tuple[bool, bool]:
         """(``guarded_above``, ``agent_above``): matched on the lineage's views once, when first
@@ -183,6 +168,10 @@ class Reading:
         if found is None:
             found = self._above = self._lineage.above(self)
         return found
+
+
+# ``Reading()`` with no ``__init__`` to run (``_read`` sets its fields): one per guarded span end.
+_new_reading: Callable[[type[Reading]], Reading] = object.__new__
 
 
 class Lineage:
@@ -216,26 +205,44 @@ class Lineage:
         try:
             decide(reading)
         finally:  # what it decided before a bug re-raised (the debugging switch) stays written
-            self._write(reading)
+            if reading.covers or reading.handed is not None or reading.hold is not None:
+                self._write(reading)  # (most agent spans' ends write nothing: no call)
         return reading.evaluations
 
     def _read(self, span: Any) -> Reading:
         """What the handles of ``span`` and of its chain hold for its decision (a boundary's
-        own entries and held answers only once the span matched one)."""
-        chain = chain_of(span)
+        own entries and held answers only once the span matched one). The hottest step of a
+        decision: ``chain_of``, the model call and the answers above are read inline, and the
+        record is built without a Python ``__init__`` (a call less each)."""
+        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())  # ``chain_of``, inline
+        if type(chain) is Ancestors:
+            chain = (span, *chain)
         holds = bool(chain) and chain[0] is span
         members = chain if holds else (span, *chain)
         views = read_chain(members)
         own = views[0]
-        attributes = dict(own.attributes)  # a snapshot: readers iterate it
+        # The live mapping, not a copy: nothing writes to the span while it is decided (a
+        # reader that iterates it takes its own snapshot: ``output.read_output``).
+        attributes = own.attributes
         spec = self._select(own.name, attributes, own.operation, views)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("groundplane: %s", self.explain(span, attributes, chain, spec))
         agent = own.agent
-        reading = Reading(span, own.name, attributes, chain, agent, spec)
+        reading: Reading = _new_reading(Reading)
+        reading.span, reading.name, reading.attributes = span, own.name, attributes
+        reading.chain, reading.agent, reading.spec = chain, agent, spec
+        reading.evaluations, reading.covers = [], []
         reading.submitted = getattr(span, OUTPUT_ATTR, None)
         if not agent:
-            reading.call = self._call(span, views)
+            # The model call: the span id of the outermost enclosing LLM span of the same call
+            # (two instrumentations nest two spans for one call), else its own. An id, not the
+            # span: an entry on an agent span holding its LLM span would be a reference cycle.
+            outer = span
+            for view in views[1:]:
+                if view.agent:
+                    break
+                outer = view.span
+            reading.call = int(outer.get_span_context()[1])  # a SpanContext's span id
         guard = self.guard
         if spec is None:
             reading.agents = set().union(*[view.agents for view in views])
@@ -251,13 +258,31 @@ class Lineage:
         boundary = spec.name
         entries: list[Entry] | None = getattr(span, COVERED_ATTR, None)
         if entries:
-            reading.covered = [c for c in entries if c.guard == guard and c.boundary == boundary]
+            covered = []  # a loop, not a comprehension: no function built for an entry or two
+            for entry in entries:
+                if entry.guard == guard and entry.boundary == boundary:
+                    covered.append(entry)
+            reading.covered = covered
         if agent:
-            reading.held = taken(span, HELD_ATTR, NO_DICT).get(guard, ())
+            held: dict[int, Any] | None = getattr(span, HELD_ATTR, None)  # ``taken``, inline
+            if held is not None:
+                delattr(span, HELD_ATTR)
+                reading.held = held.get(guard, ())
             reading._first = 1 if holds else 2  # ``chain[1:]``
         else:
             reading._first = 1  # every ancestor
-            reading.unanswered_above = _unanswered(chain, span, guard, boundary)
+            # The first entry above of a run that ended unanswered (counted ``no_output``) for
+            # this guard and boundary, if any.
+            for ancestor in chain:
+                if ancestor is span:
+                    continue
+                for entry in getattr(ancestor, COVERED_ATTR, None) or ():
+                    if entry.guard == guard and entry.boundary == boundary and entry.unanswered:
+                        reading.unanswered_above = entry
+                        break
+                else:
+                    continue
+                break
         if len(views) > 1:  # what ``above`` matches on, if accounting asks
             reading._above = None
             reading._lineage, reading._views, reading._members = self, views, members
@@ -280,18 +305,6 @@ class Lineage:
                 in_call = False
         return guarded, False
 
-    def _call(self, span: Any, views: list[SpanView]) -> int:
-        """The model call an LLM span belongs to: the span id of its outermost enclosing LLM
-        span of the same call (two instrumentations nest two spans for one call), else its
-        own. An id, not the span: an entry on an agent span holding its LLM span would be a
-        reference cycle (the LLM span's chain holds the agent span)."""
-        outer = span
-        for view in views[1:]:
-            if view.agent:
-                break
-            outer = view.span
-        return int(outer.get_span_context().span_id)
-
     def _match_at(
         self, views: list[SpanView], index: int, members: tuple[Any, ...]
     ) -> BoundarySpec | None:
@@ -307,7 +320,11 @@ class Lineage:
         """What the decision wrote, onto the span handles."""
         for entry, spans in reading.covers:
             for above in spans:
-                attached(above, COVERED_ATTR, list).append(entry)
+                entries = getattr(above, COVERED_ATTR, None)  # ``attached``, inline: a call less
+                if entries is None:
+                    entries = []
+                    setattr(above, COVERED_ATTR, entries)
+                entries.append(entry)
         guard = self.guard
         if reading.handed is not None:
             attached(reading.span, HANDED_ATTR, dict).setdefault(guard, reading.handed)
@@ -452,15 +469,3 @@ def agents_of(span: Any, attributes: Mapping[str, Any], chain: tuple[Any, ...]) 
     found = set(map(attributes.get, sc.AGENT_NAME_KEYS))
     found.add(langchain_agent(attributes))
     return found.union(*[view.agents for view in views])
-
-
-def _unanswered(chain: tuple[Any, ...], span: Any, guard: int, boundary: str) -> Any:
-    """The first entry above ``span`` of a run that ended unanswered (counted ``no_output``)
-    for this guard and ``boundary``, if any."""
-    for ancestor in chain:
-        if ancestor is span:
-            continue
-        for entry in getattr(ancestor, COVERED_ATTR, None) or ():
-            if entry.guard == guard and entry.boundary == boundary and entry.unanswered:
-                return entry
-    return None

@@ -157,7 +157,8 @@ def _from_message(
     own = message.get("finish_reason")
     if own is not None and not isinstance(own, str):
         return OutputRead("unreadable", problem="finish_reason is not a string")
-    tool_turn = tool_call_finish(reasons if own is None else own)
+    # ``tool_call_finish`` of the message's own reason inline (a string: a call less).
+    tool_turn = own in sc.TOOL_CALL_FINISH_REASONS if own is not None else tool_call_finish(reasons)
     parts = message.get("parts")
     if parts is None:  # OpenAI chat message shape (OpenInference output.value, flattening)
         content = message.get("content")
@@ -283,11 +284,26 @@ def read_output(
         decoded = decode_payload(raw, limits.max_payload_bytes, limits.max_depth, length_limit)
         if isinstance(decoded, Parsed):
             return OutputRead("unreadable", problem=f"{decoded.status}: {decoded.problem}")
-        message = _last_assistant(decoded[0])
+        messages = decoded[0]
+        message: Mapping[str, Any] | None
+        if type(messages) is list and len(messages) == 1 and type(messages[0]) is dict:
+            # ``_last_assistant`` inline for the usual one message (a call less).
+            message = messages[0]
+            if message.get("role", "assistant") != "assistant":
+                message = None
+        else:
+            message = _last_assistant(messages)
         if message is None:
             return _ABSENT
         return _from_message(message, reasons, limits, length_limit)
-    flattened = any(key.startswith(_FLATTENED_PREFIXES) for key in attributes)
+    # A snapshot of the keys (a live span's attributes may change while they are read), and a
+    # loop, not ``any`` over a generator (no generator to build: most spans have no such key).
+    flattened = False
+    for key in tuple(attributes):
+        if key.startswith(_FLATTENED_PREFIXES):
+            flattened = True
+            attributes = dict(attributes)  # the snapshot ``_flattened`` iterates
+            break
     for prefix, inner in _FLATTENED if flattened else ():
         try:
             messages = _flattened(attributes, prefix, inner)

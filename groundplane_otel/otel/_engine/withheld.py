@@ -56,11 +56,8 @@ def _text(value: Any) -> str:
         return repr(value)
 
 
-def _reveals(finding: Finding, indexes: Sequence[RestrictedIndex]) -> bool:
-    if finding.family in RESTRICTED_FAMILIES or finding.reason in RESTRICTED_CODES:
-        return True
-    if not indexes:
-        return False
+def _shows_value(finding: Finding, indexes: Sequence[RestrictedIndex]) -> bool:
+    """Does anything ``finding`` would show reveal a value ``indexes`` match?"""
     claim = finding.claim
     texts = [claim.diagnosis, _text(claim.claimed), _text(claim.supported)]
     cause = getattr(claim, "check_error", None) or claim.__cause__
@@ -79,8 +76,16 @@ def withhold_restricted(
     its content-free summary."""
     if not findings:
         return
-    indexes = restricted_indexes(registry)  # once per evaluation, not per finding
-    withheld = [finding for finding in findings if _reveals(finding, indexes)]
+    # Once per evaluation, not per finding; none to build (no call) when nothing is restricted.
+    indexes = restricted_indexes(registry) if registry.restricted_names() else ()
+    withheld = []  # a loop, not a comprehension: no function built for a finding or two
+    for finding in findings:
+        if (
+            finding.family in RESTRICTED_FAMILIES
+            or finding.reason in RESTRICTED_CODES
+            or (indexes and _shows_value(finding, indexes))
+        ):
+            withheld.append(finding)
     for finding in withheld:
         line = redaction.claim_summary(
             finding.claim.field, boundary, finding.family, finding.reason, result=finding.result
