@@ -138,3 +138,46 @@ def test_a_file_reads_the_same_spans_and_refusals_with_the_prefix(tmp_path: Path
             "not an OTLP/JSON trace request (expected an array, got number in scopeSpans)",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("pair", "read"),
+    [
+        ({"key": "k", "value": {"stringValue": "v"}}, {"k": "v"}),
+        ({"value": {"stringValue": "v"}}, {"": "v"}),  # no key: the empty one
+        ({"key": None, "value": {"stringValue": "v"}}, {"": "v"}),
+        ({"key": "k"}, {"k": None}),
+        ({"key": "k", "value": None}, {"k": None}),
+        ({"key": "k", "value": {"stringValue": "v", "other": 1}}, {"k": "v"}),
+        ({"key": "k", "value": {"intValue": "7"}}, {"k": 7}),
+        ({"key": "k", "value": {"stringValue": None}}, {"k": None}),
+    ],
+)
+def test_a_span_attribute_of_any_shape_reads_as_protobufs_mapping_reads_it(
+    pair: dict[str, Any], read: dict[str, Any]
+) -> None:
+    (spans,) = [json_spans(line(span(attributes=[pair])))]
+    assert spans[0].attributes == read
+
+
+@pytest.mark.parametrize(
+    ("pair", "problem"),
+    [
+        ("x", "expected an object, got string in attributes"),
+        (["k"], "expected an object, got array in attributes"),
+        ({"key": 5, "value": {"stringValue": "v"}}, "expected a string, got number in key"),
+        ({"key": "k", "value": {"stringValue": 5}}, "expected a string, got number in stringValue"),
+        ({"key": "k", "value": "v"}, "expected an object, got string in value"),
+        ({"key": "k", "value": ["v"]}, "expected an object, got array in value"),
+        (
+            {"key": "k", "value": {"stringValue": "v", "intValue": "1"}},
+            "more than one value in one AnyValue",
+        ),
+    ],
+)
+def test_a_span_attribute_of_a_wrong_shape_is_refused_with_its_message(
+    pair: Any, problem: str
+) -> None:
+    with pytest.raises(ValueError) as refusal:
+        json_spans(line(span(attributes=[pair])))
+    assert str(refusal.value) == problem

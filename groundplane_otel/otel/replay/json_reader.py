@@ -50,6 +50,7 @@ _NO_STATUS: dict[str, Any] = {}
 _UINT64_DIGITS = 20  # a decimal string shorter than this is a uint64 (2**64 has 20 digits)
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
 _INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
+_fromhex = bytes.fromhex  # read once: three a span (a class attribute is a dearer lookup)
 
 
 class NestedTooDeep(ValueError):
@@ -216,9 +217,9 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
         events = get("events")
         events = () if events is None else _events(span)  # as ``_checked_span``: before the ids
         return recorded_span(
-            bytes.fromhex(trace_id),  # ValueError: not hex (as ``_id``)
-            bytes.fromhex(span_id),
-            bytes.fromhex(parent_id),
+            _fromhex(trace_id),  # ValueError: not hex (as ``_id``)
+            _fromhex(span_id),
+            _fromhex(parent_id),
             name,
             number,
             int(start),
@@ -356,16 +357,20 @@ def _attributes(pairs: Any, depth: int, field: str, level: int = 0) -> dict[str,
     attributes: dict[str, Any] = {}
     inline = depth <= MAX_MESSAGE_DEPTH  # a string value is read inline (within the depth)
     for pair in pairs:
+        try:  # the common pair, a string value, by subscripts (dearer calls to ``get`` else)
+            key, node = pair["key"], pair["value"]
+            item = node["stringValue"]
+        except (KeyError, TypeError):
+            pass  # any other pair: read below
+        else:
+            if key.__class__ is str and item.__class__ is str and len(node) == 1 and inline:
+                attributes[key] = item
+                continue
         if pair.__class__ is not dict:
             raise _wrong("an object", pair, field)
         key, node = pair.get("key"), pair.get("value")
         if key.__class__ is not str:
             key = _string(key, "key")
-        if inline and node.__class__ is dict and len(node) == 1:
-            item = node.get("stringValue")  # the common case, without a call
-            if item.__class__ is str:
-                attributes[key] = item
-                continue
         attributes[key] = _value(node, depth, level)
     return attributes
 
