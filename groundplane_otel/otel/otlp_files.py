@@ -563,7 +563,14 @@ def read_requests(
     for unit in located_units(
         paths, bad, format=format, progress=progress, max_line_bytes=max_line_bytes
     ):
-        batch = decode_unit(unit, bad, max_line_bytes)
+        resources = unit[2]
+        if resources is None:
+            batch = decode_unit(unit, bad, max_line_bytes)
+        else:  # a JSON line read here, a call less a line; one refused is read again, and told
+            try:
+                batch = json_spans(unit[1], resources)
+            except ValueError:
+                batch = decode_unit(unit, bad, max_line_bytes)
         if batch is not None:
             yield batch
 
