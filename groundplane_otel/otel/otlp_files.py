@@ -44,7 +44,12 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from groundplane_otel._echo import capped
-from groundplane_otel.otel.replay.json_reader import NestedTooDeep, NotTraces, json_spans
+from groundplane_otel.otel.replay.json_reader import (
+    JsonResources,
+    NestedTooDeep,
+    NotTraces,
+    json_spans,
+)
 from groundplane_otel.otel.replay.records import RecordedSpan
 from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadable
 
@@ -177,7 +182,7 @@ def _json_units(
     ``stop``: where lines no longer start (None: the end); ``rewind``: ``stream`` is a plain
     file (it can seek back cheaply). Returns the number of the last line read."""
     name = str(path)  # formatted once: every line's location starts with it
-    resources: dict[bytes, Any] = {}  # one file's resources, shared by its spans
+    resources = JsonResources()  # one file's resources, shared by its spans
     first = min(limit + 1, _SKIP)  # what one read takes: every line but a long one
     while stop is None or at < stop:
         raw: bytes | None = stream.readline(first)
@@ -558,7 +563,14 @@ def read_requests(
     for unit in located_units(
         paths, bad, format=format, progress=progress, max_line_bytes=max_line_bytes
     ):
-        batch = decode_unit(unit, bad, max_line_bytes)
+        resources = unit[2]
+        if resources is None:
+            batch = decode_unit(unit, bad, max_line_bytes)
+        else:  # a JSON line read here, a call less a line; one refused is read again, and told
+            try:
+                batch = json_spans(unit[1], resources)
+            except ValueError:
+                batch = decode_unit(unit, bad, max_line_bytes)
         if batch is not None:
             yield batch
 

@@ -43,6 +43,7 @@ from groundplane_otel.otel._engine.sdk import (
     span_attributes,
     span_limits,
     unwrap_end,
+    valid_span_context,
     wrap_end,
 )
 from groundplane_otel.otel._engine.sdk.dispatch import ride
@@ -113,5 +114,6 @@ __all__ = [
     "span_ids",
     "span_limits",
     "unwrap_end",
+    "valid_span_context",
     "wrap_end",
 ]

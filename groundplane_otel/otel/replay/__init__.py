@@ -35,7 +35,6 @@ exactly when a replay of everything would make it, but keeps and decides only it
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -54,16 +53,30 @@ from groundplane_otel.otel.replay.unreadable import BadInput, BadSink, Unreadabl
 __all__ = ["TraceToDecide", "ReplayStats", "Replayer"]
 
 
-@dataclass(frozen=True, slots=True)
 class TraceToDecide:
     """One buffered trace about to be decided: ``run()`` decides it (once: a second call is a
     RuntimeError, never a second count); it is ``incomplete`` when decided early (the buffer
-    was full) or it lost spans."""
+    was full) or it lost spans; ``spans``: how many it holds. A plain class: one is made a
+    trace (the verifier's every decision)."""
 
-    trace_id: bytes
-    spans: int
-    incomplete: bool
-    run: Callable[[], None]
+    __slots__ = ("_decide", "_early", "_ran", "_state", "incomplete", "spans", "trace_id")
+
+    def __init__(
+        self, trace_id: bytes, state: PendingTrace, early: bool, decide: Callable[..., None]
+    ) -> None:
+        """``decide(trace_id, state, early=early)`` decides it."""
+        self.trace_id = trace_id
+        self.spans = len(state.spans)
+        self.incomplete = early or state.dropped
+        self._state, self._early, self._decide = state, early, decide
+        self._ran = False
+
+    def run(self) -> None:
+        """Decide the trace (once)."""
+        if self._ran:  # deciding twice would count every output twice
+            raise RuntimeError(f"trace {self.trace_id.hex()} was already decided")
+        self._ran = True
+        self._decide(self.trace_id, self._state, early=self._early)
 
 
 class Replayer:
@@ -183,19 +196,11 @@ class Replayer:
 
     def _settle(self, trace_id: bytes, state: PendingTrace, early: bool) -> None:
         """Decide a trace taken out of the buffer, through ``around_decision`` when given."""
-        if self._around is None:
+        around = self._around
+        if around is None:
             self._decide(trace_id, state, early=early)
-            return
-        ran = False
-
-        def run() -> None:
-            nonlocal ran
-            if ran:  # deciding twice would count every output twice
-                raise RuntimeError(f"trace {trace_id.hex()} was already decided")
-            ran = True
-            self._decide(trace_id, state, early=early)
-
-        self._around(TraceToDecide(trace_id, len(state.spans), early or state.dropped, run))
+        else:
+            around(TraceToDecide(trace_id, state, early, self._decide))
 
     def _decide(self, trace_id: bytes, state: PendingTrace, *, early: bool) -> None:
         """Decide one trace: its spans as records (identical copies collapsed; none when two

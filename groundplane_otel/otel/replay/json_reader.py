@@ -25,7 +25,7 @@ from groundplane_otel.otel.replay.records import (
     recorded_span,
 )
 
-__all__ = ["MAX_MESSAGE_DEPTH", "NestedTooDeep", "NotTraces", "json_spans"]
+__all__ = ["MAX_MESSAGE_DEPTH", "JsonResources", "NestedTooDeep", "NotTraces", "json_spans"]
 
 MAX_MESSAGE_DEPTH = 100  # protobuf's JSON parser's limit on nested messages
 # The message depth of an attribute's value (AnyValue): request > resourceSpans > resource >
@@ -50,20 +50,53 @@ _NO_STATUS: dict[str, Any] = {}
 _UINT64_DIGITS = 20  # a decimal string shorter than this is a uint64 (2**64 has 20 digits)
 _TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
 _INT64, _UINT64 = (-(2**63), 2**63 - 1), (0, 2**64 - 1)
+_fromhex = bytes.fromhex  # read once: three a span (a class attribute is a dearer lookup)
 
 
 class NestedTooDeep(ValueError):
     """The line is nested deeper than the JSON decoder reads."""
 
 
+class JsonResources(dict[bytes, Any]):
+    """One file's resources read so far, by their JSON (``orjson.dumps`` of the resource
+    object), shared by the spans of its later lines; and ``last``, the line prefix that holds
+    the first resource of the last line read (``{"resourceSpans":[{"resource":`` and its JSON,
+    then ``,"``) with its attributes, or None."""
+
+    last: tuple[bytes, Mapping[str, Any]] | None = None
+
+
+_OPEN = b'{"resourceSpans":[{"resource":'  # a line's first resource follows it
+# A line whose first resource is the last line's, as parsed: that resource replaced by null.
+_MARKED = b'{"resourceSpans":[{"resource":null,'
+
+
 def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[RecordedSpan]:
     """Every span of one OTLP/JSON ``ExportTraceServiceRequest`` line, in order; a ValueError
     says why the line is not one (``NestedTooDeep`` past the decoder's depth). ``resources``:
     resource attributes already read (by their JSON), shared by the spans of later lines
-    rather than held once per line."""
+    rather than held once per line.
+
+    A line that starts with the text of the last line's first resource (``JsonResources``:
+    the common file, one service) is decoded with that resource's text replaced by ``null``:
+    the resource is neither decoded nor encoded again, its attributes are the last line's.
+    The rest of the line reads alike (a key follows in both), so it is refused alike (then
+    decoded as it is, for the same message); a later ``resource`` key in the same object
+    replaces the ``null``, as it would have replaced the resource (the last key wins). Only a
+    repeated key set to null there (``resource``, or ``resourceSpans`` with a null first
+    resource) reads the first resource's attributes where decoding it all reads none: a
+    resource's attributes ride on the spans read, the guard never reads them."""
+    shared = None  # the first resource's attributes, when its text was the last line's
+    body = line
+    last = getattr(resources, "last", None)
+    if last is not None and line.startswith(last[0]):
+        shared = last[1]
+        body = _MARKED + line[len(last[0]) - 1 :]  # from the next key's opening quote on
     try:
-        tree = orjson.loads(line)
+        tree = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if body is not line:
+            return json_spans(line)  # refused alike: its own message, from its own text
         if str(exc).startswith("depth limit exceeded"):
             raise NestedTooDeep(str(exc)) from None
         raise
@@ -81,14 +114,13 @@ def json_spans(line: bytes, resources: dict[bytes, Any] | None = None) -> list[R
         if item.__class__ is not dict:
             raise _wrong("an object", item, "resourceSpans")
         resource = item.get("resource")
-        if resource.__class__ is not dict:
-            resource = _object(resource, "resource")
-        pairs = resource.get("attributes")
-        if resources is None:
-            attributes = _resource(pairs, resources)
-        else:  # ``_resource``'s shared read, inline: a call less a line
-            key = orjson.dumps(pairs)
-            attributes = resources.get(key) or _resource(pairs, resources, key)
+        if shared is not None and resource is None:  # the marked first resource
+            attributes, shared = shared, None
+        else:
+            shared = None  # the first item only
+            if resource.__class__ is not dict:
+                resource = _object(resource, "resource")
+            attributes = _resource(resource, resources, line if item is items[0] else None)
         scopes = item.get("scopeSpans")
         if scopes.__class__ is not list:
             scopes = _list(item, "scopeSpans")
@@ -127,18 +159,22 @@ def _not_traces(tree: dict[str, Any]) -> str:
 
 
 def _resource(
-    pairs: Any, resources: dict[bytes, Any] | None, key: bytes | None = None
+    resource: dict[str, Any], resources: dict[bytes, Any] | None, line: bytes | None
 ) -> Mapping[str, Any]:
     """A resource's attributes: read once per distinct JSON (already checked), then shared.
-    ``key``: the JSON, when already made."""
+    ``line``: the line, when this is its first resource (then, when the line starts with it,
+    kept as ``JsonResources.last``)."""
+    pairs = resource.get("attributes")
     if resources is None:
         return _attributes(pairs, _RESOURCE_VALUE, "attributes")
-    if key is None:
-        key = orjson.dumps(pairs)
+    key = orjson.dumps(resource)
     known = resources.get(key)
-    if known is not None:
-        return known  # type: ignore[no-any-return]
-    return keep_resource(resources, key, _attributes(pairs, _RESOURCE_VALUE, "attributes"))
+    if known is None:
+        known = keep_resource(resources, key, _attributes(pairs, _RESOURCE_VALUE, "attributes"))
+    if line is not None and isinstance(resources, JsonResources):
+        prefix = b"".join((_OPEN, key, b',"'))
+        resources.last = (prefix, known) if line.startswith(prefix) else None
+    return known
 
 
 def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> RecordedSpan:
@@ -181,9 +217,9 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], index: int) -> Reco
         events = get("events")
         events = () if events is None else _events(span)  # as ``_checked_span``: before the ids
         return recorded_span(
-            bytes.fromhex(trace_id),  # ValueError: not hex (as ``_id``)
-            bytes.fromhex(span_id),
-            bytes.fromhex(parent_id),
+            _fromhex(trace_id),  # ValueError: not hex (as ``_id``)
+            _fromhex(span_id),
+            _fromhex(parent_id),
             name,
             number,
             int(start),
@@ -321,16 +357,20 @@ def _attributes(pairs: Any, depth: int, field: str, level: int = 0) -> dict[str,
     attributes: dict[str, Any] = {}
     inline = depth <= MAX_MESSAGE_DEPTH  # a string value is read inline (within the depth)
     for pair in pairs:
+        try:  # the common pair, a string value, by subscripts (dearer calls to ``get`` else)
+            key, node = pair["key"], pair["value"]
+            item = node["stringValue"]
+        except (KeyError, TypeError):
+            pass  # any other pair: read below
+        else:
+            if key.__class__ is str and item.__class__ is str and len(node) == 1 and inline:
+                attributes[key] = item
+                continue
         if pair.__class__ is not dict:
             raise _wrong("an object", pair, field)
         key, node = pair.get("key"), pair.get("value")
         if key.__class__ is not str:
             key = _string(key, "key")
-        if inline and node.__class__ is dict and len(node) == 1:
-            item = node.get("stringValue")  # the common case, without a call
-            if item.__class__ is str:
-                attributes[key] = item
-                continue
         attributes[key] = _value(node, depth, level)
     return attributes
 

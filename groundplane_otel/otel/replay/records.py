@@ -31,6 +31,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import Attributes
 
 from groundplane_otel.otel import semconv as sc
+from groundplane_otel.otel._engine import valid_span_context
 
 __all__ = [
     "MAX_VALUE_DEPTH",
@@ -336,9 +337,19 @@ class SpanRecord(trace.Span):
     its end) and ``ended``. A subclass of the API's ``Span``, so a context holding it (an
     exemplar's) points at its trace."""
 
+    # Set on every record (``_fill``).
+    recorded: RecordedSpan
+    trace_id: int
+    span_id: int
+    parent_id: int
+    name: str
+    attributes: dict[str, Any]
+    start_time: int
+    end_time: int
     # What a record starts with, until linked, watched, ended or written to: not stored per
     # record.
     parent_record: SpanRecord | None = None
+    root = True  # until its parent is found in its trace (``trace_records``)
     watched = False
     ended = False
     owned = False  # ``attributes`` is its own copy (written to), not the recorded span's dict
@@ -354,22 +365,9 @@ class SpanRecord(trace.Span):
         whole trace is one request, across services); a parent that never arrived is remote
         (the span is a local root). ``rematch``: every recorded boundary ignored (the policy's
         match rules decide)."""
-        self.recorded = span
-        self.trace_id = _from_bytes(span.trace_id, "big")
-        self.span_id = _from_bytes(span.span_id, "big")
-        self.parent_id = parent_id = _from_bytes(span.parent_span_id, "big")
-        self.root = not (parent_id and parent_present)
-        self.name = span.name
-        attributes = span.attributes  # shared with the span read until written to
-        if rematch and sc.BOUNDARY in attributes:
-            attributes = dict(attributes)
-            del attributes[sc.BOUNDARY]
-            self.owned = True
-        self.attributes = attributes
-        self.start_time = span.start_time
-        self.end_time = span.end_time
-        if span.status is not _UNSET:
-            self.status = _STATUSES[span.status]
+        _fill(self, span, _from_bytes(span.trace_id, "big"), rematch)
+        if parent_present and self.parent_id:
+            self.root = False
 
     # -- what the engine reads ---------------------------------------------------------------
 
@@ -378,12 +376,12 @@ class SpanRecord(trace.Span):
         """Its parent's context (remote when the trace does not hold it), or None."""
         if not self.parent_id:
             return None
-        return SpanContext(self.trace_id, self.parent_id, self.root, _SAMPLED)
+        return valid_span_context(self.trace_id, self.parent_id, self.root, _SAMPLED)
 
     def get_span_context(self) -> SpanContext:
         context = self.span_context
-        if context is None:
-            context = SpanContext(self.trace_id, self.span_id, False, _SAMPLED)
+        if context is None:  # its ids are valid (``bad_ids``): no constructor's checks
+            context = valid_span_context(self.trace_id, self.span_id, False, _SAMPLED)
             self.span_context = context
         return context
 
@@ -442,21 +440,43 @@ class SpanRecord(trace.Span):
         self.ended = True
 
 
+def _fill(record: SpanRecord, span: RecordedSpan, trace_id: int, rematch: bool) -> None:
+    """``record``'s fields from ``span`` of the trace ``trace_id`` (as an int): what
+    ``SpanRecord.__init__`` sets, and ``trace_records`` on records made without that call."""
+    record.recorded = span
+    record.trace_id = trace_id
+    record.span_id = _from_bytes(span.span_id, "big")
+    record.parent_id = _from_bytes(span.parent_span_id, "big")
+    record.name = span.name
+    attributes = span.attributes  # shared with the span read until written to
+    if rematch and sc.BOUNDARY in attributes:
+        attributes = dict(attributes)
+        del attributes[sc.BOUNDARY]
+        record.owned = True
+    record.attributes = attributes
+    record.start_time = span.start_time
+    record.end_time = span.end_time
+    if span.status is not _UNSET:
+        record.status = _STATUSES[span.status]
+
+
 def trace_records(
     trace_id: bytes, spans: Mapping[bytes, RecordedSpan], *, rematch: bool = False
 ) -> tuple[dict[bytes, SpanRecord], int]:
     """One trace's spans (by span id) as records, each linked to the record of its parent
     when the trace holds it (a local parent); and how many have a parent the trace does not
     hold (orphans: local roots under a remote parent)."""
-    if rematch:
-        records = {span_id: SpanRecord(span, rematch=True) for span_id, span in spans.items()}
-    else:  # no keyword to pass: the cheaper call, once a span
-        records = {span_id: SpanRecord(span) for span_id, span in spans.items()}
+    number = _from_bytes(trace_id, "big")  # once a trace, not once a span
+    records: dict[bytes, SpanRecord] = {}
+    for span_id, span in spans.items():
+        # Made without the class call (``type.__call__`` into ``__init__``: dearer than the
+        # plain call to ``_fill``), once a span decided.
+        record = records[span_id] = _new(SpanRecord)
+        _fill(record, span, number, rematch)
     orphans = 0
     for record in records.values():
-        parent_id = record.recorded.parent_span_id
-        if parent_id:
-            parent = records.get(parent_id)
+        if record.parent_id:
+            parent = records.get(record.recorded.parent_span_id)
             if parent is None:
                 orphans += 1
             else:

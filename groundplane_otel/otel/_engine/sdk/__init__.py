@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace import (
     Tracer,
     TracerProvider,
 )
-from opentelemetry.trace import SpanContext, Status, StatusCode
+from opentelemetry.trace import DEFAULT_TRACE_STATE, SpanContext, Status, StatusCode, TraceFlags
 
 __all__ = [
     "DISPATCHERS",
@@ -50,6 +50,7 @@ __all__ = [
     "span_attributes",
     "span_limits",
     "unwrap_end",
+    "valid_span_context",
     "wrap_end",
 ]
 
@@ -150,6 +151,20 @@ def sdk_layout() -> bool:
         )
     except Exception:  # pragma: no cover - another SDK layout
         return False
+
+
+_new_tuple = tuple.__new__
+
+
+def valid_span_context(
+    trace_id: int, span_id: int, is_remote: bool, flags: TraceFlags
+) -> SpanContext:
+    """``SpanContext(trace_id, span_id, is_remote, flags)`` for ids known valid (non-zero, in
+    range: the caller checked them), built as the tuple it is, without its Python ``__new__``
+    (replay's records make a few a trace). Its layout, ``(trace_id, span_id, is_remote,
+    trace_flags, trace_state, is_valid)``, is pinned equal to the constructor's by
+    ``tests/otel/test_valid_span_context.py``."""
+    return _new_tuple(SpanContext, (trace_id, span_id, is_remote, flags, DEFAULT_TRACE_STATE, True))
 
 
 def span_attributes(span: ReadableSpan | trace.Span) -> Mapping[str, Any]:
