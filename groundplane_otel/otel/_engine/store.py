@@ -583,10 +583,13 @@ class TraceStore:
         """``check(view=...)`` on a view of the request's declared facts (``view``), then what
         the checks cached on them charged (``account_derived``, visited only when a cache
         grew: most checks cache nothing): the store's one visit for a checked answer."""
-        view, charged = self._view(request, names)
+        view, charges = self._view(request, names)
         result = check(view=view)
-        for value, charge in charged:
-            if _caches(value) > charge.caches:  # read without the lock: it re-reads under it
+        # Read without the lock (``account_derived`` re-reads under it): a viewed fact's charge
+        # is never replaced while the fact is stored (write-once).
+        for name, fact in view.registry._facts.items():
+            charge = charges.get(name)
+            if charge is not None and _caches(fact.value) > charge.caches:
                 self.account_derived(request, names)
                 break
         return result
@@ -597,16 +600,30 @@ class TraceStore:
 
     def _view(
         self, request: RequestKey, names: tuple[str, ...]
-    ) -> tuple[FactsView, list[tuple[Any, _Charge]]]:
-        """``view``, and each viewed fact's value and charge (``checked``)."""
+    ) -> tuple[FactsView, Mapping[str, _Charge]]:
+        """``view``, and the charges of the request's facts (``checked``)."""
         with self._lock:
-            state = self._get(request, create=False)
+            state = self.requests.get(request)
             if state is None:
-                return _facts_view(FactRegistry().view(()), {}), []
-            facts, known, charges = state.registry._facts, state.problems, state.charges
-            usable = {name: facts[name] for name in names if name in facts}
-            problems = {name: known[name] for name in names if name in known} if known else {}
-            charged = [
-                (fact.value, charges[name]) for name, fact in usable.items() if name in charges
-            ]
-            return _facts_view(state.registry.view_of(usable), problems), charged
+                return _facts_view(FactRegistry().view(()), {}), {}
+            # ``_get`` inlined (one call less per checked answer), and plain loops: a
+            # comprehension is a function call of its own, for a name or two.
+            state.touched = self._clock()
+            self.requests.move_to_end(request)
+            registry, known = state.registry, state.problems
+            facts = registry._facts
+            usable: dict[str, Fact] = {}
+            for name in names:
+                if name in facts:
+                    usable[name] = facts[name]
+            problems: dict[str, str] = {}
+            if known:
+                for name in names:
+                    if name in known:
+                        problems[name] = known[name]
+            draft = _FactsViewDraft()  # ``_facts_view`` inlined
+            draft.registry = registry.view_of(usable)
+            draft.problems = problems
+            draft.__class__ = FactsView
+            view: FactsView = draft
+            return view, state.charges
