@@ -113,10 +113,11 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
     if (isinstance(tool, str) and tool) or operation == sc.OP_EXECUTE_TOOL:
         if not isinstance(tool, str) or not tool:
             tool = span_name.partition(" ")[2] or span_name
+        call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)  # ``_str`` inlined (every tool span)
         return _tool_call(
             "genai",
             tool,
-            _str(attributes.get(sc.GEN_AI_TOOL_CALL_ID)),
+            call_id if isinstance(call_id, str) and call_id else None,
             attributes.get(sc.GEN_AI_TOOL_CALL_ARGUMENTS),
             attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
         )
@@ -546,11 +547,16 @@ class FactCapture:
                 call=call_of(provenance),
             )
             return "unparseable"
+        if not text_bytes:
+            return self.store.record(
+                request, spec.name, value, source=source, provenance=provenance
+            )
         return self.store.record(
             request,
             spec.name,
             value,
             source=source,
             provenance=provenance,
-            bound=text_bound(text_bytes) if text_bytes else None,
+            bound=text_bound(text_bytes),
+            kind=spec.kind,  # parsed from text: a value of the declared kind (``build_fact``)
         )

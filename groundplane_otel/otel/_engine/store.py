@@ -338,7 +338,8 @@ class TraceStore:
             return state
         if not create:
             return None
-        self._expire(now)
+        if self.requests:  # (none live: nothing to expire, no call)
+            self._expire(now)
         while len(self.requests) >= self.limits.max_traces:
             self._drop(next(iter(self.requests)), evicted=True)
         state = _Request(now)
@@ -399,6 +400,7 @@ class TraceStore:
         size: int | None = None,
         bound: int | None = None,
         through: TraceRegistry | None = None,
+        kind: str | None = None,
     ) -> str:
         """Store a value the store now owns. Returns the outcome: recorded, duplicate (same
         result again: not counted), conflict or rejected (both counted). What it is charged:
@@ -407,8 +409,9 @@ class TraceStore:
         the store measures it — else measured now (``estimate_size``). ``through``: the
         registry handle the value is recorded with; a stale one (its request ended or was
         evicted) is rejected, never re-creating the request (outcome ``ended``, counted as
-        rejected)."""
-        kind = fact_kind(value)
+        rejected). ``kind``: the value's ``fact_kind``, when the caller knows it."""
+        if kind is None:
+            kind = fact_kind(value)
         caches = _caches(value)
         if bound is not None:
             charge = _Charge(bound * max(caches, 1), caches, bound)  # a Table caches one flag
@@ -597,7 +600,10 @@ class TraceStore:
         # is never replaced while the fact is stored (write-once).
         for name, fact in view.registry._facts.items():
             charge = charges.get(name)
-            if charge is not None and _caches(fact.value) > charge.caches:
+            if charge is None:
+                continue
+            derived = getattr(fact.value, "_derived", None)  # ``_caches`` inlined (per answer)
+            if isinstance(derived, dict) and len(derived) > charge.caches:
                 self.account_derived(request, names)
                 break
         return result
