@@ -19,7 +19,7 @@ from itertools import chain
 from typing import Any
 
 from groundplane_otel._copy import copy_in
-from groundplane_otel._frozen import draft_class
+from groundplane_otel._frozen import draft_class, finish
 from groundplane_otel._keys import strict_equal
 from groundplane_otel._provenance import new_provenance
 from groundplane_otel.checks._base import walk_path
@@ -80,9 +80,7 @@ def _tool_call(
     draft.arguments = arguments
     draft.result = result
     draft.retrieval = retrieval
-    draft.__class__ = ToolCall  # ``finish`` inlined: one call less per tool span
-    built: ToolCall = draft
-    return built
+    return finish(draft, ToolCall)
 
 
 def _str(value: object) -> str | None:

@@ -637,11 +637,6 @@ class TraceStore:
                 for name in names:
                     if name in known:
                         problems[name] = known[name]
-            draft = _FactsViewDraft()  # ``_facts_view`` inlined
-            draft.registry = registry.view_of(usable)
-            draft.problems = problems
-            draft.__class__ = FactsView
-            view: FactsView = draft
-            return view, state.charges
+            return _facts_view(registry.view_of(usable), problems), state.charges
         finally:
             lock.release()
