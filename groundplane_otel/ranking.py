@@ -90,11 +90,18 @@ def _tokens(names: Sequence[Any]) -> Sequence[Hashable]:
     return list(map(strict_key, names))
 
 
+_CACHED_INTS = 257  # range(257) yields 0..256, ints CPython shares: no ``_positions`` needed
+
+
 def _index_of(names: tuple[Hashable, ...]) -> dict[Hashable, int] | None:
     """``Ranking._index`` of ``names`` (type-strict key -> position); None when one repeats."""
-    # As many positions as names (``_positions``): no ``strict`` test needed.
-    index = dict(zip(_tokens(names), _positions(len(names))))  # noqa: B905
-    return index if len(index) == len(names) else None
+    count = len(names)
+    # ``_tokens`` and, for a few names, ``_positions`` inlined (one index per captured fact).
+    tokens = names if set(map(type, names)) <= _STR else list(map(strict_key, names))
+    positions = range(count) if count <= _CACHED_INTS else _positions(count)
+    # As many positions as names: no ``strict`` test needed.
+    index = dict(zip(tokens, positions))  # noqa: B905
+    return index if len(index) == count else None
 
 
 def _competition_ranks(scores: Sequence[int | float]) -> Sequence[int]:

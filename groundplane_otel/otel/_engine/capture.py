@@ -111,10 +111,11 @@ def read_tool_call(attributes: Mapping[str, Any], span_name: str) -> ToolCall | 
     if (isinstance(tool, str) and tool) or operation == sc.OP_EXECUTE_TOOL:
         if not isinstance(tool, str) or not tool:
             tool = span_name.partition(" ")[2] or span_name
+        call_id = attributes.get(sc.GEN_AI_TOOL_CALL_ID)  # ``_str`` inlined (every tool span)
         return _tool_call(
             "genai",
             tool,
-            _str(attributes.get(sc.GEN_AI_TOOL_CALL_ID)),
+            call_id if isinstance(call_id, str) and call_id else None,
             attributes.get(sc.GEN_AI_TOOL_CALL_ARGUMENTS),
             attributes.get(sc.GEN_AI_TOOL_CALL_RESULT),
         )
@@ -233,6 +234,20 @@ def _cells(
     return [[cells[at] for cells in located] for at in range(len(columns))]
 
 
+def _pair(
+    data: Any, key: str, score: str, name: str, from_text: bool
+) -> tuple[list[Any], list[Any]]:
+    """``_cells`` of two columns (a ranking's names and scores): its text fast path spelled
+    out for them (two comprehensions, not one over the columns: each is a call of its own)."""
+    if from_text and type(data) is list:
+        try:
+            return [row[key] for row in data], [row[score] for row in data]
+        except (KeyError, TypeError):
+            pass  # not every row is a dict with both columns: located by ``_cells``
+    names, scores = _cells(data, (key, score), name)
+    return names, scores
+
+
 def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
     """The typed value ``spec`` makes of a parsed tool result (which it may keep: the caller
     hands it over); ValueError/TypeError when the result does not have the declared shape.
@@ -242,6 +257,9 @@ def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
         return payload
     paths = spec.path if isinstance(spec.path, tuple) else (spec.path,)
     for path in paths:  # a tuple: the first path the result has
+        if type(payload) is dict and type(path) is str and path in payload and "." not in path:
+            data = payload[path]  # a one-key path (``walk_path`` inlined: the usual case)
+            break
         found, data = walk_path(payload, path)
         if found:
             break
@@ -255,7 +273,7 @@ def build_fact(spec: FactSpec, payload: Any, *, from_text: bool = False) -> Any:
         return documents_from(data, fact=spec.name, source=spec.tool)
     if spec.kind == "ranking":
         if spec.key and spec.score:
-            names, scores = _cells(data, (spec.key, spec.score), spec.name, from_text)
+            names, scores = _pair(data, spec.key, spec.score, spec.name, from_text)
         elif isinstance(data, Mapping):
             names, scores = list(data), list(data.values())
         else:
@@ -318,7 +336,11 @@ def _decode_tool_result(
     decoded = decode_payload(
         result, limits.max_payload_bytes, limits.max_depth, length_limit, max_retained
     )
-    message = None if isinstance(decoded, Parsed) else _tool_message(decoded[0])
+    if isinstance(decoded, Parsed):
+        return decoded, None
+    value = decoded[0]
+    # A ToolMessage is a dict with "type": tested here, one call less for any other result.
+    message = _tool_message(value) if isinstance(value, dict) and "type" in value else None
     if message is None:
         return decoded, None
     content = decode_payload(message[0], limits.max_payload_bytes, limits.max_depth)
@@ -523,11 +545,16 @@ class FactCapture:
                 call=call_of(provenance),
             )
             return "unparseable"
+        if not text_bytes:
+            return self.store.record(
+                request, spec.name, value, source=source, provenance=provenance
+            )
         return self.store.record(
             request,
             spec.name,
             value,
             source=source,
             provenance=provenance,
-            bound=text_bound(text_bytes) if text_bytes else None,
+            bound=text_bound(text_bytes),
+            kind=spec.kind,  # parsed from text: a value of the declared kind (``build_fact``)
         )

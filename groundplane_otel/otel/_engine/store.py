@@ -301,9 +301,13 @@ class TraceStore:
             self.roots.pop(trace_id, None)
             self.shared.discard(trace_id)
         if request in self.requests:
-            with self._lock:
+            lock = self._lock
+            lock.acquire()  # not ``with``: half its cost (no ``__exit__`` call), once a trace
+            try:
                 if request in self.requests:
                     self._drop(request, evicted=False)
+            finally:
+                lock.release()
         return last
 
     def fact_names(self, request: RequestKey) -> frozenset[str]:
@@ -334,7 +338,8 @@ class TraceStore:
             return state
         if not create:
             return None
-        self._expire(now)
+        if self.requests:  # (none live: nothing to expire, no call)
+            self._expire(now)
         while len(self.requests) >= self.limits.max_traces:
             self._drop(next(iter(self.requests)), evicted=True)
         state = _Request(now)
@@ -395,6 +400,7 @@ class TraceStore:
         size: int | None = None,
         bound: int | None = None,
         through: TraceRegistry | None = None,
+        kind: str | None = None,
     ) -> str:
         """Store a value the store now owns. Returns the outcome: recorded, duplicate (same
         result again: not counted), conflict or rejected (both counted). What it is charged:
@@ -403,14 +409,17 @@ class TraceStore:
         the store measures it — else measured now (``estimate_size``). ``through``: the
         registry handle the value is recorded with; a stale one (its request ended or was
         evicted) is rejected, never re-creating the request (outcome ``ended``, counted as
-        rejected)."""
-        kind = fact_kind(value)
+        rejected). ``kind``: the value's ``fact_kind``, when the caller knows it."""
+        if kind is None:
+            kind = fact_kind(value)
         caches = _caches(value)
         if bound is not None:
             charge = _Charge(bound * max(caches, 1), caches, bound)  # a Table caches one flag
         else:
             charge = _Charge(estimate_size(value) if size is None else size, caches, None)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: half its cost (no ``__exit__`` call), once a fact
+        try:
             state = self._get(request, create=through is None)
             if state is None or (through is not None and state.handle is not through):
                 self._count_fact(kind, source, "rejected")
@@ -426,6 +435,8 @@ class TraceStore:
                 self._total_bytes += charge.bytes
             elif outcome == "rejected":  # over a limit: the checks that need it say so
                 state.problems.setdefault(name, "rejected")
+        finally:
+            lock.release()
         if outcome != "duplicate":
             self._count_fact(kind, source, outcome)
         return outcome
@@ -583,10 +594,16 @@ class TraceStore:
         """``check(view=...)`` on a view of the request's declared facts (``view``), then what
         the checks cached on them charged (``account_derived``, visited only when a cache
         grew: most checks cache nothing): the store's one visit for a checked answer."""
-        view, charged = self._view(request, names)
+        view, charges = self._view(request, names)
         result = check(view=view)
-        for value, charge in charged:
-            if _caches(value) > charge.caches:  # read without the lock: it re-reads under it
+        # Read without the lock (``account_derived`` re-reads under it): a viewed fact's charge
+        # is never replaced while the fact is stored (write-once).
+        for name, fact in view.registry._facts.items():
+            charge = charges.get(name)
+            if charge is None:
+                continue
+            derived = getattr(fact.value, "_derived", None)  # ``_caches`` inlined (per answer)
+            if isinstance(derived, dict) and len(derived) > charge.caches:
                 self.account_derived(request, names)
                 break
         return result
@@ -597,16 +614,29 @@ class TraceStore:
 
     def _view(
         self, request: RequestKey, names: tuple[str, ...]
-    ) -> tuple[FactsView, list[tuple[Any, _Charge]]]:
-        """``view``, and each viewed fact's value and charge (``checked``)."""
-        with self._lock:
-            state = self._get(request, create=False)
+    ) -> tuple[FactsView, Mapping[str, _Charge]]:
+        """``view``, and the charges of the request's facts (``checked``)."""
+        lock = self._lock
+        lock.acquire()  # not ``with``: half its cost (no ``__exit__`` call), once an answer
+        try:
+            state = self.requests.get(request)
             if state is None:
-                return _facts_view(FactRegistry().view(()), {}), []
-            facts, known, charges = state.registry._facts, state.problems, state.charges
-            usable = {name: facts[name] for name in names if name in facts}
-            problems = {name: known[name] for name in names if name in known} if known else {}
-            charged = [
-                (fact.value, charges[name]) for name, fact in usable.items() if name in charges
-            ]
-            return _facts_view(state.registry.view_of(usable), problems), charged
+                return _facts_view(FactRegistry().view(()), {}), {}
+            # ``_get`` inlined (one call less per checked answer), and plain loops: a
+            # comprehension is a function call of its own, for a name or two.
+            state.touched = self._clock()
+            self.requests.move_to_end(request)
+            registry, known = state.registry, state.problems
+            facts = registry._facts
+            usable: dict[str, Fact] = {}
+            for name in names:
+                if name in facts:
+                    usable[name] = facts[name]
+            problems: dict[str, str] = {}
+            if known:
+                for name in names:
+                    if name in known:
+                        problems[name] = known[name]
+            return _facts_view(registry.view_of(usable), problems), state.charges
+        finally:
+            lock.release()
