@@ -175,8 +175,8 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
         started, mark, swallowed = _of_span(started), _of_span(mark), _of_span(swallowed)
     guarding = True
 
-    # The hooks' rare steps are closures of their own: every name a hook reads is copied into
-    # its frame at each call (~11 instructions a name), so the hooks name only what an
+    # ``on_start``'s rare steps are closures of their own: every name a hook reads is copied
+    # into its frame at each call (~11 instructions a name), so it names only what an
     # unmatched span reads.
 
     def rooted(trace_id: int, span_id: int) -> None:
@@ -247,20 +247,6 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
         except Exception:
             processor._internal_error("on_start")
 
-    def tool_end(span: Any, attributes: Any, request: Any) -> None:
-        """A span with a tool key ended: the facts its result feeds (into its request)."""
-        context = span._context
-        trace_id = context[0]
-        held = trace_id if request is None else request
-        tool_ended(span._name, attributes, trace_id, context[1], held)
-
-    def root_end(span: Any, request: Any) -> None:
-        """A local root ended that is not its trace's only live root with no facts held (or
-        in a trace with two requests): the driver's step."""
-        context = span._context
-        trace_id = context[0]
-        processor._root_ended(trace_id, context[1], trace_id if request is None else request)
-
     def on_end(owner: Any, span: Any) -> None:
         try:
             for registered in owner._span_processors:
@@ -284,14 +270,17 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
                 else:
                     attributes = attributes._dict
                 if not tool_disjoint(attributes):
-                    tool_end(span, attributes, request)
+                    context = span._context
+                    trace_id = context[0]
+                    held = trace_id if request is None else request
+                    tool_ended(span._name, attributes, trace_id, context[1], held)
             if pending:  # a refusal raised in this process waits for its run
                 swallowed(span)
             parent = span._parent
             if parent is None or parent[2]:  # a local root: TraceStore.root_ended
+                context = span._context
+                trace_id = context[0]
                 if request is None:
-                    context = span._context
-                    trace_id = context[0]
                     # its only live root, no facts held: nothing to lock (an empty store or
                     # handoff is not hashed into)
                     if roots.get(trace_id) == context[1] and (
@@ -303,7 +292,8 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
                         if awaited and trace_id in awaited:
                             handoff.release(trace_id)
                         return
-                root_end(span, request)
+                    request = trace_id
+                processor._root_ended(trace_id, context[1], request)
         except Exception:
             processor._internal_error("on_end")
 
