@@ -165,7 +165,6 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
     awaited = handoff.awaited  # traces an enforce() scope waits for
     llm_disjoint, tool_disjoint = engine.llm_keys.isdisjoint, engine.tool_keys.isdisjoint
     guarded, by_tool = bool(engine.boundaries), bool(engine.by_tool)
-    bounded = BoundedAttributes
     swallow = processor.swallow
     pending = swallow.pending  # blocks waiting for their run (mutated in place)
     plain: set[str] = set()  # span names known not to be LLM-like (bounded)
@@ -175,6 +174,37 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
     if public:
         started, mark, swallowed = _of_span(started), _of_span(mark), _of_span(swallowed)
     guarding = True
+
+    # ``on_start``'s rare steps are closures of their own: every name a hook reads is copied
+    # into its frame at each call (~11 instructions a name), so it names only what an
+    # unmatched span reads.
+
+    def rooted(trace_id: int, span_id: int) -> None:
+        """A local root that is a trace's second, or past ``roots_limit``, or started while an
+        enforce() scope was entered: the store decides (``root_started`` again is a no-op for
+        the trace's only root), the scopes of this context wait for its trace."""
+        root_started(trace_id, span_id)
+        if entered and handoff.current_scopes():
+            handoff.bind(trace_id)
+
+    def related(span: Any, parent: tuple[int, int, bool], parent_context: Any) -> Any:
+        """A child span while a trace with two requests or with lineage is live: whose request
+        it joins, the lineage it inherits (None: none)."""
+        trace_id = parent[0]
+        if shared and trace_id in shared:  # two requests in one trace: whose span?
+            joined(span._context[1], parent[1])
+        if lineage and trace_id in lineage:  # a guardable span started in this trace
+            return parent_lineage(parent_context)
+        return None
+
+    def llm_start(span: Any, name: str, attributes: Any, inherited: Any) -> None:
+        """A span whose name is not known plain, with an LLM key, or in a trace with lineage:
+        the driver's step when LLM-like, else the lineage it inherits is marked on it."""
+        if (name in plain or plain_name(name)) and llm_disjoint(attributes):
+            if inherited:
+                mark(span, chain_attr, inherited)
+            return
+        started(span, name, attributes, span._context[0], inherited)
 
     def plain_name(name: str) -> bool:
         """Is ``name`` not an LLM-like span name? Remembered when so (``NAMES_REMEMBERED``)."""
@@ -196,28 +226,24 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
                 context = span._context
                 trace_id, span_id = context[0], context[1]
                 if roots.setdefault(trace_id, span_id) != span_id or len(roots) > roots_limit:
-                    root_started(trace_id, span_id)  # a second root, or prune: the store decides
-                if entered and handoff.current_scopes():
-                    handoff.bind(trace_id)
+                    rooted(trace_id, span_id)  # a second root, or prune: the store decides
+                elif entered:  # an enforce() scope was entered: does this context hold one?
+                    rooted(trace_id, span_id)
             elif shared or lineage:
-                trace_id = parent[0]
-                if shared and trace_id in shared:  # two requests in one trace: whose span?
-                    joined(span._context[1], parent[1])
-                if lineage and trace_id in lineage:  # a guardable span started in this trace
-                    inherited = parent_lineage(parent_context)
+                inherited = related(span, parent, parent_context)
             if not guarded:
                 return
             name, attributes = span._name, span._attributes
-            if type(attributes) is not bounded:  # a plain dict is read as it is
+            if type(attributes) is not BoundedAttributes:  # a plain dict is read as it is
                 if type(attributes) is not dict:  # replaced by another processor
                     attributes = span_attributes(span)
             else:
                 attributes = attributes._dict
-            if (name in plain or plain_name(name)) and llm_disjoint(attributes):
-                if inherited:
-                    mark(span, chain_attr, inherited)
+            # ``llm_start``'s first test, inline for the common case: a known plain name, no
+            # LLM key, no lineage to mark.
+            if name in plain and not inherited and llm_disjoint(attributes):
                 return
-            started(span, name, attributes, span._context[0], inherited)
+            llm_start(span, name, attributes, inherited)
         except Exception:
             processor._internal_error("on_start")
 
@@ -238,7 +264,7 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
                 request = None  # its trace's
             if by_tool:
                 attributes = span._attributes
-                if type(attributes) is not bounded:  # a plain dict is read as it is
+                if type(attributes) is not BoundedAttributes:  # a plain dict is read as it is
                     if type(attributes) is not dict:  # replaced by another processor
                         attributes = span_attributes(span)
                 else:
@@ -255,11 +281,15 @@ def span_hooks(processor: Driven, *, public: bool = False) -> tuple[Hook, Hook, 
                 context = span._context
                 trace_id = context[0]
                 if request is None:
-                    if roots.get(trace_id) == context[1] and trace_id not in requests:
-                        del roots[trace_id]  # its only live root, no facts held: nothing to lock
+                    # its only live root, no facts held: nothing to lock (an empty store or
+                    # handoff is not hashed into)
+                    if roots.get(trace_id) == context[1] and (
+                        not requests or trace_id not in requests
+                    ):
+                        del roots[trace_id]
                         if lineage:
                             lineage.pop(trace_id, None)
-                        if trace_id in awaited:
+                        if awaited and trace_id in awaited:
                             handoff.release(trace_id)
                         return
                     request = trace_id
