@@ -42,8 +42,9 @@ from groundplane_otel.checks._numbers.recorded import CONTEXT, Rounding, rounds_
 
 __all__ = ["Public", "Rounded", "eligible", "hedged", "rounded", "roundings"]
 
-_TEN: Final = Decimal(10)
-_HUNDRED: Final = Decimal(100)
+_TEN: Final = CONTEXT.create_decimal(10)  # not Decimal(10): that sets the thread's decimal
+# context variable at import, and every OpenTelemetry context switch then copies it
+_HUNDRED: Final = CONTEXT.create_decimal(100)
 _MODES: Final[tuple[Rounding, ...]] = ("half_even", "half_up")
 _HEDGE: Final = re.compile(
     r"(?:(?<![\w])(?i:around|about|roughly|approximately|approx\.?|nearly|almost|some|circa|"

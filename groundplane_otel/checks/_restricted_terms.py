@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import Final
 
 from groundplane_otel.checks._numbers.prose_scan import Numeral, scan_numbers
+from groundplane_otel.checks._numbers.recorded import CONTEXT
 
 __all__ = ["Terms", "terms_of"]
 
@@ -50,7 +51,8 @@ _CALENDAR: Final = frozenset((
     "saturday", "sunday", "mon", "tue", "wed", "thu", "fri", "sat", "sun",
 ))  # fmt: skip
 _CURRENCY: Final = frozenset("$€£¥₹")
-_HUNDRED: Final = Decimal(100)
+_HUNDRED: Final = CONTEXT.create_decimal(100)  # not Decimal(100): that sets the thread's
+# decimal context variable at import, and every OpenTelemetry context switch then copies it
 
 
 @dataclass(frozen=True, slots=True)
