@@ -65,7 +65,7 @@ STEPS: tuple[tuple[str, tuple[tuple[str, str | None, str], ...]], ...] = (
     ),
     (
         "capture: the tool result parsed, made a ranking fact, stored",
-        (("groundplane_otel.otel._engine.engine", "Engine", "tool_ended"),),
+        (("groundplane_otel.otel._engine.engine", "Engine", "_tool_call"),),
     ),
     (
         "decide: handles read once, boundary matched, the outcome accounted, written back",
