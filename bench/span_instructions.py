@@ -143,14 +143,14 @@ LAYOUTS = ("groundplane-bench-a", "groundplane-bench-bb", "groundplane-bench-ccc
 def _fixed_script(scratch: Path, layout: str) -> Path:
     """The measured script at ``<tempdir>/<layout>/run.py`` (``scratch`` when that folder
     cannot be made)."""
-    folder = Path(tempfile.gettempdir()) / layout
+    script = Path(tempfile.gettempdir()) / layout / "run.py"
     try:
-        folder.mkdir(exist_ok=True)
-    except OSError:
-        folder = scratch / layout
-        folder.mkdir(exist_ok=True)
-    script = folder / "run.py"
-    script.write_text(_RUN)
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(_RUN)
+    except OSError:  # another user's folder, say: this run's own
+        script = scratch / layout / "run.py"
+        script.parent.mkdir()
+        script.write_text(_RUN)
     return script
 
 
