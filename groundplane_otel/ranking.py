@@ -96,8 +96,8 @@ _CACHED_INTS = 257  # range(257) yields 0..256, ints CPython shares: no ``_posit
 def _index_of(names: tuple[Hashable, ...]) -> dict[Hashable, int] | None:
     """``Ranking._index`` of ``names`` (type-strict key -> position); None when one repeats."""
     count = len(names)
-    # ``_tokens`` and, for a few names, ``_positions`` inlined (one index per captured fact).
-    tokens = names if set(map(type, names)) <= _STR else list(map(strict_key, names))
+    # For a few names, ``_positions`` is a range (one index per captured fact).
+    tokens = _tokens(names)
     positions = range(count) if count <= _CACHED_INTS else _positions(count)
     # As many positions as names: no ``strict`` test needed.
     index = dict(zip(tokens, positions))  # noqa: B905

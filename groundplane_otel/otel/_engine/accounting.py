@@ -271,11 +271,7 @@ class Accounting:
         span, chain = reading.span, reading.chain
         request = self.request_of(span)
         evaluation, entry = self._check(span, spec, read, failed, request, call=call)
-        # ``_covering``, inline (a call less per checked answer): the spans above, and the span
-        # itself only when ``itself``.
-        reading.covers.append(
-            (entry, chain[1:] if not itself and chain and chain[0] is span else chain)
-        )
+        reading.covers.append(_covering(entry, chain, span, itself))
         if itself and chain and chain[0] is span:
             reading.covered = [*reading.covered, entry]
         return evaluation

@@ -545,16 +545,13 @@ class FactCapture:
                 call=call_of(provenance),
             )
             return "unparseable"
-        if not text_bytes:
-            return self.store.record(
-                request, spec.name, value, source=source, provenance=provenance
-            )
         return self.store.record(
             request,
             spec.name,
             value,
             source=source,
             provenance=provenance,
-            bound=text_bound(text_bytes),
-            kind=spec.kind,  # parsed from text: a value of the declared kind (``build_fact``)
+            bound=text_bound(text_bytes) if text_bytes else None,
+            # parsed from text: a value of the declared kind (``build_fact``)
+            kind=spec.kind if text_bytes else None,
         )

@@ -32,6 +32,7 @@ from groundplane_otel.otel._engine.lineage import (
     CHAIN_ATTR,
     Ancestors,
     Lineage,
+    chain_of,
     inherited,
     released,
 )
@@ -345,10 +346,7 @@ class Engine:
             if trace_id in self.shared:  # two requests in one trace: its parent's
                 self.joined(span_id, parent_id)
             if trace_id in self.traces:  # a guardable span started in this trace
-                inherited = getattr(parent, CHAIN_ATTR, ())  # ``chain_of``, inline: a call less
-                if type(inherited) is Ancestors:
-                    inherited = (parent, *inherited)
-                inherited = inherited or None
+                inherited = chain_of(parent) or None
         if not self.boundaries:
             return False
         if (

@@ -212,11 +212,9 @@ class Lineage:
     def _read(self, span: Any) -> Reading:
         """What the handles of ``span`` and of its chain hold for its decision (a boundary's
         own entries and held answers only once the span matched one). The hottest step of a
-        decision: ``chain_of``, the model call and the answers above are read inline, and the
+        decision: the model call and the answers above are read inline, and the
         record is built without a Python ``__init__`` (a call less each)."""
-        chain: tuple[Any, ...] = getattr(span, CHAIN_ATTR, ())  # ``chain_of``, inline
-        if type(chain) is Ancestors:
-            chain = (span, *chain)
+        chain = chain_of(span)
         holds = bool(chain) and chain[0] is span
         members = chain if holds else (span, *chain)
         views = read_chain(members)
@@ -320,11 +318,7 @@ class Lineage:
         """What the decision wrote, onto the span handles."""
         for entry, spans in reading.covers:
             for above in spans:
-                entries = getattr(above, COVERED_ATTR, None)  # ``attached``, inline: a call less
-                if entries is None:
-                    entries = []
-                    setattr(above, COVERED_ATTR, entries)
-                entries.append(entry)
+                attached(above, COVERED_ATTR, list).append(entry)
         guard = self.guard
         if reading.handed is not None:
             attached(reading.span, HANDED_ATTR, dict).setdefault(guard, reading.handed)

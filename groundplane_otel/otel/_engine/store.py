@@ -602,8 +602,7 @@ class TraceStore:
             charge = charges.get(name)
             if charge is None:
                 continue
-            derived = getattr(fact.value, "_derived", None)  # ``_caches`` inlined (per answer)
-            if isinstance(derived, dict) and len(derived) > charge.caches:
+            if _caches(fact.value) > charge.caches:
                 self.account_derived(request, names)
                 break
         return result
